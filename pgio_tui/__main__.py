@@ -1,0 +1,3 @@
+from pgio_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Comparison of recordings and reports."""

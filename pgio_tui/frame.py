@@ -1,0 +1,82 @@
+"""One tick of everything the tool knows: the unit that flows from sources to recorder and views.
+
+Nothing downstream of a Frame knows whether it came from a live server or a recording, so replay is
+just another source. Values are already rates (per second) or gauges: the sampler converts counters
+once, and no consumer ever does it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Value = float | int | str | None
+
+# Per-device figures, named as in iostat -x (see metrics.py for units).
+DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+
+# Per-source (pg_stat_io backend_type) figures, all per second.
+SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
+
+
+@dataclass(slots=True)
+class Event:
+    """Something that happened at a tick: checkpoint start/end, gap, reconnect, setting change, ...
+
+    `kind` is a short machine name (see EVENT_KINDS); `text` is what a person reads.
+    """
+
+    kind: str
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_KINDS = (
+    "start",  # recording started
+    "stop",  # recording stopped (with reason)
+    "checkpoint_start",
+    "checkpoint_end",
+    "gap",  # ticks missed: server unreachable, machine suspended, sampler too slow
+    "late",  # a tick ran late (recorded, not dropped)
+    "reconnect",
+    "server_restart",
+    "stats_reset",  # a counter went backwards or stats_reset changed: that tick's rate is unknown
+    "setting_change",
+    "annotation",
+    "workload_start",
+    "workload_stop",
+    "note",  # degraded metric, missing privilege, ...
+    "error",
+)
+
+
+@dataclass(slots=True)
+class Frame:
+    tick: int  # 0, 1, 2 ... in schedule order; a gap skips numbers
+    t: float  # wall clock, Unix epoch seconds, when the sample was taken
+    elapsed: float  # seconds since the recording/session started (monotonic clock)
+    dt: float | None  # seconds since the previous sample; None for the first (no rates yet)
+    values: dict[str, Value] = field(default_factory=dict)  # scalar metrics by catalog name
+    devices: dict[str, dict[str, float | None]] = field(default_factory=dict)  # device -> DEVICE_FIELDS
+    device_roles: dict[str, str] = field(default_factory=dict)  # device -> "data", "wal", "data,wal", "tblspc"
+    sources: dict[str, dict[str, float | None]] = field(default_factory=dict)  # backend_type -> SOURCE_FIELDS
+    waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
+    events: list[Event] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick
+
+    def get(self, name: str, default: Value = None) -> Value:
+        """A metric by its public name, including `disk.<device>.<field>`."""
+        if name in self.values:
+            return self.values[name]
+        if name.startswith("disk."):
+            dev, _, fld = name[5:].rpartition(".")
+            return self.devices.get(dev, {}).get(fld, default)
+        return default
+
+    def flat(self) -> dict[str, Value]:
+        """All metrics as one dict of public names: what `export` writes as one row."""
+        out: dict[str, Value] = dict(self.values)
+        for dev, row in self.devices.items():
+            for fld, v in row.items():
+                out[f"disk.{dev}.{fld}"] = v
+        return out

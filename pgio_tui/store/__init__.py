@@ -1,0 +1,1 @@
+"""The recording file: one SQLite database per session."""

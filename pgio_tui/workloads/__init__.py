@@ -1,0 +1,1 @@
+"""Workloads the tool launches (pgbench, pgio) and the lab cluster they run on."""
