@@ -1,0 +1,289 @@
+"""Checkpoint state per tick: is one running, which kind, how far along, when is the next due.
+
+No PostgreSQL release exposes a running checkpoint (pg_stat_progress_checkpoint was never
+committed), so the state is inferred. Two modes:
+
+* log: the server log is readable and log_checkpoints is on. `checkpoint starting:` and
+  `checkpoint complete:` lines give exact start/end ticks, the kind and the timings.
+* counters: otherwise. A start is a rise of the started counter with buffers written (a skipped
+  checkpoint on an idle system writes none and leaves pg_control alone), or the checkpointer's
+  wait event leaving CheckpointerMain (needs pg_monitor); the end is pg_control's checkpoint_lsn
+  changing (18: num_done rising).
+
+`checkpoint.active` is 1 for every tick whose interval saw the checkpoint running, so even a
+CHECKPOINT command shorter than a tick shows as one tick.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+_START = re.compile(r"\b(?P<what>checkpoint|restartpoint) starting:(?P<flags>(?: [a-z-]+)*)\s*$")
+_COMPLETE = re.compile(
+    r"\b(?P<what>checkpoint|restartpoint) complete: wrote (?P<buffers>\d+) buffers \([\d.]+%\)"
+    r"(?:, wrote (?P<slru>\d+) SLRU buffers)?; "
+    r"(?P<added>\d+) WAL file\(s\) added, (?P<removed>\d+) removed, (?P<recycled>\d+) recycled; "
+    r"write=(?P<write>[\d.]+) s, sync=(?P<sync>[\d.]+) s, total=(?P<total>[\d.]+) s; "
+    r"sync files=(?P<files>\d+), longest=(?P<longest>[\d.]+) s, average=(?P<average>[\d.]+) s; "
+    r"distance=(?P<distance>\d+) kB, estimate=(?P<estimate>\d+) kB"
+    r"(?:; lsn=(?P<lsn>[0-9A-F]+/[0-9A-F]+), redo lsn=(?P<redo>[0-9A-F]+/[0-9A-F]+))?")
+_TOO_FREQUENT = re.compile(r"checkpoints are occurring too frequently \((?P<s>\d+) seconds? apart\)")
+
+
+def kind_from_flags(flags: str) -> str:
+    """The start line's flags (' immediate force wait', ' time', ...) to one word."""
+    words = set(flags.split())
+    for kind in ("shutdown", "end-of-recovery", "immediate", "wal", "time"):
+        if kind in words:
+            return kind
+    return "requested"
+
+
+def parse_log_line(line: str) -> tuple[str, dict] | None:
+    """('start', {...}) / ('complete', {...}) / ('too_frequent', {...}) for checkpoint lines."""
+    if m := _START.search(line):
+        return "start", {"what": m["what"], "flags": m["flags"].strip(), "kind": kind_from_flags(m["flags"])}
+    if m := _COMPLETE.search(line):
+        d = m.groupdict()
+        out: dict = {"what": d["what"], "log_buffers": int(d["buffers"]),
+                     "slru_buffers": int(d["slru"]) if d["slru"] else None,
+                     "wal_added": int(d["added"]), "wal_removed": int(d["removed"]),
+                     "wal_recycled": int(d["recycled"]), "write_s": float(d["write"]),
+                     "sync_s": float(d["sync"]), "total_s": float(d["total"]),
+                     "sync_files": int(d["files"]), "distance_kb": int(d["distance"]),
+                     "estimate_kb": int(d["estimate"]), "lsn": d["lsn"], "redo_lsn": d["redo"]}
+        return "complete", out
+    if m := _TOO_FREQUENT.search(line):
+        return "too_frequent", {"seconds": int(m["s"])}
+    return None
+
+
+def lsn_to_int(lsn: str | None) -> int | None:
+    if not lsn:
+        return None
+    hi, _, lo = lsn.partition("/")
+    return (int(hi, 16) << 32) + int(lo, 16)
+
+
+@dataclass(slots=True)
+class CheckpointSettings:
+    timeout_s: float = 300.0
+    completion_target: float = 0.9
+    max_wal_size_mb: float = 1024.0
+    wal_segment_size: int = 16 * 1024 * 1024
+    log_checkpoints: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, str]) -> CheckpointSettings:
+        def num(name, default):
+            try:
+                return float(settings[name])
+            except (KeyError, TypeError, ValueError):
+                return default
+        return cls(num("checkpoint_timeout", 300.0), num("checkpoint_completion_target", 0.9),
+                   num("max_wal_size", 1024.0), int(num("wal_segment_size", 16 * 1024 * 1024)),
+                   settings.get("log_checkpoints") == "on")
+
+    @property
+    def wal_trigger_bytes(self) -> float:
+        """WAL distance from the redo point that requests a checkpoint (CalculateCheckpointSegments)."""
+        segments = self.max_wal_size_mb * 1024 * 1024 / self.wal_segment_size
+        return max(1, math.floor(segments / (1 + self.completion_target))) * self.wal_segment_size
+
+
+@dataclass(slots=True)
+class TickInput:
+    """What the tracker needs from one tick (assembled by the sampler from the raw sample)."""
+
+    tick: int
+    t: float
+    counters: dict  # pgfeatures.checkpoint_counters()
+    busy: bool | None  # checkpointer wait event says it is working; None = not visible
+    checkpoint_lsn: str | None
+    checkpoint_time: float | None
+    redo_lsn: str | None
+    wal_pos: float | None
+    log_lines: list[str] = field(default_factory=list)
+    dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
+
+
+@dataclass(slots=True)
+class TickOutput:
+    values: dict
+    events: list[tuple[str, str, dict]]  # (kind, text, data)
+    finished: list[dict]  # checkpoint rows
+    wants_dirty_scan: bool = False  # 13-15: ask for one pg_buffercache count now
+
+
+@dataclass(slots=True)
+class _Running:
+    start_tick: int
+    start_t: float
+    kind: str
+    buffers_before: float
+    write_ms_before: float
+    sync_ms_before: float
+    wal_at_start: float | None
+    estimate: float | None
+    source: str
+    end_tick: int | None = None
+    end_t: float | None = None
+    log: dict = field(default_factory=dict)
+    settle_ticks: int = 0
+
+
+class CheckpointTracker:
+    def __init__(self, settings: CheckpointSettings, log_readable: bool):
+        self.settings = settings
+        self.mode = "log" if (log_readable and settings.log_checkpoints) else "counters"
+        self._prev: TickInput | None = None
+        self._running: _Running | None = None
+        self._finishing: list[_Running] = []  # ended, waiting for counters to catch up
+        self._last_start_t: float | None = None
+        self._last: dict = {"kind": None}
+
+    def reset(self) -> None:
+        """After a server restart or reconnect: counters start over, forget the baseline."""
+        self._prev = None
+        self._running = None
+        self._finishing.clear()
+
+    # -- the step ---------------------------------------------------------------------------
+    def update(self, x: TickInput) -> TickOutput:
+        events: list[tuple[str, str, dict]] = []
+        wants_scan = False
+        prev = self._prev
+        if prev is None:
+            self._prev = x
+            self._last_start_t = x.checkpoint_time
+            return TickOutput(self._values(x), events, [])
+        c, pc = x.counters, prev.counters
+
+        if self.mode == "log":
+            for line in x.log_lines:
+                parsed = parse_log_line(line)
+                if parsed is None:
+                    continue
+                what, info = parsed
+                if what == "start" and self._running is None:
+                    self._begin(x, prev, info["kind"], "log", events)
+                    wants_scan = self._running.estimate is None
+                elif what == "complete" and self._running is not None:
+                    self._running.log = info
+                    self._end(x, events)
+                elif what == "too_frequent":
+                    events.append(("note", line.strip(), info))
+            if c["started"] > pc["started"] and self._running is None and not self._finishing \
+                    and c["buffers"] == pc["buffers"] and x.checkpoint_lsn == prev.checkpoint_lsn:
+                self._last_start_t = x.t  # a skipped checkpoint (idle system) still resets the timer
+        else:
+            lsn_moved = x.checkpoint_lsn != prev.checkpoint_lsn
+            done_rose = c["done"] is not None and pc["done"] is not None and c["done"] > pc["done"]
+            started_rose = c["started"] > pc["started"]
+            if self._running is None:
+                real = started_rose and (c["buffers"] > pc["buffers"] or lsn_moved or done_rose)
+                if real or (x.busy and not prev.busy and prev.busy is not None):
+                    kind = "time" if c["timed"] > pc["timed"] else ("requested" if started_rose else "unknown")
+                    self._begin(x, prev, kind, "counters", events)
+                    wants_scan = self._running.estimate is None
+                elif started_rose:
+                    self._last_start_t = x.t  # skipped
+            elif self._running.kind == "unknown" and started_rose:
+                self._running.kind = "time" if c["timed"] > pc["timed"] else "requested"
+            if self._running is not None and (lsn_moved or done_rose):
+                self._end(x, events)
+
+        finished = self._settle(x)
+        self._prev = x
+        return TickOutput(self._values(x), events, finished, wants_scan)
+
+    def set_dirty_estimate(self, dirty_now: int | None, written_so_far: float) -> None:
+        """13-15: the one pg_buffercache count taken at a detected start."""
+        if self._running is not None and dirty_now is not None:
+            self._running.estimate = dirty_now + written_so_far
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _begin(self, x: TickInput, prev: TickInput, kind: str, source: str, events) -> None:
+        pc = prev.counters
+        self._running = _Running(
+            start_tick=x.tick, start_t=x.t, kind=kind, buffers_before=pc["buffers"],
+            write_ms_before=pc["write_ms"], sync_ms_before=pc["sync_ms"],
+            wal_at_start=x.wal_pos, estimate=prev.dirty_buffers if prev.dirty_buffers else None,
+            source=source)
+        self._last_start_t = x.t
+        self._last["kind"] = kind
+        events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind}))
+
+    def _end(self, x: TickInput, events) -> None:
+        r = self._running
+        r.end_tick, r.end_t = x.tick, x.t
+        self._finishing.append(r)
+        self._running = None
+        log = r.log
+        text = f"checkpoint complete: {r.kind}"
+        if log:
+            text += f", wrote {log['log_buffers']} buffers, write={log['write_s']:.3f} s, " \
+                    f"sync={log['sync_s']:.3f} s, total={log['total_s']:.3f} s"
+        events.append(("checkpoint_end", text, {"kind": r.kind}))
+
+    def _settle(self, x: TickInput) -> list[dict]:
+        """Emit ended checkpoints once the cumulative counters include them.
+
+        The checkpointer publishes its counters at the end of its loop iteration, after the log
+        line and pg_control: wait until write/sync time moved (or a few ticks) before taking
+        the buffer count.
+        """
+        done = []
+        for r in list(self._finishing):
+            r.settle_ticks += 1
+            c = x.counters
+            caught_up = c["write_ms"] != r.write_ms_before or c["sync_ms"] != r.sync_ms_before
+            if caught_up or r.settle_ticks > 3:
+                self._finishing.remove(r)
+                done.append(self._row(r, c))
+        return done
+
+    def _row(self, r: _Running, c: dict) -> dict:
+        row = {"start_tick": r.start_tick, "end_tick": r.end_tick, "start_t": r.start_t, "end_t": r.end_t,
+               "kind": r.kind, "buffers": c["buffers"] - r.buffers_before, "source": r.source,
+               "write_s": (c["write_ms"] - r.write_ms_before) / 1000.0,
+               "sync_s": (c["sync_ms"] - r.sync_ms_before) / 1000.0}
+        if r.log:  # the log's own figures win where it has them
+            row.update({k: v for k, v in r.log.items() if k != "what" and v is not None})
+        return row
+
+    def _values(self, x: TickInput) -> dict:
+        s = self.settings
+        r = self._running
+        active = r is not None or any(f.end_tick == x.tick for f in self._finishing)
+        shown = r or next((f for f in self._finishing if f.end_tick == x.tick), None)
+        vals = {"checkpoint.active": 1 if active else 0, "checkpoint.kind": self._last["kind"],
+                "checkpoint.buffers_written": None, "checkpoint.buffers_estimate": None,
+                "checkpoint.progress": None, "checkpoint.elapsed_s": None}
+        if shown is not None:
+            written = x.counters["buffers"] - shown.buffers_before
+            elapsed = x.t - shown.start_t
+            vals.update({"checkpoint.buffers_written": written, "checkpoint.elapsed_s": elapsed,
+                         "checkpoint.buffers_estimate": shown.estimate})
+            if shown is not r:
+                vals["checkpoint.progress"] = 1.0
+            elif shown.estimate:
+                vals["checkpoint.progress"] = min(1.0, written / shown.estimate)
+            else:  # the schedule: on time, progress * cct tracks elapsed/timeout and WAL/trigger
+                by_time = elapsed / (s.timeout_s * s.completion_target) if shown.kind == "time" else 0.0
+                by_wal = 0.0
+                if shown.wal_at_start is not None and x.wal_pos is not None:
+                    by_wal = (x.wal_pos - shown.wal_at_start) / (s.wal_trigger_bytes * s.completion_target)
+                vals["checkpoint.progress"] = min(1.0, max(by_time, by_wal)) if (by_time or by_wal) else None
+        if self._last_start_t is not None:
+            vals["checkpoint.time_progress"] = max(0.0, min(1.0, (x.t - self._last_start_t) / s.timeout_s))
+        else:
+            vals["checkpoint.time_progress"] = None
+        # While running, the WAL trigger counts from the new redo point (about where WAL was at start).
+        redo = r.wal_at_start if r is not None else lsn_to_int(x.redo_lsn)
+        vals["checkpoint.wal_progress"] = (
+            max(0.0, min(1.0, (x.wal_pos - redo) / s.wal_trigger_bytes))
+            if redo is not None and x.wal_pos is not None else None)
+        return vals

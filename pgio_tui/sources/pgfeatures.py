@@ -1,0 +1,272 @@
+"""Everything that differs between PostgreSQL 13 and 18, in one place.
+
+Features are found by catalog introspection at connect time (which views, which columns, which
+privileges), not by version number, so a back-patched view or an old pg_stat_statements extension
+after pg_upgrade is handled. From the features comes the single statement the sampler runs each
+tick: one round trip returns every counter, as JSON per view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+
+# Settings that shape I/O behaviour: snapshotted at start, fingerprinted every tick, re-read on change.
+IO_SETTINGS = (
+    "server_version", "block_size", "data_checksums", "shared_buffers", "huge_pages", "max_connections",
+    "checkpoint_timeout", "checkpoint_completion_target", "checkpoint_flush_after", "checkpoint_warning",
+    "max_wal_size", "min_wal_size", "wal_segment_size", "wal_buffers", "wal_level", "wal_compression",
+    "full_page_writes", "wal_sync_method", "wal_writer_delay", "wal_writer_flush_after",
+    "synchronous_commit", "fsync", "commit_delay", "commit_siblings",
+    "bgwriter_delay", "bgwriter_lru_maxpages", "bgwriter_lru_multiplier", "bgwriter_flush_after",
+    "backend_flush_after", "effective_io_concurrency", "maintenance_io_concurrency", "io_combine_limit",
+    "io_method", "io_workers", "track_io_timing", "track_wal_io_timing",
+    "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
+    "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
+    "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
+    "shared_preload_libraries",
+)
+
+# Marker so our own statement can be recognised (and excluded) in pg_stat_statements.
+TICK_MARKER = "/* pgio-tui tick */"
+
+# Backend types whose pg_stat_io writes get their own metric; the rest add up to writes.other.
+NAMED_WRITERS = {"checkpointer": "checkpointer", "background writer": "bgwriter",
+                 "client backend": "backend", "autovacuum worker": "autovacuum"}
+
+
+@dataclass(slots=True)
+class Features:
+    version_num: int = 0
+    version: str = ""
+    superuser: bool = False
+    read_all_stats: bool = False  # pg_read_all_stats (pg_monitor): can see other backends' wait events
+    in_recovery: bool = False
+    bgwriter_cols: frozenset[str] = frozenset()
+    checkpointer_cols: frozenset[str] = frozenset()  # 17+: pg_stat_checkpointer
+    io_cols: frozenset[str] = frozenset()  # 16+: pg_stat_io
+    wal_cols: frozenset[str] = frozenset()  # 14+: pg_stat_wal
+    pgss_schema: str | None = None  # pg_stat_statements usable (installed and preloaded)
+    pgss_cols: frozenset[str] = frozenset()
+    buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
+    buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
+    logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
+    data_directory: str | None = None  # needs pg_read_all_settings
+    notes: list[str] = field(default_factory=list)  # what is degraded and why, for the user
+
+    @property
+    def major(self) -> int:
+        return self.version_num // 10000
+
+    def summary(self) -> dict[str, object]:
+        """What the recording's metadata keeps about the server's capabilities."""
+        return {
+            "version_num": self.version_num, "superuser": self.superuser,
+            "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
+            "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
+            "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
+            "pg_buffercache_summary": self.buffercache_summary is not None, "server_log": self.logfile,
+            "notes": self.notes,
+        }
+
+
+def _columns(conn: psycopg.Connection, relation: str) -> frozenset[str]:
+    row = conn.execute(
+        "SELECT array_agg(attname::text) FROM pg_attribute "
+        "WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped", (relation,)
+    ).fetchone()
+    return frozenset(row[0] or ()) if row else frozenset()
+
+
+def _try(conn: psycopg.Connection, sql: str, params=()) -> object | None:
+    """Run a probe; a permission or missing-object error means 'not available', never a crash."""
+    try:
+        row = conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+    except psycopg.Error:
+        return None
+
+
+def detect(conn: psycopg.Connection) -> Features:
+    f = Features()
+    f.version_num, f.version, f.superuser, f.read_all_stats, f.in_recovery = conn.execute(
+        "SELECT current_setting('server_version_num')::int, current_setting('server_version'), "
+        "rolsuper, rolsuper OR pg_has_role('pg_read_all_stats', 'USAGE'), pg_is_in_recovery() "
+        "FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    f.bgwriter_cols = _columns(conn, "pg_catalog.pg_stat_bgwriter")
+    f.checkpointer_cols = _columns(conn, "pg_catalog.pg_stat_checkpointer")
+    f.io_cols = _columns(conn, "pg_catalog.pg_stat_io")
+    f.wal_cols = _columns(conn, "pg_catalog.pg_stat_wal")
+
+    schema = _try(conn, "SELECT extnamespace::regnamespace::text FROM pg_extension "
+                        "WHERE extname = 'pg_stat_statements'")
+    if schema is None:
+        f.notes.append("pg_stat_statements not installed: no statement latency without a launched workload")
+    elif _try(conn, f"SELECT count(*) FROM {schema}.pg_stat_statements(false)") is None:
+        f.notes.append("pg_stat_statements installed but not loaded (shared_preload_libraries)")
+    else:
+        f.pgss_schema = schema
+        f.pgss_cols = _columns(conn, f"{schema}.pg_stat_statements")
+
+    bc = _try(conn, "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_buffercache'")
+    if bc is not None:
+        if _try(conn, f"SELECT 1 FROM {bc}.pg_buffercache_summary()") is not None:
+            f.buffercache_summary = f"{bc}.pg_buffercache_summary()"
+        elif _try(conn, f"SELECT has_table_privilege('{bc}.pg_buffercache', 'SELECT')"):
+            f.buffercache_view = f"{bc}.pg_buffercache"
+
+    if not f.read_all_stats:
+        f.notes.append("needs pg_monitor (pg_read_all_stats): wait events and the checkpointer's state are hidden")
+    f.data_directory = _try(conn, "SELECT current_setting('data_directory', true)")
+    if f.data_directory is None:
+        f.notes.append("needs pg_monitor (pg_read_all_settings): data directory unknown, devices not mapped")
+    f.logfile = bool(_try(
+        conn, "SELECT pg_read_binary_file(pg_current_logfile(), 0, 0, true) IS NOT NULL"))
+    if not f.logfile:
+        f.notes.append("server log not readable (needs logging_collector and pg_read_server_files/superuser): "
+                       "checkpoint kinds and timings come from counters only")
+    return f
+
+
+def _json_row(sql: str) -> str:
+    return f"(SELECT row_to_json(x) FROM ({sql}) x)"
+
+
+def tick_sql(f: Features) -> str:
+    """The one statement run every tick. Parameters: %(skip_queryid)s, %(log_offset)s."""
+    cols = [
+        "extract(epoch FROM clock_timestamp())::float8 AS server_t",
+        "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
+        _json_row("SELECT * FROM pg_stat_bgwriter") + " AS bgwriter",
+    ]
+    cols.append(_json_row("SELECT * FROM pg_stat_checkpointer") + " AS checkpointer"
+                if f.checkpointer_cols else "NULL::json AS checkpointer")
+    if f.io_cols:
+        # Relation I/O only (18's WAL rows are not buffer writes); NULL cells are untracked, not zero.
+        cols.append(
+            "(SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
+            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
+            "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
+            "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
+    else:
+        cols.append("NULL::json AS io")
+    if f.wal_cols:
+        cols.append(_json_row("SELECT wal_records, wal_fpi, wal_buffers_full, stats_reset FROM pg_stat_wal")
+                    + " AS wal")
+    else:
+        cols.append("NULL::json AS wal")
+    cols.append(_json_row(
+        "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
+        "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
+        "sum(blk_write_time) AS blk_write_time, sum(numbackends) AS backends FROM pg_stat_database") + " AS db")
+    cols.append(
+        "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
+        "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
+        "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
+    cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
+                          "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
+                          "FROM pg_control_checkpoint()") + " AS control")
+    cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+                "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
+    if f.pgss_schema:
+        total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
+        mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
+        stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
+        cols.append(_json_row(
+            f"SELECT sum(calls) AS calls, sum({total}) AS total_ms, "
+            f"sum(calls * ({stddev} * {stddev} + {mean} * {mean})) AS sumsq, count(*) AS entries "
+            f"FROM {f.pgss_schema}.pg_stat_statements(false) "
+            f"WHERE queryid IS DISTINCT FROM %(skip_queryid)s") + " AS pgss")
+    else:
+        cols.append("NULL::json AS pgss")
+    cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
+                if f.buffercache_summary else "NULL::json AS bufcache")
+    if f.logfile:
+        cols.append("pg_current_logfile() AS logfile")
+        cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
+    else:
+        cols.append("NULL AS logfile, NULL::bytea AS logchunk")
+    names = ", ".join(f"'{s}'" for s in IO_SETTINGS)
+    cols.append(f"md5(concat_ws(',', VARIADIC ARRAY(SELECT current_setting(s, true) "
+                f"FROM unnest(ARRAY[{names}]) s))) AS settings_md5")
+    # Last, so it covers the whole statement: the server's cost of this tick.
+    cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
+    return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
+
+
+def settings_sql() -> str:
+    names = ", ".join(f"'{s}'" for s in IO_SETTINGS)
+    return f"SELECT name, setting, coalesce(unit, ''), context FROM pg_settings WHERE name IN ({names}) ORDER BY name"
+
+
+def checkpoint_counters(bgwriter: dict, checkpointer: dict | None) -> dict[str, float | None]:
+    """Started/done counts, buffers, and write/sync ms of checkpoints, whatever the version.
+
+    13-16 keep them in pg_stat_bgwriter; 17+ in pg_stat_checkpointer (18 adds num_done, the
+    only exact completion counter). Restartpoints count as checkpoints on a standby.
+    """
+    if checkpointer:
+        c = checkpointer
+        return {
+            "started": c["num_timed"] + c["num_requested"]
+            + c.get("restartpoints_timed", 0) + c.get("restartpoints_req", 0),
+            "timed": c["num_timed"] + c.get("restartpoints_timed", 0),
+            "done": (c["num_done"] + c.get("restartpoints_done", 0)) if "num_done" in c else None,
+            "buffers": c["buffers_written"],
+            "slru": c.get("slru_written"),
+            "write_ms": c["write_time"], "sync_ms": c["sync_time"],
+            "stats_reset": c.get("stats_reset"),
+        }
+    b = bgwriter
+    return {
+        "started": b["checkpoints_timed"] + b["checkpoints_req"], "timed": b["checkpoints_timed"],
+        "done": None, "buffers": b["buffers_checkpoint"], "slru": None,
+        "write_ms": b["checkpoint_write_time"], "sync_ms": b["checkpoint_sync_time"],
+        "stats_reset": b.get("stats_reset"),
+    }
+
+
+def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]:
+    """Cumulative buffer writes per source, from pg_stat_io (16+) or pg_stat_bgwriter (13-15).
+
+    Keys are the metric suffixes of writes.*, fsyncs.*, extends.*, plus writebacks.total.
+    """
+    if io:
+        out = {"writes." + v: 0.0 for v in NAMED_WRITERS.values()}
+        out.update({"writes.other": 0.0, "fsyncs.backend": None, "fsyncs.checkpointer": None,
+                    "extends.backend": None, "writebacks.total": 0.0})
+        for btype, (_r, w, e, fs, wb, _h, _ev) in io.items():
+            key = "writes." + NAMED_WRITERS.get(btype, "other")
+            out[key] += w or 0
+            out["writebacks.total"] += wb or 0
+            if btype == "client backend":
+                out["fsyncs.backend"], out["extends.backend"] = fs, e
+            elif btype == "checkpointer":
+                out["fsyncs.checkpointer"] = fs
+        return out
+    b = bgwriter
+    return {
+        "writes.checkpointer": b.get("buffers_checkpoint"), "writes.bgwriter": b.get("buffers_clean"),
+        "writes.backend": b.get("buffers_backend"), "writes.autovacuum": None, "writes.other": None,
+        "fsyncs.backend": b.get("buffers_backend_fsync"), "fsyncs.checkpointer": None,
+        "extends.backend": None, "writebacks.total": None,
+    }
+
+
+# Checkpointer wait events (after normalising away 17's renames) that mean "not idle".
+_CKPT_IDLE = {"checkpointermain", "checkpointershutdown"}
+
+
+def normalise_wait(event: str | None) -> str | None:
+    """17 renamed IO wait events (WALWrite -> WalWrite, ...): compare case-insensitively without '_'."""
+    return event.replace("_", "").lower() if event else None
+
+
+def checkpointer_busy(activity: list | None) -> bool | None:
+    """True/False from the checkpointer's wait event; None when it can't be seen (no pg_monitor)."""
+    for backend_type, _wtype, wevent, _state, _n in activity or ():
+        if backend_type == "checkpointer":
+            return normalise_wait(wevent) not in _CKPT_IDLE
+    return None

@@ -1,0 +1,189 @@
+"""The PostgreSQL source: a careful connection and one round trip per tick.
+
+The observer must never hurt the observed: autocommit (no snapshot held, statistics read fresh),
+a short statement_timeout, read-only, application_name 'pgio-tui', and psycopg's automatic
+prepared statements so the tick query is planned once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import psycopg
+
+from pgio_tui.sources import pgfeatures
+from pgio_tui.sources.pgfeatures import Features
+
+STATEMENT_TIMEOUT_MS = 2000
+
+
+class SourceError(Exception):
+    """A one-line, actionable description of why PostgreSQL could not be read."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """Turn a libpq/psycopg error into one line that says what to do."""
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    low = msg.lower()
+    if "password authentication failed" in low or "no password supplied" in low:
+        return f"{msg} (check the password, PGPASSWORD or ~/.pgpass)"
+    if "connection refused" in low or "no such file or directory" in low:
+        return f"{msg} (is the server running? check -h/--host and -p/--port)"
+    if "does not exist" in low and "database" in low:
+        return f"{msg} (pick an existing database with -d)"
+    if "invalid connection option" in low or "missing \"=\"" in low or "invalid dsn" in low:
+        return f"{msg} (check the connection string given with -d)"
+    return msg
+
+
+def conninfo_from_args(host=None, port=None, user=None, dbname=None) -> str:
+    """psql-style options to a conninfo. -d may itself be a conninfo string or URI; PG* env,
+    ~/.pgpass and service files are libpq's business, never ours."""
+    extra = {k: v for k, v in (("host", host), ("port", port), ("user", user)) if v}
+    if dbname and ("=" in dbname or "://" in dbname):
+        return psycopg.conninfo.make_conninfo(dbname, **extra)
+    if dbname:
+        extra["dbname"] = dbname
+    return psycopg.conninfo.make_conninfo("", **extra)
+
+
+_SECRET = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
+_URI_SECRET = re.compile(r"(://[^:/@\s]*):[^@\s]*@")
+
+
+def scrub(conninfo: str) -> str:
+    """A conninfo or URI without its password, fit to show or store."""
+    return _URI_SECRET.sub(r"\1@", _SECRET.sub(r"\1***", conninfo))
+
+
+def connect(conninfo: str, connect_timeout: int = 5) -> psycopg.Connection:
+    try:
+        conn = psycopg.connect(
+            conninfo, autocommit=True, application_name="pgio-tui", connect_timeout=connect_timeout,
+            client_encoding="utf8",  # an SQL_ASCII server would otherwise hand us bytes
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c default_transaction_read_only=on "
+                    "-c lock_timeout=500 -c idle_in_transaction_session_timeout=10000",
+        )
+    except psycopg.Error as exc:
+        raise SourceError(describe_error(exc)) from exc
+    conn.prepare_threshold = 0  # the tick query is prepared once and reused
+    return conn
+
+
+@dataclass(slots=True)
+class Target:
+    """Who we are connected to, for the recording's metadata."""
+
+    host: str
+    port: str
+    dbname: str
+    user: str
+    conninfo: str  # scrubbed
+
+
+class PostgresSource:
+    """Reads the raw cumulative counters each tick; rates are the sampler's job."""
+
+    def __init__(self, conninfo: str):
+        self.conninfo = conninfo
+        self.conn: psycopg.Connection | None = None
+        self.features = Features()
+        self._sql = ""
+        self._skip_queryid: int | None = None
+        self._log_file: str | None = None
+        self._log_offset = 0
+        self._log_tail = b""
+
+    # -- connection -------------------------------------------------------------------------
+    def open(self) -> Features:
+        self.close()
+        self.conn = connect(self.conninfo)
+        try:
+            self.features = pgfeatures.detect(self.conn)
+            self._sql = pgfeatures.tick_sql(self.features)
+            self._start_log()
+        except psycopg.Error as exc:
+            self.close()
+            raise SourceError(describe_error(exc)) from exc
+        return self.features
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+            self.conn = None
+
+    @property
+    def target(self) -> Target:
+        info = self.conn.info
+        return Target(info.host, str(info.port), info.dbname, info.user, scrub(self.conninfo))
+
+    def _start_log(self) -> None:
+        """Start tailing at the current end of the server log: history is not this session's."""
+        if not self.features.logfile:
+            return
+        row = self.conn.execute(
+            "SELECT pg_current_logfile(), (pg_stat_file(pg_current_logfile(), true)).size").fetchone()
+        self._log_file, self._log_offset = row[0], row[1] or 0
+
+    # -- per tick ---------------------------------------------------------------------------
+    def sample(self) -> dict:
+        """One round trip: a dict of the raw values (JSON already decoded by psycopg)."""
+        if self.conn is None:
+            raise SourceError("not connected")
+        try:
+            cur = self.conn.execute(self._sql, {"skip_queryid": self._skip_queryid,
+                                                "log_offset": self._log_offset})
+            names = [d.name for d in cur.description]
+            raw = dict(zip(names, cur.fetchone()))
+        except psycopg.Error as exc:
+            raise SourceError(describe_error(exc)) from exc
+        raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
+        return raw
+
+    def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:
+        if logfile is None:
+            return []
+        if logfile != self._log_file:  # rotated: the new file is read from its start next tick
+            self._log_file, self._log_offset, self._log_tail = logfile, 0, b""
+            return []
+        if not chunk:
+            return []
+        self._log_offset += len(chunk)
+        data = self._log_tail + bytes(chunk)
+        *lines, self._log_tail = data.split(b"\n")
+        return [ln.decode("utf-8", "replace") for ln in lines]
+
+    def find_own_queryid(self) -> None:
+        """Exclude our own tick statement from pg_stat_statements latency (looked up once)."""
+        f = self.features
+        if not f.pgss_schema or self._skip_queryid is not None:
+            return
+        try:
+            row = self.conn.execute(
+                f"SELECT queryid FROM {f.pgss_schema}.pg_stat_statements "
+                f"WHERE query LIKE %s LIMIT 1", (pgfeatures.TICK_MARKER + "%",)).fetchone()
+        except psycopg.Error:
+            return
+        if row:
+            self._skip_queryid = row[0]
+
+    def settings(self) -> list[tuple[str, str, str, str]]:
+        """(name, value, unit, context) for the I/O settings."""
+        try:
+            return [tuple(r) for r in self.conn.execute(pgfeatures.settings_sql()).fetchall()]
+        except psycopg.Error as exc:
+            raise SourceError(describe_error(exc)) from exc
+
+    def dirty_buffers_full_scan(self) -> int | None:
+        """13-15: count dirty buffers with the pg_buffercache view; costly, so once per checkpoint."""
+        view = self.features.buffercache_view
+        if not view:
+            return None
+        try:
+            return self.conn.execute(f"SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
+        except psycopg.Error:
+            return None
