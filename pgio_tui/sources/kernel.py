@@ -1,0 +1,130 @@
+"""Kernel memory and I/O pressure: Dirty/Writeback against the kernel's own thresholds, and PSI.
+
+The thresholds come from /proc/vmstat `nr_dirty_threshold` / `nr_dirty_background_threshold`, which
+the kernel computes at read time with the same code that throttles writers, so they are exact
+whether vm.dirty_* are set as ratios or bytes (reference/metrics.md §3.1).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pgio_tui.sources.procfs import LOCAL, ProcReader, page_kb
+
+KERNEL_KEYS = (
+    "mem.dirty_kb",
+    "mem.writeback_kb",
+    "mem.dirty_background_threshold_kb",
+    "mem.dirty_threshold_kb",
+    "mem.available_kb",
+    "mem.cached_kb",
+    "io.pressure_some_pct",
+    "io.pressure_full_pct",
+)
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """`/proc/meminfo` as {field: value}; values in kB (HugePages_* are counts, as the file says)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            out[key.strip()] = int(parts[0])
+    return out
+
+
+def parse_vmstat(text: str) -> dict[str, int]:
+    """`/proc/vmstat` as {counter: value}; nr_* are pages, the rest event counts."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+_PSI_FIELD = re.compile(r"(\w+)=([\d.]+)")
+
+
+def parse_psi(text: str) -> dict[str, dict[str, float | int]]:
+    """`/proc/pressure/io` as {"some"|"full": {"avg10", "avg60", "avg300": %, "total": µs}}."""
+    out: dict[str, dict[str, float | int]] = {}
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind in ("some", "full"):
+            out[kind] = {k: int(v) if k == "total" else float(v) for k, v in _PSI_FIELD.findall(rest)}
+    return out
+
+
+class KernelSource:
+    """Samples the memory and pressure metrics once per tick.
+
+    `sample(dt)` takes the tick duration from the caller (the sampler's clock) so every source of a
+    tick divides by the same dt. It keeps the previous PSI totals itself; pressure is None on the
+    first sample, when dt is unknown, and when /proc/pressure/io is absent (kernel < 4.20, psi=0).
+    """
+
+    def __init__(self, reader: ProcReader = LOCAL):
+        self.reader = reader
+        self.page_kb = page_kb(reader)
+        self._psi_prev: dict[str, int] | None = None
+
+    def sample(self, dt: float | None) -> dict[str, float | None]:
+        mem = parse_meminfo(self.reader.read("/proc/meminfo") or "")
+        vm = parse_vmstat(self.reader.read("/proc/vmstat") or "")
+        out: dict[str, float | None] = {
+            "mem.dirty_kb": mem.get("Dirty"),
+            "mem.writeback_kb": mem.get("Writeback"),
+            "mem.dirty_background_threshold_kb": self._pages_kb(vm.get("nr_dirty_background_threshold")),
+            "mem.dirty_threshold_kb": self._pages_kb(vm.get("nr_dirty_threshold")),
+            "mem.available_kb": mem.get("MemAvailable"),
+            "mem.cached_kb": mem.get("Cached"),
+        }
+        out.update(self._pressure(dt))
+        return out
+
+    def _pages_kb(self, pages: int | None) -> int | None:
+        return None if pages is None else pages * self.page_kb
+
+    def _pressure(self, dt: float | None) -> dict[str, float | None]:
+        psi = parse_psi(self.reader.read("/proc/pressure/io") or "")
+        totals = {k: int(v["total"]) for k, v in psi.items() if "total" in v}
+        prev, self._psi_prev = self._psi_prev, totals
+        out: dict[str, float | None] = {}
+        for kind in ("some", "full"):
+            cur, old = totals.get(kind), (prev or {}).get(kind)
+            ok = cur is not None and old is not None and cur >= old and dt is not None and dt > 0
+            out[f"io.pressure_{kind}_pct"] = 100.0 * (cur - old) / (dt * 1e6) if ok else None
+        return out
+
+
+_SYSCTLS = (
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "vm.dirty_bytes",
+    "vm.dirty_background_bytes",
+    "vm.dirty_expire_centisecs",
+    "vm.dirty_writeback_centisecs",
+    "kernel.osrelease",
+)
+
+
+def kernel_settings(reader: ProcReader = LOCAL) -> dict[str, str]:
+    """The kernel facts a recording keeps beside its ticks: vm.dirty_* sysctls, RAM, CPUs, release.
+
+    Keys are sysctl names where there is one, else `mem.total_kb` and `cpu.count`; unreadable
+    entries are left out.
+    """
+    out: dict[str, str] = {}
+    for name in _SYSCTLS:
+        text = reader.read("/proc/sys/" + name.replace(".", "/"))
+        if text is not None:
+            out[name] = text.strip()
+    total = parse_meminfo(reader.read("/proc/meminfo") or "").get("MemTotal")
+    if total is not None:
+        out["mem.total_kb"] = str(total)
+    cpuinfo = reader.read("/proc/cpuinfo")
+    if cpuinfo is not None:
+        out["cpu.count"] = str(len(re.findall(r"^processor\s*:", cpuinfo, re.MULTILINE)))
+    return out
