@@ -88,14 +88,14 @@ def parent_disk(name: str, names) -> str | None:
     """The whole disk a partition belongs to, by the kernel's naming rule, or None if `name` is not one.
 
     The kernel names partitions disk + N, or disk + "p" + N when the disk's name ends in a digit
-    (sda1, nvme0n1p1, mmcblk0p2, md127p1, loop0p1).
+    (sda1, sdp1, nvme0n1p1, mmcblk0p2, md127p1, loop0p1); `names` are the devices that exist.
     """
-    for disk in names:
-        rest = name[len(disk):]
-        if disk != name and name.startswith(disk) and rest:
-            if re.fullmatch(r"p\d+" if disk[-1].isdigit() else r"\d+", rest):
-                return disk
-    return None
+    base = name.rstrip("0123456789")
+    if not base or base == name:
+        return None
+    if base.endswith("p") and base[:-1][-1:].isdigit() and base[:-1] in names:
+        return base[:-1]
+    return base if not base[-1].isdigit() and base in names else None
 
 
 def default_devices(stats: dict[str, DiskCounters]) -> list[str]:
@@ -144,19 +144,23 @@ def devices_for_path(path: str, reader: ProcReader = LOCAL) -> list[str]:
 
     A partition maps to its whole disk; a dm or md device also brings the devices in its slaves/,
     recursively down to the disks. Locally the path is resolved (symlinks followed) and stat()ed;
-    when its st_dev has major 0 (btrfs, overlayfs, tmpfs, NFS) or the reader is remote (no stat,
+    when its st_dev has major 0 (btrfs, overlayfs, tmpfs, NFS) or the reader is not local (no stat,
     no symlinks), the mount holding it in /proc/self/mountinfo names the source device.
-    Returns [] when no block device can be found (tmpfs, NFS, unreadable /sys); never raises.
+    Returns [] when no block device can be found (missing path, tmpfs, NFS, unreadable /sys);
+    never raises.
     """
     try:
-        real = reader.realpath(path)
-        names = []
-        if real is not None:
+        names: list[str | None] = []
+        if reader.label == "local":
+            real = reader.realpath(path)
+            if real is None:
+                return []
             dev = os.stat(real).st_dev
             if os.major(dev):
                 names = [_devnum_name(os.major(dev), os.minor(dev), reader)]
+            path = real
         if not any(names):
-            names = _mount_sources(real or path, reader)
+            names = _mount_sources(path, reader)
         disks = reader.listdir("/sys/block") or []
         out: list[str] = []
         for name in names:
