@@ -106,6 +106,7 @@ class TickInput:
     redo_lsn: str | None
     wal_pos: float | None
     log_lines: list[str] = field(default_factory=list)
+    wait: str | None = None  # the checkpointer's wait event, normalised (pgfeatures.normalise_wait)
     dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
 
 
@@ -195,9 +196,10 @@ class CheckpointTracker:
             if self._running is not None and (lsn_moved or done_rose):
                 self._end(x, events)
 
+        values = self._values(x)  # before settling: a checkpoint that ended this tick still shows
         finished = self._settle(x)
         self._prev = x
-        return TickOutput(self._values(x), events, finished, wants_scan)
+        return TickOutput(values, events, finished, wants_scan)
 
     def set_dirty_estimate(self, dirty_now: int | None, written_so_far: float) -> None:
         """13-15: the one pg_buffercache count taken at a detected start."""
@@ -254,6 +256,28 @@ class CheckpointTracker:
             row.update({k: v for k, v in r.log.items() if k != "what" and v is not None})
         return row
 
+    def _progress(self, x: TickInput, r: _Running, written: float, elapsed: float) -> float | None:
+        """How far the write phase is.
+
+        The checkpointer sleeps (CheckpointWriteDelay) only while it is on schedule, that is while
+        progress * completion_target >= max(elapsed / timeout, WAL since start / trigger); so when
+        it is seen sleeping, that schedule *is* the progress. Otherwise (behind schedule, I/O bound,
+        immediate) count buffers against the dirty buffers at start, which undercounts buffers
+        that backends and the bgwriter wrote for it.
+        """
+        s = self.settings
+        spread = r.kind not in ("immediate", "shutdown", "end-of-recovery")
+        schedule = None
+        if spread:
+            by_wal = 0.0
+            if r.wal_at_start is not None and x.wal_pos is not None:
+                by_wal = (x.wal_pos - r.wal_at_start) / s.wal_trigger_bytes
+            schedule = min(1.0, max(elapsed / s.timeout_s, by_wal) / s.completion_target)
+        by_buffers = min(1.0, written / r.estimate) if r.estimate else None
+        if schedule is not None and (x.wait == "checkpointwritedelay" or by_buffers is None):
+            return schedule
+        return by_buffers
+
     def _values(self, x: TickInput) -> dict:
         s = self.settings
         r = self._running
@@ -267,16 +291,7 @@ class CheckpointTracker:
             elapsed = x.t - shown.start_t
             vals.update({"checkpoint.buffers_written": written, "checkpoint.elapsed_s": elapsed,
                          "checkpoint.buffers_estimate": shown.estimate})
-            if shown is not r:
-                vals["checkpoint.progress"] = 1.0
-            elif shown.estimate:
-                vals["checkpoint.progress"] = min(1.0, written / shown.estimate)
-            else:  # the schedule: on time, progress * cct tracks elapsed/timeout and WAL/trigger
-                by_time = elapsed / (s.timeout_s * s.completion_target) if shown.kind == "time" else 0.0
-                by_wal = 0.0
-                if shown.wal_at_start is not None and x.wal_pos is not None:
-                    by_wal = (x.wal_pos - shown.wal_at_start) / (s.wal_trigger_bytes * s.completion_target)
-                vals["checkpoint.progress"] = min(1.0, max(by_time, by_wal)) if (by_time or by_wal) else None
+            vals["checkpoint.progress"] = 1.0 if shown is not r else self._progress(x, r, written, elapsed)
         if self._last_start_t is not None:
             vals["checkpoint.time_progress"] = max(0.0, min(1.0, (x.t - self._last_start_t) / s.timeout_s))
         else:

@@ -264,9 +264,15 @@ def normalise_wait(event: str | None) -> str | None:
     return event.replace("_", "").lower() if event else None
 
 
-def checkpointer_busy(activity: list | None) -> bool | None:
-    """True/False from the checkpointer's wait event; None when it can't be seen (no pg_monitor)."""
+def checkpointer_wait(activity: list | None) -> str | None:
+    """The checkpointer's normalised wait event ('' when on CPU); None when it can't be seen."""
     for backend_type, _wtype, wevent, _state, _n in activity or ():
         if backend_type == "checkpointer":
-            return normalise_wait(wevent) not in _CKPT_IDLE
+            return normalise_wait(wevent) or ""
     return None
+
+
+def checkpointer_busy(activity: list | None) -> bool | None:
+    """True/False from the checkpointer's wait event; None when it can't be seen (no pg_monitor)."""
+    wait = checkpointer_wait(activity)
+    return None if wait is None else wait not in _CKPT_IDLE

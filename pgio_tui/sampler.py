@@ -1,0 +1,381 @@
+"""The tick loop: owns the clock, asks every source once per tick, and turns counters into rates.
+
+Ticks follow a fixed schedule (start + k * interval), so there is no drift. A late tick is
+recorded with how late it was; ticks that could not run at all (the machine was suspended, the
+sampler stalled) are skipped numbers plus a `gap` event, never silently dropped. Counters become
+per-second rates here and nowhere else; a counter that goes backwards (stats reset, server
+restart) gives no rate for that tick and an event instead of a nonsense spike.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from typing import Callable
+
+from pgio_tui import __version__
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.sources import disks, kernel, pgfeatures
+from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
+from pgio_tui.sources.postgres import PostgresSource, SourceError
+from pgio_tui.sources.procfs import LocalProc, RemoteProc
+
+MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
+RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
+
+
+def rate(cur, prev, dt) -> float | None:
+    """Per-second rate of a cumulative counter; None when unknown or the counter went backwards."""
+    if cur is None or prev is None or not dt:
+        return None
+    delta = float(cur) - float(prev)
+    return delta / dt if delta >= 0 else None
+
+
+class Sampler:
+    def __init__(self, conninfo: str, interval: float = 1.0, devices: list[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
+            raise ValueError(f"--interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds")
+        self.interval = interval
+        self.pg = PostgresSource(conninfo)
+        self.clock = clock
+        self.wanted_devices = devices
+        self.settings: dict[str, str] = {}
+        self.os_mode = "none"  # local | remote | none: where /proc comes from
+        self.device_roles: dict[str, str] = {}
+        self.tracker: CheckpointTracker | None = None
+        self.kernel: kernel.KernelSource | None = None
+        self.disks: disks.DiskSource | None = None
+        self._prev_raw: dict | None = None
+        self._prev_mono: float | None = None
+        self._prev_cpu: float | None = None
+        self._settings_md5: str | None = None
+        self._postmaster_start: float | None = None
+        self._pending: list[Event] = []
+        self._next_reconnect = 0.0
+        self._reconnect_try = 0
+        self._down_since_tick: int | None = None
+
+    # -- set-up -----------------------------------------------------------------------------
+    def open(self) -> None:
+        """Connect and look around. Raises SourceError (one line) when the server can't be read."""
+        features = self.pg.open()
+        self._load_settings()
+        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), features.logfile)
+        self._setup_os()
+        for note in features.notes:
+            self._pending.append(Event("note", note))
+
+    def _load_settings(self) -> list[tuple[str, str, str, str]]:
+        rows = self.pg.settings()
+        self.settings = {name: value for name, value, _unit, _ctx in rows}
+        return rows
+
+    def _setup_os(self) -> None:
+        """OS figures only from the database host: locally, or the server's /proc through SQL."""
+        datadir = self.pg.features.data_directory
+        reader = None
+        if _same_cluster_locally(datadir, self.pg):
+            reader, self.os_mode = LocalProc(), "local"
+        elif RemoteProc.available(self.pg.conn):
+            reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
+        else:
+            self._pending.append(Event("note", "OS metrics only on the database host: run pgio-tui there, "
+                                               "or grant pg_read_server_files to read the server's /proc"))
+            return
+        self.kernel = kernel.KernelSource(reader)
+        if self.os_mode == "local" and datadir:
+            tablespaces = _tablespace_dirs(datadir)
+            self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces)
+        devices = self.wanted_devices
+        if devices is None:  # the real disks, plus whatever PGDATA and pg_wal sit on
+            found = disks.default_devices(disks.parse_diskstats(reader.read("/proc/diskstats") or ""))
+            devices = found + [d for d in self.device_roles if d not in found]
+        self.disks = disks.DiskSource(reader, devices)
+        if self.os_mode == "remote":
+            self._pending.append(Event("note", "OS metrics read remotely from the server's /proc (labelled remote)"))
+
+    def meta(self) -> dict[str, object]:
+        t = self.pg.target
+        return {
+            "tool_version": __version__, "client_host": socket.gethostname(), "host": t.host,
+            "port": t.port, "dbname": t.dbname, "user": t.user, "conninfo": t.conninfo,
+            "server_version": self.pg.features.version, "server_version_num": self.pg.features.version_num,
+            "interval_s": self.interval, "os_metrics": self.os_mode,
+            "features": self.pg.features.summary(), "device_roles": self.device_roles,
+        }
+
+    def settings_rows(self) -> list[tuple[str, str, str, str]]:
+        """The settings snapshot: PostgreSQL I/O settings, kernel, devices, machine."""
+        rows = [(n, v, "", "postgres") for n, v in sorted(self.settings.items())]
+        if self.kernel is not None:
+            rows += [(n, str(v), "", "kernel") for n, v in kernel.kernel_settings(self.kernel.reader).items()]
+        if self.disks is not None:
+            for dev in self.disks.devices:
+                for n, v in disks.device_settings(dev, self.disks.reader).items():
+                    rows.append((f"{dev}.{n}", str(v), "", "device"))
+        return rows
+
+    def close(self) -> None:
+        self.pg.close()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]:
+        """Yield one Frame per tick until `stop` is set or `duration` seconds have passed."""
+        stop = stop or threading.Event()
+        start = self.clock()
+        wall0 = time.time() - start  # wall = wall0 + monotonic: one clock, no jumps mid-recording
+        self._pending.insert(0, Event("start", f"sampling every {self.interval:g} s"))
+        tick = 0
+        while not stop.is_set():
+            due = start + tick * self.interval
+            if duration is not None and due - start > duration + 1e-9:
+                return
+            now = self.clock()
+            if now < due:
+                if stop.wait(due - now):
+                    return
+                now = self.clock()
+            behind = int((now - due) // self.interval)
+            if behind >= 1:  # whole ticks missed: skip their numbers, say so
+                self._pending.append(Event("gap", f"{behind} tick(s) missed: the sampler was not running",
+                                           {"ticks": behind}))
+                tick += behind
+                due = start + tick * self.interval
+            late_ms = max(0.0, (now - due) * 1000)
+            frame = self.sample(tick, wall0 + now, now - start, late_ms)
+            yield frame
+            tick += 1
+
+    def sample(self, tick: int, t: float, elapsed: float, late_ms: float = 0.0) -> Frame:
+        """Collect one tick from every source."""
+        t0 = time.perf_counter()
+        mono = self.clock()
+        dt = (mono - self._prev_mono) if self._prev_mono is not None else None
+        frame = Frame(tick=tick, t=t, elapsed=elapsed, dt=dt)
+        frame.events.extend(self._pending)
+        self._pending.clear()
+        raw = self._sample_pg(tick, frame)
+        if raw is not None:
+            self._pg_values(raw, dt, frame)
+        if self.kernel is not None:
+            frame.values.update(self._guard(self.kernel.sample, dt, frame, {}))
+        if self.disks is not None:
+            frame.devices = self._guard(self.disks.sample, dt, frame, {})
+            frame.device_roles = {d: r for d, r in self.device_roles.items() if d in frame.devices}
+        cpu = sum(os.times()[:2])
+        frame.values["observer.cpu_ms"] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
+        frame.values["observer.collect_ms"] = (time.perf_counter() - t0) * 1000
+        frame.values["observer.late_ms"] = late_ms
+        if late_ms > self.interval * 500:
+            frame.events.append(Event("late", f"tick started {late_ms:.0f} ms late", {"late_ms": late_ms}))
+        self._prev_cpu, self._prev_mono = cpu, mono
+        return frame
+
+    @staticmethod
+    def _guard(fn, dt, frame, empty):
+        """An OS source failing (a device vanished, /proc unreadable) costs its figures, not the tick."""
+        try:
+            return fn(dt)
+        except (OSError, ValueError) as exc:
+            frame.events.append(Event("error", f"{getattr(fn, '__qualname__', fn)}: {exc}"))
+            return empty
+
+    # -- PostgreSQL -------------------------------------------------------------------------
+    def _sample_pg(self, tick: int, frame: Frame) -> dict | None:
+        if self.pg.conn is None or self.pg.conn.closed:
+            if not self._try_reconnect(tick, frame):
+                return None
+        try:
+            raw = self.pg.sample()
+        except SourceError as exc:
+            self.pg.close()
+            self._down(tick, frame, str(exc))
+            return None
+        if tick == 1 or (tick % 60 == 0 and self.pg._skip_queryid is None):
+            self.pg.find_own_queryid()
+        return raw
+
+    def _down(self, tick: int, frame: Frame, why: str) -> None:
+        if self._down_since_tick is None:
+            self._down_since_tick = tick
+            frame.events.append(Event("gap", f"PostgreSQL unreachable: {why}", {"reason": why}))
+            self._prev_raw = None
+            self._reconnect_try = 0
+            self._next_reconnect = self.clock() + RECONNECT_BACKOFF[0]
+
+    def _try_reconnect(self, tick: int, frame: Frame) -> bool:
+        if self.clock() < self._next_reconnect:
+            return False
+        try:
+            self.pg.open()
+        except SourceError as exc:
+            self._reconnect_try += 1
+            wait = RECONNECT_BACKOFF[min(self._reconnect_try, len(RECONNECT_BACKOFF) - 1)]
+            self._next_reconnect = self.clock() + wait
+            if self._down_since_tick is None:
+                self._down(tick, frame, str(exc))
+            return False
+        missed = tick - (self._down_since_tick if self._down_since_tick is not None else tick)
+        frame.events.append(Event("reconnect", f"reconnected after {missed} tick(s) without PostgreSQL",
+                                  {"ticks": missed}))
+        self._down_since_tick = None
+        self._prev_raw = None
+        if self.tracker is not None:
+            self.tracker.reset()
+        return True
+
+    def _pg_values(self, raw: dict, dt: float | None, frame: Frame) -> None:
+        v = frame.values
+        prev = self._prev_raw
+        pm = raw["postmaster_start"]
+        if self._postmaster_start is not None and pm != self._postmaster_start:
+            frame.events.append(Event("server_restart", "PostgreSQL restarted: counters start over"))
+            prev = None
+            self.tracker.reset()
+        self._postmaster_start = pm
+        if raw["settings_md5"] != self._settings_md5:
+            if self._settings_md5 is not None:
+                self._settings_changed(frame)
+            self._settings_md5 = raw["settings_md5"]
+
+        bg, ck, io = raw["bgwriter"], raw["checkpointer"], raw["io"]
+        counters = pgfeatures.checkpoint_counters(bg, ck)
+        if prev is not None:
+            pcounters = pgfeatures.checkpoint_counters(prev["bgwriter"], prev["checkpointer"])
+            if counters["stats_reset"] != pcounters["stats_reset"] or counters["started"] < pcounters["started"]:
+                frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
+                self.tracker.reset()
+                prev = None
+
+        # Rates of every cumulative counter, in one place.
+        writes = pgfeatures.writes_by_source(bg, io)
+        pwrites = pgfeatures.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
+        for name, value in writes.items():
+            v[name] = rate(value, pwrites.get(name), dt)
+        p = prev or {}
+        pbg, pdb, pwal = p.get("bgwriter") or {}, p.get("db") or {}, p.get("wal") or {}
+        db = raw["db"] or {}
+        v["bgwriter.maxwritten_s"] = rate(bg.get("maxwritten_clean"), pbg.get("maxwritten_clean"), dt)
+        v["buffers.alloc_s"] = rate(bg.get("buffers_alloc"), pbg.get("buffers_alloc"), dt)
+        for metric, col in (("db.blks_read_s", "blks_read"), ("db.blks_hit_s", "blks_hit"),
+                            ("db.xact_s", "xact"), ("db.temp_bytes_s", "temp_bytes"),
+                            ("db.blk_read_time_ms_s", "blk_read_time"),
+                            ("db.blk_write_time_ms_s", "blk_write_time")):
+            v[metric] = rate(db.get(col), pdb.get(col), dt)
+        v["db.backends"] = db.get("backends")
+        v["wal.bytes_s"] = rate(raw["wal_pos"], p.get("wal_pos"), dt)
+        wal = raw["wal"] or {}
+        for metric, col in (("wal.records_s", "wal_records"), ("wal.fpi_s", "wal_fpi"),
+                            ("wal.buffers_full_s", "wal_buffers_full")):
+            v[metric] = rate(wal.get(col), pwal.get(col), dt)
+        v["latency.tps"] = v["db.xact_s"]
+        self._statement_latency(raw.get("pgss"), p.get("pgss"), dt, v)
+        self._activity(raw["activity"], frame)
+        if io:
+            pio = p.get("io") or {}
+            for btype, cols in io.items():
+                pcols = pio.get(btype)
+                frame.sources[btype] = {
+                    f: rate(c, pcols[i] if pcols else None, dt) for i, (f, c) in enumerate(zip(SOURCE_FIELDS, cols))}
+
+        control = raw["control"] or {}
+        bufcache = raw.get("bufcache") or {}
+        out = self.tracker.update(TickInput(
+            tick=frame.tick, t=frame.t, counters=counters, busy=pgfeatures.checkpointer_busy(raw["activity"]),
+            wait=pgfeatures.checkpointer_wait(raw["activity"]),
+            checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
+            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"], log_lines=raw["log_lines"],
+            dirty_buffers=bufcache.get("buffers_dirty")))
+        if out.wants_dirty_scan and self.pg.features.buffercache_view:
+            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(),
+                                            counters["buffers"] - ((pgfeatures.checkpoint_counters(
+                                                prev["bgwriter"], prev["checkpointer"])["buffers"]) if prev else 0))
+        v.update(out.values)
+        frame.events.extend(Event(k, text, data) for k, text, data in out.events)
+        frame.checkpoints.extend(out.finished)
+        v["observer.server_ms"] = raw["server_ms"]
+        self._prev_raw = raw
+
+    @staticmethod
+    def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
+        """Interval mean/stddev over all statements from pg_stat_statements' cumulative sums."""
+        v["latency.calls_s"] = v["latency.mean_ms"] = v["latency.stddev_ms"] = None
+        if not cur or not prev or not dt:
+            return
+        calls = (cur["calls"] or 0) - (prev["calls"] or 0)
+        total = (cur["total_ms"] or 0) - (prev["total_ms"] or 0)
+        sumsq = (cur["sumsq"] or 0) - (prev["sumsq"] or 0)
+        if calls < 0 or total < 0:  # entries evicted or reset: unknown this tick
+            return
+        v["latency.calls_s"] = calls / dt
+        if calls > 0:
+            mean = total / calls
+            v["latency.mean_ms"] = mean
+            v["latency.stddev_ms"] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+
+    @staticmethod
+    def _activity(activity: list | None, frame: Frame) -> None:
+        """Session counts and the wait sample. Idle main loops (Activity) and idle clients are not waits."""
+        active = io_wait = lock_wait = 0
+        waits: dict[tuple[str, str, str], int] = {}
+        for btype, wtype, wevent, state, n in activity or ():
+            if btype is None:  # another role's backend without pg_read_all_stats
+                continue
+            client = btype == "client backend"
+            if client and state == "active":
+                active += n
+            if wtype == "IO":
+                io_wait += n
+            elif wtype in ("Lock", "LWLock"):
+                lock_wait += n
+            if wtype == "Activity" or (client and state in (None, "idle")):
+                continue
+            key = (btype, wtype or "CPU", wevent or "Running")
+            waits[key] = waits.get(key, 0) + n
+        frame.values.update({"sessions.active": active, "sessions.io_wait": io_wait, "sessions.lock_wait": lock_wait})
+        frame.waits = [(b, t, e, n) for (b, t, e), n in sorted(waits.items(), key=lambda kv: -kv[1])]
+
+    def _settings_changed(self, frame: Frame) -> None:
+        old = dict(self.settings)
+        try:
+            self._load_settings()
+        except SourceError:
+            return
+        for name, value in self.settings.items():
+            if old.get(name) != value:
+                frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value}",
+                                          {"name": name, "old": old.get(name), "new": value}))
+        self.tracker.settings = CheckpointSettings.from_settings(self.settings)
+
+
+def _tablespace_dirs(datadir: str) -> list[str]:
+    tbl = os.path.join(datadir, "pg_tblspc")
+    try:
+        return [os.path.realpath(os.path.join(tbl, n)) for n in os.listdir(tbl)]
+    except OSError:
+        return []
+
+
+def _same_cluster_locally(datadir: str | None, pg: PostgresSource) -> bool:
+    """Are we on the database host? Compare pg_control's system identifier with the local file.
+
+    Without rights to read it, fall back to: connected over a unix socket or loopback.
+    """
+    try:
+        sysid = pg.conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0]
+    except Exception:
+        sysid = None
+    if datadir and sysid is not None:
+        try:
+            with open(os.path.join(datadir, "global", "pg_control"), "rb") as fh:
+                return struct.unpack("<Q", fh.read(8))[0] == sysid
+        except OSError:
+            pass
+    host = pg.conn.info.host or ""
+    return host.startswith("/") or host in ("localhost", "127.0.0.1", "::1")
