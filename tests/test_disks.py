@@ -208,9 +208,23 @@ class NoStat(LocalProc):
         return None
 
 
+class NoSys(LocalProc):
+    """This host's files with /sys hidden, as in many containers."""
+
+    def read(self, path):
+        return None if path.startswith("/sys/") else super().read(path)
+
+    def listdir(self, path):
+        return None if path.startswith("/sys/") else super().listdir(path)
+
+
 def test_devices_for_path_through_mountinfo_as_remote():
     assert devices_for_path("/", NoStat()) == devices_for_path("/")
     assert devices_for_path("/", NoStat())
+
+
+def test_devices_for_path_without_sys():
+    assert devices_for_path("/", NoSys())[:1] == devices_for_path("/")[:1]
 
 
 def test_devices_and_diskstats_through_sql(pg_cluster):

@@ -121,7 +121,7 @@ def test_live_pressure_is_a_percentage():
     time.sleep(0.2)
     out = source.sample(time.monotonic() - t0)
     for kind in ("some", "full"):
-        assert 0.0 <= out[f"io.pressure_{kind}_pct"] <= 100.0
+        assert 0.0 <= out[f"io.pressure_{kind}_pct"] <= 101.0  # dt is taken just before the second read
 
 
 def test_live_kernel_settings():

@@ -161,7 +161,8 @@ def devices_for_path(path: str, reader: ProcReader = LOCAL) -> list[str]:
             path = real
         if not any(names):
             names = _mount_sources(path, reader)
-        disks = reader.listdir("/sys/block") or []
+        # whole disks from /sys; where /sys hides them (containers), every name in diskstats
+        disks = reader.listdir("/sys/block") or list(parse_diskstats(reader.read("/proc/diskstats") or ""))
         out: list[str] = []
         for name in names:
             for d in _stack(name, disks, reader, depth=0):
@@ -173,16 +174,22 @@ def devices_for_path(path: str, reader: ProcReader = LOCAL) -> list[str]:
 
 
 def _devnum_name(major: int, minor: int, reader: ProcReader) -> str | None:
-    uevent = reader.read(f"/sys/dev/block/{major}:{minor}/uevent") or ""
-    m = re.search(r"^DEVNAME=(\S+)", uevent, re.MULTILINE)
-    return m.group(1) if m else None
+    """Kernel name of block device MAJ:MIN, from /sys or, where /sys hides it, /proc/diskstats."""
+    m = re.search(r"^DEVNAME=(\S+)", reader.read(f"/sys/dev/block/{major}:{minor}/uevent") or "", re.MULTILINE)
+    if m:
+        return m.group(1)
+    for line in (reader.read("/proc/diskstats") or "").splitlines():
+        parts = line.split()
+        if parts[:2] == [str(major), str(minor)]:
+            return parts[2]
+    return None
 
 
 def _stack(name: str | None, disks: list[str], reader: ProcReader, depth: int) -> list[str]:
     """`name` as a whole disk, followed by what it is built on (slaves/), recursively."""
     if not name or depth > 8:
         return []
-    disk = name if name in disks else parent_disk(name, disks) or name
+    disk = parent_disk(name, disks) or name
     out = [disk]
     for slave in reader.listdir(f"/sys/block/{disk}/slaves") or []:
         out += _stack(slave, disks, reader, depth + 1)
