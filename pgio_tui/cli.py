@@ -80,7 +80,91 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="what a recording holds", description="Metadata, duration, ticks, "
                           "checkpoints, events and devices of a recording.")
     info.add_argument("file", metavar="FILE")
+    for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report):
+        add(sub)
     return parser
+
+
+# Each command below has its parser here and its handler in the module that does the work.
+
+def _add_live(sub) -> None:
+    p = sub.add_parser("live", add_help=False, help="the live monitor (the default command)",
+                       description="Watch PostgreSQL I/O live: checkpoints, writes by source, Dirty/Writeback, "
+                                   "devices, latency, waits.")
+    p.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(p)
+    p.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
+    p.add_argument("--record", metavar="FILE", help="record the session to FILE as well")
+    p.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
+    p.add_argument("--theme", metavar="NAME", help="colour theme (built-in, bundled or from the user themes folder)")
+    p.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+
+
+def _add_replay(sub) -> None:
+    p = sub.add_parser("replay", help="replay a recording in the TUI",
+                       description="Replay a recording with the live view's panes: pause, step, seek, speed, "
+                                   "jump to events. Without FILE, pick one from recordings/.")
+    p.add_argument("file", nargs="?", metavar="FILE", help="a recording, or a folder to pick one from")
+    p.add_argument("--speed", type=_positive, default=1.0, metavar="X", help="playback speed (default 1)")
+    p.add_argument("--start", metavar="T", help="start at hh:mm:ss, +5m, -30s or an elapsed time")
+    p.add_argument("--theme", metavar="NAME", help="colour theme")
+
+
+def _add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="launch pgbench or the pgio workload, watch and record it",
+                       description="Launch a workload against the server and watch/record it.")
+    kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
+    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged")
+    pb.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(pb)
+    pb.add_argument("--record", metavar="FILE", help="record the session to FILE")
+    pb.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
+    pb.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick")
+    pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
+    pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
+    pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
+    pb.add_argument("pgbench_args", nargs=argparse.REMAINDER, metavar="-- PGBENCH-ARGS")
+    pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
+    pg.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(pg)
+    pg.add_argument("--record", metavar="FILE", help="record the session to FILE")
+    pg.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
+    pg.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick")
+    pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
+    pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
+    pg.add_argument("--scale", default="64M", metavar="SIZE", help="per table: blocks, or M/G/T (default 64M)")
+    pg.add_argument("--sessions", type=int, default=1, metavar="N", help="sessions per table (default 1)")
+    pg.add_argument("--run-time", type=_positive, default=60, metavar="S", help="seconds (default 60)")
+    pg.add_argument("--update-pct", type=int, default=0, metavar="P", help="0, 1-50 or 100 (default 0)")
+    pg.add_argument("--work-unit", type=int, default=255, metavar="N", help="blocks per SELECT (default 255)")
+    pg.add_argument("--update-work-unit", type=int, default=8, metavar="N", help="blocks per UPDATE (default 8)")
+    pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=True,
+                    help="build the tables first (default); --no-setup reuses them")
+
+
+def _add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="a throwaway lab cluster with a load, shown live: no setup needed",
+                       description="Create a lab cluster, run a load that makes checkpoints and writeback "
+                                   "visible, and open the live view. Nothing is left running afterwards.")
+    p.add_argument("--record", metavar="FILE", help="keep the session in FILE")
+    p.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
+    p.add_argument("--duration", type=_positive, metavar="S", help="stop after S seconds")
+    p.add_argument("--headless", action="store_true", help="no TUI: print a status line")
+
+
+def _add_diff(sub) -> None:
+    p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p.add_argument("--align", choices=("start", "workload", "checkpoint"), default="start")
+    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
+                   help="print the comparison instead of opening the diff screen")
+
+
+def _add_report(sub) -> None:
+    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, metavar="report.html")
 
 
 def conninfo_of(args: argparse.Namespace) -> str:
@@ -246,15 +330,31 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"record": cmd_record, "export": cmd_export, "info": cmd_info}
+def _lazy(module: str, func: str):
+    """Handlers living elsewhere are imported only when their command runs (the TUI is heavy)."""
+    def run(args):
+        import importlib
+        return getattr(importlib.import_module(module), func)(args)
+    return run
+
+
+COMMANDS = {
+    "record": cmd_record, "export": cmd_export, "info": cmd_info,
+    "live": _lazy("pgio_tui.tui.app", "run_live"),
+    "replay": _lazy("pgio_tui.tui.app", "run_replay"),
+    "bench": _lazy("pgio_tui.workloads.bench", "run_bench"),
+    "demo": _lazy("pgio_tui.workloads.demo", "run_demo"),
+    "diff": _lazy("pgio_tui.analysis.diff_cmd", "run_diff"),
+    "report": _lazy("pgio_tui.analysis.report", "run_report"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("--help", "--version")):
+        argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
     try:
         return COMMANDS[args.command](args)
     except CliError as exc:

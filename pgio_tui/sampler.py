@@ -60,6 +60,9 @@ class Sampler:
         self._next_reconnect = 0.0
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
+        # Extra per-tick sources (a launched workload): objects with sample(frame) that add values
+        # and events to the frame. They may be added and removed between ticks.
+        self.tick_sources: list = []
 
     # -- set-up -----------------------------------------------------------------------------
     def open(self) -> None:
@@ -168,6 +171,8 @@ class Sampler:
         if self.disks is not None:
             frame.devices = self._guard(self.disks.sample, dt, frame, {})
             frame.device_roles = {d: r for d, r in self.device_roles.items() if d in frame.devices}
+        for source in list(self.tick_sources):  # workloads: their latency wins over the server's view
+            source.sample(frame)
         cpu = sum(os.times()[:2])
         frame.values["observer.cpu_ms"] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
         frame.values["observer.collect_ms"] = (time.perf_counter() - t0) * 1000
