@@ -1,0 +1,154 @@
+"""`pgio-tui export` and `pgio-tui info`: a recording as CSV / JSON Lines, and as a short summary.
+
+Export streams one row per tick straight from one SQL cursor, so memory stays constant however long
+the recording is.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import fnmatch
+import json
+import shlex
+from collections import Counter
+from collections.abc import Iterable
+from typing import TextIO
+
+from pgio_tui.store.reader import Recording
+
+FORMATS = ("csv", "json")
+FIXED_COLUMNS = ("tick", "t", "elapsed")
+
+
+def select_metrics(recording: Recording, globs: Iterable[str] | None = None) -> list[str]:
+    """The metrics matching any of the fnmatch `globs` (all when None), in catalog order.
+    A glob that matches nothing is a ValueError naming a few metrics that exist."""
+    available = recording.metric_names()
+    if not globs:
+        return available
+    chosen: set[str] = set()
+    for glob in globs:
+        hits = fnmatch.filter(available, glob)
+        if not hits:
+            sample = ", ".join(available[:6]) + (", ..." if len(available) > 6 else "")
+            raise ValueError(f"--metrics {glob!r} matches no metric in {recording.path.name}; "
+                             f"available: {sample} ({len(available)} in all)")
+        chosen.update(hits)
+    return [m for m in available if m in chosen]
+
+
+def export(recording: Recording, out: TextIO, fmt: str = "csv", metrics: list[str] | None = None,
+           start_tick: int | None = None, end_tick: int | None = None) -> int:
+    """Write one row per tick: tick, t (Unix epoch s), elapsed (s), then each metric.
+
+    fmt "csv": a header line, empty cells for missing values. fmt "json": JSON Lines, one object
+    per tick, null for missing values. `metrics` are globs (see select_metrics). Returns rows written.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    names = select_metrics(recording, metrics)
+    header = [*FIXED_COLUMNS, *names]
+    rows = recording.rows(names, start_tick, end_tick)
+    n = 0
+    if fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(header)
+        for n, row in enumerate(rows, 1):
+            w.writerow(row)
+    else:
+        for n, row in enumerate(rows, 1):
+            out.write(json.dumps(dict(zip(header, row)), separators=(",", ":")) + "\n")
+    return n
+
+
+# --- info ---------------------------------------------------------------------------------------
+
+def describe(recording: Recording) -> str:
+    """The text of `pgio-tui info FILE`: where, when and what a recording holds."""
+    r, meta = recording, recording.meta
+    tz = _recorded_tz(meta.get("created_at"))
+    size = r.path.stat().st_size
+    wal = r.path.with_name(r.path.name + "-wal")
+    wal_size = wal.stat().st_size if wal.exists() else 0
+    lines = [("file", f"{r.path} ({_size(size)}"
+                      + (f" + {_size(wal_size)} WAL: still being written, or not closed cleanly)" if wal_size else ")"))]
+    lines.append(("schema", f"{r.schema_version} (recorded by pgio-tui {meta.get('tool_version', '?')})"))
+    lines.append(("host", f"{meta.get('host', '?')}  {meta.get('os', '')}".rstrip()))
+    if "server_version" in meta:
+        num = meta.get("server_version_num")
+        lines.append(("server", f"PostgreSQL {meta['server_version']}" + (f" ({num})" if num else "")))
+    if "conninfo" in meta:
+        lines.append(("connection", str(meta["conninfo"])))
+    if meta.get("interval_s"):
+        lines.append(("interval", f"{meta['interval_s']:g} s"))
+    if meta.get("command_line"):
+        lines.append(("command", str(meta["command_line"])))
+    if r.tick_count:
+        lines.append(("start", _when(r.start_t, tz)))
+        lines.append(("end", f"{_when(r.end_t, tz)}  (duration {_duration(r.duration)})"))
+        missed = (r.last_tick - r.first_tick + 1) - r.tick_count
+        late = len(r.events(["late"]))
+        ticks = f"{r.tick_count} ({r.first_tick}..{r.last_tick})"
+        ticks += f", {missed} missed in {_gap_count(r)} gap(s)" if missed else ", no gaps"
+        ticks += f", {late} late" if late else ""
+        lines.append(("ticks", ticks))
+    else:
+        lines.append(("ticks", "none"))
+    kinds = Counter(str(c.get("kind", "?")) for c in r.checkpoints())
+    lines.append(("checkpoints", f"{sum(kinds.values())}" + (f": {_counts(kinds)}" if kinds else "")))
+    events = Counter(e.event.kind for e in r.events())
+    lines.append(("events", _counts(events) or "none"))
+    devices = [f"{d} ({role})" if role else d for d, role in r.devices.items()]
+    lines.append(("devices", ", ".join(devices) or "none"))
+    for w in r.workloads() or [None]:
+        lines.append(("workload", _workload(w) if w else "none"))
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+
+
+def _gap_count(r: Recording) -> int:
+    """Runs of missing tick numbers."""
+    return r.db.conn.execute(
+        "SELECT count(*) FROM ticks a WHERE a.tick > ? AND NOT EXISTS "
+        "(SELECT 1 FROM ticks b WHERE b.tick = a.tick - 1)", (r.first_tick,)).fetchone()[0]
+
+
+def _workload(w: dict) -> str:
+    argv = w.get("argv") or []
+    text = f"{w.get('kind')}: {shlex.join(map(str, argv)) if isinstance(argv, list) else argv}"
+    if w.get("stop_t") is not None and w.get("start_t") is not None:
+        text += f"  ({_duration(w['stop_t'] - w['start_t'])}, exit {w.get('exit_code')})"
+    else:
+        text += "  (no stop recorded)"
+    return text
+
+
+def _recorded_tz(created_at) -> _dt.tzinfo | None:
+    """The UTC offset the recording machine used, so times read as they did there."""
+    try:
+        return _dt.datetime.fromisoformat(str(created_at)).tzinfo
+    except ValueError:
+        return None
+
+
+def _when(t: float, tz: _dt.tzinfo | None) -> str:
+    d = _dt.datetime.fromtimestamp(t, tz) if tz else _dt.datetime.fromtimestamp(t).astimezone()
+    return d.isoformat(timespec="seconds")
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _counts(c: Counter) -> str:
+    return ", ".join(f"{k} {n}" for k, n in c.most_common())

@@ -1,0 +1,341 @@
+"""Recording: reads a recording file back as Frames, series and events, for replay, export and diff.
+
+The file is opened read-only, so it can be read while `record` is still writing it (refresh() picks
+up what the writer has committed since) and from read-only media. Idle devices and sources are not
+stored; they come back here as rows of zeros, so a rebuilt Frame looks like the live one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from sqlite_utils import Database
+
+from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.metrics import BY_NAME
+from pgio_tui.store import schema
+from pgio_tui.store.schema import RecordingError, quote
+
+__all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
+
+BATCH_TICKS = 500  # ticks per query batch in frames()
+_NEVER = math.inf
+
+
+class Setting(NamedTuple):
+    name: str
+    value: Any
+    unit: str | None
+    category: str | None  # postgres | kernel | device | machine
+    tick: int | None  # None: the snapshot at start; else the tick the value changed
+
+
+class TickEvent(NamedTuple):
+    tick: int | None
+    t: float
+    event: Event
+
+
+def _decode(value: Any) -> Any:
+    """JSON text stored by the writer (dicts, lists) back to Python; anything else unchanged."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+class Recording:
+    """One recording file, opened read-only. Tick ranges (start_tick, end_tick) include both ends."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise RecordingError(f"{self.path}: no such file" if not self.path.exists()
+                                 else f"{self.path} is not a file")
+        conn = self._open()
+        try:
+            version = self._schema_version(conn)
+            if version < schema.SCHEMA_VERSION:
+                conn = self._migrated_copy(conn, version)
+        except BaseException:
+            conn.close()
+            raise
+        self.db = Database(conn, recursive_triggers=False, execute_plugins=False)
+        self.schema_version = version
+        self._schema_cookie = None
+        self._count = 0
+        self.first_tick: int | None = None
+        self.last_tick: int | None = None
+        self.start_t: float | None = None
+        self.end_t: float | None = None
+        self._with_data: set[str] = set()  # metric columns known to hold a value
+        self._data_checked_to = -1  # ... up to this tick
+        self.refresh()
+
+    # --- opening --------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        uri = self.path.absolute().as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.DatabaseError as e:
+            if "not a database" in str(e) or "malformed" in str(e):
+                raise RecordingError(f"{self.path} is not a pgio-tui recording (not an SQLite file)") from None
+            raise RecordingError(f"cannot open recording {self.path}: {e}") from None
+
+    def _schema_version(self, conn: sqlite3.Connection) -> int:
+        not_ours = RecordingError(f"{self.path} is an SQLite file but not a pgio-tui recording")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"meta", "ticks"} <= tables:
+            raise not_ours
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            version = int(row[0])
+        except (TypeError, ValueError):
+            raise not_ours from None
+        if version > schema.SCHEMA_VERSION:
+            raise RecordingError(f"{self.path} was recorded by a newer pgio-tui (schema {version}, this "
+                                 f"one reads up to {schema.SCHEMA_VERSION}); upgrade pgio-tui")
+        return version
+
+    @staticmethod
+    def _migrated_copy(conn: sqlite3.Connection, version: int) -> sqlite3.Connection:
+        """An older file, migrated in memory: the file itself is never written."""
+        mem = sqlite3.connect(":memory:")
+        conn.backup(mem)
+        conn.close()
+        schema.migrate(Database(mem, recursive_triggers=False, execute_plugins=False), version)
+        mem.commit()
+        return mem
+
+    # --- what the file holds --------------------------------------------------------------------
+
+    def refresh(self) -> int:
+        """Re-read what a writer has committed since; returns how many ticks are new."""
+        conn = self.db.conn
+        cookie = conn.execute("PRAGMA schema_version").fetchone()[0]
+        if cookie != self._schema_cookie:
+            self._schema_cookie = cookie
+            self._columns = schema.metric_columns_of(self.db)
+        self.meta: dict[str, Any] = {k: _decode(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        self._devices = {name: (id_, role, _NEVER if first is None else first)
+                         for id_, name, role, first in conn.execute(
+                             "SELECT id, name, role, first_tick FROM devices ORDER BY id")}
+        self._sources = {id_: (bt, _NEVER if first is None else first) for id_, bt, first in conn.execute(
+            "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
+        self._wait_events = {r[0]: r[1:] for r in conn.execute("SELECT * FROM wait_events")}
+        after = -1 if self.last_tick is None else self.last_tick
+        new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
+        if new:
+            self._count += new
+            self.last_tick = last
+            self.end_t = conn.execute("SELECT t FROM ticks WHERE tick = ?", (last,)).fetchone()[0]
+            if self.first_tick is None:
+                self.first_tick, self.start_t = conn.execute(
+                    "SELECT tick, t FROM ticks ORDER BY tick LIMIT 1").fetchone()
+        return new
+
+    @property
+    def tick_count(self) -> int:
+        return self._count
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first tick to the last."""
+        return 0.0 if self.start_t is None else self.end_t - self.start_t
+
+    @property
+    def devices(self) -> dict[str, str | None]:
+        """Device name -> role ("data", "wal", "data,wal", "tblspc" or None), in order of appearance."""
+        return {name: role for name, (_, role, _) in self._devices.items()}
+
+    def metric_names(self) -> list[str]:
+        """Every metric that holds data: scalar columns with a value, then disk.<device>.<field>,
+        in catalog order (metrics unknown to the catalog last)."""
+        if self.last_tick is not None and self._data_checked_to < self.last_tick:
+            unknown = [c for c in self._columns if c not in self._with_data]
+            if unknown:
+                counts = self.db.conn.execute(
+                    f"SELECT {', '.join(f'count({quote(c)})' for c in unknown)} FROM ticks "
+                    "WHERE tick > ? AND tick <= ?", (self._data_checked_to, self.last_tick)).fetchone()
+                self._with_data.update(c for c, n in zip(unknown, counts) if n)
+            self._data_checked_to = self.last_tick
+        catalog = [c for c in BY_NAME if c in self._with_data]
+        disk = [f"disk.{d}.{f}" for d, (_, _, first) in self._devices.items() if first != _NEVER
+                for f in DEVICE_FIELDS]
+        extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
+        return catalog + disk + extra
+
+    def settings(self, tick: int | None = None) -> dict[str, Setting]:
+        """Settings in force at `tick`: the snapshot at start with the changes seen up to that tick
+        (all changes when tick is None)."""
+        rows = self.db.conn.execute(
+            "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
+            "ORDER BY coalesce(tick, -1), rowid", (_NEVER if tick is None else tick,))
+        return {r[0]: Setting(r[0], _decode(r[1]), *r[2:]) for r in rows}
+
+    def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
+        sql, params = "SELECT tick, t, kind, text, data FROM events", ()
+        if kinds is not None:
+            params = tuple(kinds)
+            sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
+        return [TickEvent(tick, t, Event(kind, text or "", _decode(data) or {}))
+                for tick, t, kind, text, data in self.db.conn.execute(sql + " ORDER BY id", params)]
+
+    def checkpoints(self) -> list[dict[str, Any]]:
+        """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
+        return [self._checkpoint(row) for row in self.db.conn.execute(
+            f"SELECT {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints ORDER BY id")]
+
+    @staticmethod
+    def _checkpoint(row: tuple) -> dict[str, Any]:
+        c = {k: v for k, v in zip(schema.CHECKPOINT_COLUMNS, row) if v is not None}
+        c.update(_decode(row[-1]) or {})
+        return c
+
+    def workloads(self) -> list[dict[str, Any]]:
+        """Workloads launched during the recording, with argv, params and summary decoded."""
+        return [{k: _decode(v) for k, v in row.items()} for row in self.db["workloads"].rows]
+
+    def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
+        """(t, stream, line) printed by a workload, in order."""
+        return list(self.db.conn.execute(
+            "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
+            (workload_id,)))
+
+    # --- seeking and series ---------------------------------------------------------------------
+
+    def tick_at(self, t: float) -> int:
+        """The last tick taken at or before wall time `t` (the first tick when `t` is earlier)."""
+        if self.first_tick is None:
+            raise RecordingError(f"{self.path} holds no ticks")
+        row = self.db.conn.execute("SELECT tick FROM ticks WHERE t <= ? ORDER BY t DESC LIMIT 1", (t,)).fetchone()
+        return self.first_tick if row is None else row[0]
+
+    def series(self, metric: str, start_tick: int | None = None,
+               end_tick: int | None = None) -> list[tuple[int, float, Any]]:
+        """(tick, t, value) of one metric, `disk.<device>.<field>` included, in one indexed query."""
+        return [(tick, t, v) for tick, t, _, v in self.rows([metric], start_tick, end_tick)]
+
+    def rows(self, metrics: list[str], start_tick: int | None = None,
+             end_tick: int | None = None) -> Iterator[tuple]:
+        """(tick, t, elapsed, *values of `metrics`) per tick, streamed from one query (a cursor)."""
+        cols, joins, params = [], [], []
+        for i, name in enumerate(metrics):
+            if name in self._columns:
+                cols.append(f"ticks.{quote(name)}")
+                continue
+            dev, fld = self._disk_metric(name)
+            id_, _, first = self._devices[dev]
+            alias = f"d{id_}"
+            if alias not in {j[0] for j in joins}:
+                joins.append((alias, id_))
+            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {alias}.{fld} "
+                        f"WHEN ticks.tick >= ? THEN 0.0 END")
+            params.append(first if first != _NEVER else None)
+        sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
+        sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
+        where, wparams = self._range("ticks.tick", start_tick, end_tick)
+        return self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
+
+    def _disk_metric(self, name: str) -> tuple[str, str]:
+        if name.startswith("disk."):
+            dev, _, fld = name[5:].rpartition(".")
+            if dev in self._devices and fld in DEVICE_FIELDS:
+                return dev, fld
+        raise KeyError(f"no metric {name!r} in {self.path}")
+
+    @staticmethod
+    def _range(column: str, start: int | None, end: int | None) -> tuple[str, list]:
+        conds, params = [], []
+        if start is not None:
+            conds.append(f"{column} >= ?")
+            params.append(start)
+        if end is not None:
+            conds.append(f"{column} <= ?")
+            params.append(end)
+        return (" WHERE " + " AND ".join(conds) if conds else ""), params
+
+    # --- frames ---------------------------------------------------------------------------------
+
+    def frame(self, tick: int) -> Frame:
+        """The Frame recorded at `tick` (KeyError when that tick was not recorded: a gap)."""
+        for f in self.frames(tick, tick):
+            return f
+        raise KeyError(f"no tick {tick} in {self.path}")
+
+    def frames(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[Frame]:
+        """Frames in tick order, rebuilt in full, a few queries per BATCH_TICKS ticks."""
+        conn = self.db.conn
+        columns = list(self._columns)
+        sel = ", ".join(quote(c) for c in ("tick", "t", "elapsed", "dt", *columns))
+        lo = start_tick
+        while True:
+            where, params = self._range("tick", lo, end_tick)
+            ticks = conn.execute(f"SELECT {sel} FROM ticks{where} ORDER BY tick LIMIT {BATCH_TICKS}",
+                                 params).fetchall()
+            if not ticks:
+                return
+            a, b = ticks[0][0], ticks[-1][0]
+            yield from self._build(ticks, columns, a, b)
+            lo = b + 1
+
+    def _build(self, ticks: list[tuple], columns: list[str], a: int, b: int) -> Iterator[Frame]:
+        conn = self.db.conn
+        span = (a, b)
+
+        def by_tick(sql: str) -> dict[int, list[tuple]]:
+            out: dict[int, list[tuple]] = {}
+            for row in conn.execute(sql, span):
+                out.setdefault(row[0], []).append(row[1:])
+            return out
+
+        disk = by_tick(f"SELECT tick, device_id, {', '.join(DEVICE_FIELDS)} FROM disk WHERE tick BETWEEN ? AND ?")
+        io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
+        waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
+        events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
+        cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
+                      "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
+        device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
+        roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
+        zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
+        zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
+        for row in ticks:
+            tick = row[0]
+            devices = {name: dict(zero_dev) for name, (_, _, first) in self._devices.items() if first <= tick}
+            for id_, *vals in disk.get(tick, ()):
+                devices[device_names[id_]] = dict(zip(DEVICE_FIELDS, vals))
+            sources = {bt: dict(zero_src) for bt, first in self._sources.values() if first <= tick}
+            for id_, *vals in io.get(tick, ()):
+                sources[self._sources[id_][0]] = dict(zip(SOURCE_FIELDS, vals))
+            yield Frame(
+                tick=tick, t=row[1], elapsed=row[2], dt=row[3],
+                values={c: v for c, v in zip(columns, row[4:]) if v is not None},
+                devices=devices,
+                device_roles=dict(roles),
+                sources=sources,
+                waits=[(*self._wait_events[id_], n) for id_, n in waits.get(tick, ())],
+                events=[Event(k, text or "", _decode(d) or {}) for k, text, d in events.get(tick, ())],
+                checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
+            )
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

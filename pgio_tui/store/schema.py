@@ -1,0 +1,190 @@
+"""The recording file format: tables, metric columns, stored precision, schema versions.
+
+One place for every fact about the file, so the writer, the reader and docs/recording.md cannot
+disagree. Bump SCHEMA_VERSION for any change a reader must know about, and add the SQL that brings
+the previous version up to it to MIGRATIONS: old recordings stay readable for ever.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from sqlite_utils import Database
+from sqlite_utils.db import quote_identifier as quote
+
+from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
+from pgio_tui.metrics import CATALOG, lookup
+
+SCHEMA_VERSION = 1
+
+# from_version -> SQL statements that turn a file of that version into from_version + 1.
+# The reader applies them to an in-memory copy (it never writes the file it reads).
+MIGRATIONS: dict[int, tuple[str, ...]] = {}
+
+
+class RecordingError(Exception):
+    """A recording cannot be created, written or read. str(error) is one line meant for the user."""
+
+
+class RecordingExists(RecordingError):
+    """The output file already exists and --force was not given."""
+
+
+# Per-tick columns before the metric columns.
+TICK_COLUMNS = ("tick", "t", "elapsed", "dt")
+
+# Keys of a Frame.checkpoints dict that have their own column; any other key goes to `extra` (JSON).
+CHECKPOINT_COLUMNS = (
+    "start_t", "end_t", "start_tick", "end_tick", "kind", "buffers", "log_buffers", "slru_buffers",
+    "write_s", "sync_s", "total_s", "distance_kb", "estimate_kb", "lsn", "redo_lsn", "source",
+)
+
+def _cols(table: str, fields: Iterable[str]) -> str:
+    return ", ".join(f"{table}.{f}" for f in fields)
+
+
+_DEVICE_COLS = ", ".join(f"{f} REAL" for f in DEVICE_FIELDS)
+_SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
+
+DDL = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE settings (
+    name TEXT NOT NULL, value, unit TEXT,
+    category TEXT,            -- postgres | kernel | device | machine
+    tick INTEGER              -- NULL: snapshot at start; else the tick the change was seen
+);
+CREATE TABLE ticks (tick INTEGER PRIMARY KEY, t REAL NOT NULL, elapsed REAL, dt REAL, {{metrics}});
+CREATE INDEX ticks_t ON ticks (t);
+CREATE TABLE devices (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT, first_tick INTEGER
+);
+CREATE TABLE disk (
+    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), {_DEVICE_COLS},
+    PRIMARY KEY (tick, device_id)
+) WITHOUT ROWID;
+CREATE TABLE sources (
+    id INTEGER PRIMARY KEY, backend_type TEXT NOT NULL UNIQUE, first_tick INTEGER
+);
+CREATE TABLE io (
+    tick INTEGER NOT NULL, source_id INTEGER NOT NULL REFERENCES sources (id), {_SOURCE_COLS},
+    PRIMARY KEY (tick, source_id)
+) WITHOUT ROWID;
+CREATE TABLE wait_events (
+    id INTEGER PRIMARY KEY, backend_type TEXT, wait_event_type TEXT, wait_event TEXT
+);
+CREATE TABLE waits (
+    tick INTEGER NOT NULL, wait_id INTEGER NOT NULL REFERENCES wait_events (id), count INTEGER,
+    PRIMARY KEY (tick, wait_id)
+) WITHOUT ROWID;
+CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY, start_t REAL, end_t REAL, start_tick INTEGER, end_tick INTEGER,
+    kind TEXT, buffers INTEGER, log_buffers INTEGER, slru_buffers INTEGER,
+    write_s REAL, sync_s REAL, total_s REAL, distance_kb REAL, estimate_kb REAL,
+    lsn TEXT, redo_lsn TEXT, source TEXT, extra TEXT
+);
+CREATE INDEX checkpoints_end_tick ON checkpoints (end_tick);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY, tick INTEGER, t REAL, kind TEXT NOT NULL, text TEXT, data TEXT
+);
+CREATE INDEX events_tick ON events (tick);
+CREATE TABLE workloads (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
+    start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT
+);
+CREATE TABLE workload_output (
+    workload_id INTEGER NOT NULL REFERENCES workloads (id), t REAL, stream TEXT, line TEXT
+);
+CREATE INDEX workload_output_workload ON workload_output (workload_id, t);
+-- The per-tick tables with names instead of ids, for people reading the file with SQL.
+CREATE VIEW disk_named AS
+    SELECT disk.tick, devices.name AS device, devices.role, {_cols("disk", DEVICE_FIELDS)}
+    FROM disk JOIN devices ON devices.id = disk.device_id;
+CREATE VIEW io_named AS
+    SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
+    FROM io JOIN sources ON sources.id = io.source_id;
+CREATE VIEW waits_named AS
+    SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
+    FROM waits JOIN wait_events w ON w.id = waits.wait_id;
+"""
+
+
+def column_type(metric: str) -> str:
+    """SQL type of a metric's column in `ticks`: TEXT for label metrics, REAL for numbers."""
+    m = lookup(metric)
+    return "TEXT" if m is not None and m.unit == "text" else "REAL"
+
+
+def catalog_columns() -> dict[str, str]:
+    """The metric columns every new recording starts with, in catalog order."""
+    return {m.name: column_type(m.name) for m in CATALOG}
+
+
+def create(db: Database) -> None:
+    """Create every table of a new recording, with one `ticks` column per catalog metric, in one
+    transaction."""
+    metrics = ", ".join(f"{quote(name)} {sql_type}" for name, sql_type in catalog_columns().items())
+    db.executescript("BEGIN;\n" + DDL.replace("{metrics}", metrics) + "COMMIT;")
+
+
+def add_metric_columns(db: Database, columns: dict[str, str]) -> None:
+    """Add metric columns to `ticks` (a metric the catalog does not know appeared in a Frame)."""
+    for name, sql_type in columns.items():
+        db["ticks"].add_column(name, sql_type)
+
+
+def migrate(db: Database, version: int) -> None:
+    """Bring a recording of an older schema `version` up to SCHEMA_VERSION, in place."""
+    for v in range(version, SCHEMA_VERSION):
+        for sql in MIGRATIONS[v]:
+            db.execute(sql)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+
+
+# --- stored precision ---------------------------------------------------------------------------
+# SQLite stores a REAL that holds a whole number as a 0-6 byte integer, any other REAL as 8 bytes.
+# Rounding each value to the precision its unit needs turns most of them into whole numbers, which
+# keeps an hour at 1 Hz under 2 MB. docs/recording.md lists these figures; keep them in step.
+
+# unit -> decimals kept. Per-second rates ("…/s") keep one event per tick instead (see quantize),
+# units not listed keep SIGNIFICANT digits, and metrics the catalog does not know are kept as is.
+DECIMALS: dict[str, int] = {"0/1": 0, "kB": 0, "buffers": 0, "count": 0, "%": 0, "0-1": 3, "s": 3,
+                            "requests": 2}
+SIGNIFICANT = 3  # ms gauges: 3 significant digits, never finer than 0.001
+
+
+def quantize(value, unit: str | None, interval: float = 1.0):
+    """`value` rounded to the precision stored for `unit`; NaN and inf become None (NULL).
+
+    A per-second rate is a count over the tick divided by the tick's length, so its real
+    resolution is one event per tick: at 1 Hz whole numbers, which SQLite stores in 1-4 bytes.
+    """
+    if not isinstance(value, float):
+        return value
+    if not math.isfinite(value):
+        return None
+    if unit is None:
+        return value
+    if unit.endswith("/s"):
+        return round(round(value * interval) / interval, 6)
+    decimals = DECIMALS.get(unit)
+    if decimals is None:
+        if value == 0.0:
+            return 0.0
+        decimals = min(3, SIGNIFICANT - 1 - math.floor(math.log10(abs(value))))
+    return round(value, decimals)
+
+
+def metric_unit(metric: str) -> str | None:
+    m = lookup(metric)
+    return m.unit if m is not None else None
+
+
+def metric_columns_of(db: Database) -> dict[str, str]:
+    """The metric columns of `ticks` with their types, in table order (catalog, then added later)."""
+    return {c.name: c.type for c in db["ticks"].columns if c.name not in TICK_COLUMNS}
+
+
+def all_zero(values: Iterable) -> bool:
+    """True when every value is exactly 0: such per-device/per-source rows are not stored."""
+    return all(v == 0 for v in values)

@@ -1,0 +1,385 @@
+"""Recorder: writes Frames into a recording file so that a crash or SIGKILL loses at most one second.
+
+Rows are buffered and committed in one transaction at least once a second (every frame when the
+interval is 1 s or more). WAL mode with synchronous=NORMAL makes a commit one append to the -wal file
+with no fsync: it survives the process being killed, and a power loss leaves a consistent file that
+may miss the last commits. close() folds the WAL back into the one file.
+
+Use a Recorder from the thread that created it (sqlite3 connections are per thread).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shlex
+import socket
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+import pgio_tui
+from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.metrics import DISK_METRICS
+from pgio_tui.store import schema
+from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quote
+
+__all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
+
+COMMIT_EVERY_S = 1.0
+
+# --- secrets ------------------------------------------------------------------------------------
+# URI userinfo `scheme://user:secret@` (libpq stops the userinfo at the first '@' or '/').
+_URI_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@", re.I)
+# URI query parameter `?password=secret&...`.
+_QUERY_PASSWORD = re.compile(r"([?&])(?:ssl)?password=[^&#\s]*(?:&|(?=[#\s]|$))", re.I)
+# conninfo / environment `password=secret`, `password = 'se cret'`, `PGPASSWORD=secret`.
+_KV_PASSWORD = re.compile(
+    r"(?<![\w])(?:pg)?(?:ssl)?password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S*)\s*", re.I
+)
+_SECRET_KEY = re.compile(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
+
+
+def scrub_secrets(text: str) -> str:
+    """`text` without passwords: drops `password=...` pairs of conninfo strings and the
+    `:password@` of URIs, so nothing secret ever reaches a recording."""
+    text = _URI_PASSWORD.sub(r"\1@", text)
+    text = _QUERY_PASSWORD.sub(r"\1", text)
+    return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
+
+
+def _scrub(value: Any) -> Any:
+    """scrub_secrets applied through dicts and lists; keys named like a password are dropped."""
+    if isinstance(value, str):
+        return scrub_secrets(value)
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items() if not _SECRET_KEY.fullmatch(str(k))}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _json(value: Any) -> str | None:
+    return None if value in (None, {}, []) else json.dumps(_scrub(value), default=str)
+
+
+def _plain(value: Any) -> Any:
+    """A meta/settings value as stored: numbers and text as they are, dicts and lists as JSON."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (dict, list, tuple)):
+        return _json(value)
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return scrub_secrets(str(value))
+
+
+def default_meta() -> dict[str, Any]:
+    """What a recording knows about where and how it was made, before the caller adds more."""
+    return {
+        "schema_version": schema.SCHEMA_VERSION,
+        "tool_version": pgio_tui.__version__,
+        "created_at": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "command_line": shlex.join(sys.argv),
+    }
+
+
+_DISK_UNITS = tuple(m.unit for m in DISK_METRICS)
+_SOURCE_UNIT = "1/s"
+
+
+class Recorder:
+    """Writes one recording file. See the module docstring for what a crash can lose."""
+
+    def __init__(self, path: str | os.PathLike, *, force: bool = False, meta: dict | None = None):
+        self.path = Path(path)
+        self._closed = False
+        self._failed: str | None = None
+        self._create_file(force)
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None)  # we BEGIN/COMMIT ourselves
+            self.db = Database(conn)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            schema.create(self.db)
+        except sqlite3.Error as e:
+            raise RecordingError(f"cannot create recording {self.path}: {e}") from None
+        self._columns: dict[str, str] = schema.catalog_columns()  # metric -> SQL type
+        self._units = {name: schema.metric_unit(name) for name in self._columns}
+        self._device_ids: dict[str, int] = {}
+        self._device_roles: dict[str, str | None] = {}
+        self._device_first: dict[str, int | None] = {}
+        self._source_ids: dict[str, int] = {}
+        self._wait_ids: dict[tuple, int] = {}
+        self._interval: float | None = None
+        self._last_tick: int | None = None
+        self._last_commit = time.monotonic()
+        self._clear_buffers()
+        self.set_meta(**{**default_meta(), **(meta or {})})
+
+    def _create_file(self, force: bool) -> None:
+        """Create the file exclusively, so two recorders can never write the same file."""
+        p = self.path
+        if p.is_dir():
+            raise RecordingError(f"cannot create recording {p}: it is a directory")
+        if p.exists() or p.is_symlink():
+            if not force:
+                raise RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name")
+            for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm"), Path(f"{p}-journal")):
+                q.unlink(missing_ok=True)
+        try:
+            os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            raise RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name") from None
+        except OSError as e:
+            raise RecordingError(f"cannot create recording {p}: {e.strerror}") from None
+
+    # --- metadata and settings ------------------------------------------------------------------
+
+    def set_meta(self, **kv: Any) -> None:
+        """Add or replace metadata (secrets scrubbed). interval_s also sets the commit cadence."""
+        if "interval_s" in kv and kv["interval_s"]:
+            self._interval = float(kv["interval_s"])
+        rows = [{"key": k, "value": _plain(v)} for k, v in kv.items()]
+        self._guard(lambda: self.db["meta"].upsert_all(rows, pk="key"))
+
+    def set_settings(self, rows: Iterable[tuple[str, Any, str | None, str]], tick: int | None = None) -> None:
+        """Store settings (name, value, unit, category): the snapshot at start when tick is None,
+        else values that changed at that tick."""
+        data = [{"name": n, "value": _plain(v), "unit": u, "category": c, "tick": tick} for n, v, u, c in rows]
+        self._guard(lambda: self.db["settings"].insert_all(data))
+
+    # --- frames ---------------------------------------------------------------------------------
+
+    def write(self, frame: Frame) -> None:
+        """Buffer one tick; commit when the oldest uncommitted tick could otherwise exceed 1 s."""
+        self._check_writable()
+        if self._last_tick is not None and frame.tick <= self._last_tick:
+            raise ValueError(f"tick {frame.tick} written after tick {self._last_tick}")
+        tick = frame.tick
+        events = list(frame.events)
+        if self._last_tick is None and not any(e.kind == "start" for e in events):
+            events.insert(0, Event("start", "recording started"))
+        self._last_tick = tick
+
+        new = {k: ("TEXT" if isinstance(v, str) else "REAL") for k, v in frame.values.items() if k not in self._columns}
+        if new:
+            self._guard(lambda: schema.add_metric_columns(self.db, new))
+            self._columns.update(new)
+            self._units.update({k: schema.metric_unit(k) for k in new})
+        q = self._interval or COMMIT_EVERY_S  # rates keep one event per (nominal) tick
+        row = {"tick": tick, "t": round(frame.t, 3), "elapsed": _round(frame.elapsed, 3), "dt": _round(frame.dt, 3)}
+        row.update({k: quantize(v, self._units[k], q) for k, v in frame.values.items()})
+        self._ticks.append(row)
+
+        for name in {**frame.devices, **frame.device_roles}:
+            self._register_device(name, frame.device_roles.get(name), tick if name in frame.devices else None)
+        for name, fields in frame.devices.items():
+            vals = [quantize(fields.get(f), u, q) for f, u in zip(DEVICE_FIELDS, _DISK_UNITS)]
+            if not schema.all_zero(vals):
+                self._disk.append((tick, self._device_ids[name], *vals))
+        for backend_type, fields in frame.sources.items():
+            source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
+            vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
+            if not schema.all_zero(vals):
+                self._io.append((tick, source_id, *vals))
+        waits: dict[int, int] = {}
+        for backend_type, wait_type, wait_event, count in frame.waits:
+            key = (backend_type, wait_type, wait_event)
+            wait_id = self._lookup(self._wait_ids, self._new_waits, key, key)
+            waits[wait_id] = waits.get(wait_id, 0) + count
+        self._waits.extend((tick, wait_id, count) for wait_id, count in waits.items())
+        self._events.extend(self._event_row(e, tick, frame.t) for e in events)
+        self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
+
+        interval = self._interval or frame.dt or COMMIT_EVERY_S
+        if time.monotonic() - self._last_commit + interval >= COMMIT_EVERY_S:
+            self.flush()
+
+    def _register_device(self, name: str, role: str | None, first_tick: int | None) -> None:
+        """Give a device its id; first_tick is the first tick with figures for it (a reader shows
+        the device idle, all zeros, at later ticks without a row)."""
+        if name not in self._device_ids:
+            self._device_ids[name] = len(self._device_ids) + 1
+            self._device_roles[name] = role
+            self._device_first[name] = first_tick
+            self._new_devices.append((self._device_ids[name], name, role, first_tick))
+            return
+        if role is not None and role != self._device_roles[name]:
+            self._device_roles[name] = role
+            self._device_updates.append(("role", role, self._device_ids[name]))
+        if first_tick is not None and self._device_first[name] is None:
+            self._device_first[name] = first_tick
+            self._device_updates.append(("first_tick", first_tick, self._device_ids[name]))
+
+    @staticmethod
+    def _lookup(ids: dict, new_rows: list, key, row: tuple) -> int:
+        """The id of a name row (sources, wait_events), assigned here at first sight so the rows
+        that use it can go in the same transaction."""
+        id_ = ids.get(key)
+        if id_ is None:
+            id_ = ids[key] = len(ids) + 1
+            new_rows.append((id_, *row))
+        return id_
+
+    @staticmethod
+    def _event_row(e: Event, tick: int | None, t: float) -> tuple:
+        return (tick, round(t, 3), e.kind, scrub_secrets(e.text or ""), _json(e.data))
+
+    @staticmethod
+    def _checkpoint_row(c: dict[str, Any], tick: int) -> tuple:
+        c = {"end_tick": tick, **c}
+        extra = {k: v for k, v in c.items() if k not in schema.CHECKPOINT_COLUMNS}
+        return (*(c.get(k) for k in schema.CHECKPOINT_COLUMNS), _json(extra))
+
+    # --- workloads ------------------------------------------------------------------------------
+
+    def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int:
+        """Record a launched workload (command line scrubbed); returns its id for the calls below."""
+        row = {"kind": kind, "argv": _json(list(argv)), "params": _json(params), "start_t": t or time.time()}
+        return self._guard(lambda: self.db["workloads"].insert(row).last_pk)
+
+    def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None:
+        """Buffer one line the workload printed (stream: stdout/stderr); committed with the ticks."""
+        self._check_writable()
+        self._output.append((workload_id, round(t or time.time(), 3), stream, scrub_secrets(line)))
+
+    def workload_stop(self, workload_id: int, exit_code: int | None, summary: dict | None = None,
+                      t: float | None = None) -> None:
+        self.flush()
+        update = {"stop_t": t or time.time(), "exit_code": exit_code, "summary": _json(summary)}
+        self._guard(lambda: self.db["workloads"].update(workload_id, update))
+
+    # --- commit and close -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Commit everything buffered, in one transaction."""
+        self._check_writable()
+        self._last_commit = time.monotonic()
+        columns = list(schema.TICK_COLUMNS) + list(self._columns)
+        ticks = [tuple(r.get(c) for c in columns) for r in self._ticks]
+        statements = [
+            ("INSERT INTO devices (id, name, role, first_tick) VALUES (?, ?, ?, ?)", self._new_devices),
+            ("UPDATE devices SET role = ? WHERE id = ?", [u[1:] for u in self._device_updates if u[0] == "role"]),
+            ("UPDATE devices SET first_tick = ? WHERE id = ?",
+             [u[1:] for u in self._device_updates if u[0] == "first_tick"]),
+            (f"INSERT INTO ticks ({', '.join(map(quote, columns))}) VALUES ({', '.join('?' * len(columns))})",
+             ticks),
+            (_insert("sources", 3), self._new_sources),
+            (_insert("wait_events", 4), self._new_waits),
+            (_insert("disk", 2 + len(DEVICE_FIELDS)), self._disk),
+            (_insert("io", 2 + len(SOURCE_FIELDS)), self._io),
+            (_insert("waits", 3), self._waits),
+            ("INSERT INTO events (tick, t, kind, text, data) VALUES (?, ?, ?, ?, ?)", self._events),
+            (f"INSERT INTO checkpoints ({', '.join(schema.CHECKPOINT_COLUMNS)}, extra) "
+             f"VALUES ({', '.join('?' * (len(schema.CHECKPOINT_COLUMNS) + 1))})", self._checkpoints),
+            ("INSERT INTO workload_output (workload_id, t, stream, line) VALUES (?, ?, ?, ?)", self._output),
+        ]
+        if not any(rows for _, rows in statements):
+            return
+        conn = self.db.conn
+        try:
+            conn.execute("BEGIN")
+            for sql, rows in statements:
+                if rows:
+                    conn.executemany(sql, rows)
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            self._fail(e)
+        finally:
+            self._clear_buffers()
+
+    def close(self, reason: str = "", *, t: float | None = None) -> None:
+        """Write a stop event (at wall time `t`, default now), commit, and fold the WAL into the
+        single file. Safe to call twice."""
+        if self._closed:
+            return
+        error = None
+        try:
+            if not self._failed:
+                stop = Event("stop", reason)
+                self._events.append(self._event_row(stop, self._last_tick, time.time() if t is None else t))
+                self.flush()
+        except RecordingError as e:
+            error = e
+        finally:
+            self._closed = True
+            self._compact()
+            self.db.conn.close()
+        if error is not None:
+            raise error
+
+    def _compact(self) -> None:
+        """Best effort, each step may fail (disk full, a reader still has the file open): VACUUM
+        packs the per-tick tables' half-full pages (~7% smaller); the WAL goes back into the file,
+        which then needs no -wal/-shm beside it (read-only media, copies)."""
+        for sql in ("VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA journal_mode = DELETE"):
+            try:
+                self.db.execute(sql)
+            except sqlite3.Error:
+                pass
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close("error" if exc_type else "")
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _clear_buffers(self) -> None:
+        self._ticks: list[dict] = []
+        self._disk: list[tuple] = []
+        self._io: list[tuple] = []
+        self._waits: list[tuple] = []
+        self._events: list[tuple] = []
+        self._checkpoints: list[tuple] = []
+        self._output: list[tuple] = []
+        self._new_devices: list[tuple] = []
+        self._device_updates: list[tuple] = []
+        self._new_sources: list[tuple] = []
+        self._new_waits: list[tuple] = []
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise RecordingError(f"recording {self.path} is closed")
+        if self._failed:
+            raise RecordingError(self._failed)
+
+    def _fail(self, e: Exception) -> None:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        self._failed = f"cannot write recording {self.path}: {msg}"
+        raise RecordingError(self._failed) from None
+
+    def _guard(self, action):
+        """Run a direct write; SQLite errors become a one-line RecordingError."""
+        self._check_writable()
+        try:
+            return action()
+        except sqlite3.Error as e:
+            self._fail(e)
+
+
+def _insert(table: str, n: int) -> str:
+    return f"INSERT INTO {table} VALUES ({', '.join('?' * n)})"
+
+
+def _round(v: float | None, decimals: int) -> float | None:
+    return None if v is None else round(v, decimals)

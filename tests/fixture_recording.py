@@ -1,0 +1,229 @@
+"""Deterministic synthetic Frames and recordings, for tests, TUI snapshots and bench/recording_size.py.
+
+`synthetic_frames()` yields Frames that look like a pgbench run on a 4-device machine: noisy rates,
+a checkpoint every CHECKPOINT_EVERY ticks, a few waits, and (with `incidents=True`) one of each
+event a real session has: a gap, a late tick, a setting change, an annotation. Same arguments, same
+Frames, on every machine. `write_fixture()` records them to a file with fixed metadata.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.metrics import CATALOG
+from pgio_tui.store.writer import Recorder
+
+START_T = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+DEVICES = {"nvme0n1": "data", "nvme1n1": "wal", "sda": None, "dm-0": "tblspc"}
+# pg_stat_io activity per backend type: (share of ticks it does any I/O, field -> mean per second);
+# fields not listed stay 0, as in a real pg_stat_io (the checkpointer never reads, ...).
+SOURCE_PROFILE = {
+    "client backend": (1.0, {"reads": 850, "writes": 120, "extends": 40, "hits": 95000, "evictions": 900,
+                             "writebacks": 10}),
+    "checkpointer": (1.0, {"writes": 410, "writebacks": 400, "fsyncs": 2}),  # while a checkpoint runs
+    "background writer": (0.7, {"writes": 35, "writebacks": 30}),
+    "autovacuum worker": (0.3, {"reads": 60, "writes": 3, "hits": 2400, "evictions": 60}),
+    "autovacuum launcher": (0.05, {"hits": 4}),
+    "walsender": (1.0, {"reads": 1, "hits": 30}),
+    "background worker": (0.1, {"reads": 25, "hits": 1800, "evictions": 20}),
+    "walwriter": (1.0, {"writes": 300, "fsyncs": 80}),
+}
+BACKEND_TYPES = tuple(SOURCE_PROFILE)
+WAITS = (
+    ("client backend", "IO", "DataFileRead"),
+    ("client backend", "IO", "WALSync"),
+    ("client backend", "LWLock", "WALWrite"),
+    ("client backend", "Lock", "transactionid"),
+    ("checkpointer", "Timeout", "CheckpointWriteDelay"),
+    ("autovacuum worker", "IO", "DataFileWrite"),
+)
+CHECKPOINT_EVERY = 30  # ticks from one checkpoint start to the next
+CHECKPOINT_LENGTH = 20  # ticks a checkpoint runs
+GAP_AT = 40  # with incidents: ticks GAP_AT, GAP_AT+1 are missing
+SETTINGS = (
+    ("shared_buffers", "16384", "8kB", "postgres"),
+    ("checkpoint_timeout", "300", "s", "postgres"),
+    ("max_wal_size", "1024", "MB", "postgres"),
+    ("backend_flush_after", "0", "8kB", "postgres"),
+    ("vm.dirty_background_ratio", "10", None, "kernel"),
+    ("vm.dirty_ratio", "20", None, "kernel"),
+    ("nvme0n1.scheduler", "none", None, "device"),
+    ("cpu_count", 8, None, "machine"),
+    ("mem_total_kb", 16_318_464, "kB", "machine"),
+)
+META = {
+    "host": "fixture-host",
+    "os": "Linux-6.1-x86_64 (fixture)",
+    "created_at": "2023-11-14T23:13:20+01:00",
+    "command_line": "pgio-tui record -o fixture.sqlite",
+    "server_version": "17.2",
+    "server_version_num": 170002,
+    "conninfo": "host=/tmp port=5432 user=postgres dbname=bench",
+    "pg_features": {"pg_stat_io": True, "pg_stat_checkpointer": True, "pg_stat_statements": False},
+}
+
+
+def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> dict:
+    def rate(mean: float, spread: float = 0.2) -> float:
+        return max(0, round(rng.gauss(mean, mean * spread))) / dt
+
+    def ms(mean: float) -> float:
+        return abs(rng.gauss(mean, mean * 0.3))
+
+    active = cp_tick is not None
+    wave = 1 + 0.3 * math.sin(tick / 17)
+    lat = [ms(2.5 * wave) for _ in range(7)]
+    lat.sort()
+    v = {
+        "checkpoint.active": int(active),
+        "checkpoint.kind": "time",
+        "checkpoint.progress": cp_tick / CHECKPOINT_LENGTH if active else None,
+        "checkpoint.buffers_written": cp_tick * 412 + rng.randrange(400) if active else None,
+        "checkpoint.buffers_estimate": 8300 if active else None,
+        "checkpoint.elapsed_s": cp_tick * dt if active else None,
+        "checkpoint.time_progress": (tick % CHECKPOINT_EVERY) / CHECKPOINT_EVERY + rng.random() * 1e-3,
+        "checkpoint.wal_progress": (tick % CHECKPOINT_EVERY) / 80 + rng.random() * 1e-3,
+        "writes.checkpointer": rate(410) if active else 0.0,
+        "writes.bgwriter": rate(35),
+        "writes.backend": rate(120 * wave),
+        "writes.autovacuum": rate(3, 1),
+        "writes.other": rate(0.5, 1),
+        "fsyncs.backend": 0.0,
+        "fsyncs.checkpointer": rate(2, 1) if active else 0.0,
+        "extends.backend": rate(40),
+        "writebacks.total": rate(12),
+        "bgwriter.maxwritten_s": rate(0.3, 1),
+        "buffers.alloc_s": rate(900 * wave),
+        "mem.dirty_kb": 180_000 + rng.randrange(90_000) * 4,
+        "mem.writeback_kb": rng.randrange(20_000) * 4,
+        "mem.dirty_background_threshold_kb": 1_572_864,
+        "mem.dirty_threshold_kb": 3_145_728,
+        "mem.available_kb": 9_000_000 + rng.randrange(10_000) * 4,
+        "mem.cached_kb": 6_000_000 + rng.randrange(10_000) * 4,
+        "io.pressure_some_pct": abs(rng.gauss(8, 4)),
+        "io.pressure_full_pct": abs(rng.gauss(3, 2)),
+        "latency.tps": rate(3200 * wave, 0.05),
+        "latency.mean_ms": sum(lat) / 7,
+        "latency.stddev_ms": ms(1.1),
+        "latency.p50_ms": lat[3],
+        "latency.p95_ms": lat[5] * 2,
+        "latency.p99_ms": lat[6] * 3,
+        "latency.max_ms": lat[6] * 9,
+        "latency.calls_s": rate(22000 * wave, 0.05),
+        "db.blks_read_s": rate(850 * wave),
+        "db.blks_hit_s": rate(95000 * wave, 0.05),
+        "db.xact_s": rate(3200 * wave, 0.05),
+        "db.temp_bytes_s": 0.0,
+        "db.blk_read_time_ms_s": ms(45),
+        "db.blk_write_time_ms_s": ms(12),
+        "db.backends": 34 + rng.randrange(3),
+        "wal.bytes_s": rate(9_800_000 * wave, 0.1),
+        "wal.records_s": rate(21000 * wave, 0.05),
+        "wal.fpi_s": rate(1300 * wave),
+        "wal.buffers_full_s": rate(0.2, 1),
+        "sessions.active": rng.randrange(8, 32),
+        "sessions.io_wait": rng.randrange(0, 6),
+        "sessions.lock_wait": rng.randrange(0, 3),
+        "observer.collect_ms": ms(3.1),
+        "observer.cpu_ms": 10.0 * rng.randrange(3),  # os.times() counts 10 ms clock ticks
+        "observer.server_ms": ms(0.8),
+        "observer.late_ms": ms(0.2),
+    }
+    assert set(v) == {m.name for m in CATALOG}, "fixture must carry the full catalog"
+    return v
+
+
+def _device(rng: random.Random, role: str | None, dt: float, checkpointing: bool) -> dict:
+    busy = {"data": 1.0, "wal": 0.8, "tblspc": 0.3}.get(role, 0.1) * (1.6 if checkpointing else 1)
+    reads = role != "wal" or rng.random() < 0.05  # WAL is written, read only by archiving/replicas
+    r = max(0, round(rng.gauss(850 * busy, 120))) / dt if reads else 0.0
+    w = max(0, round(rng.gauss(1200 * busy, 200))) / dt
+    return {
+        "r_s": r, "w_s": w, "rkb_s": r * 8, "wkb_s": w * rng.uniform(8, 24),
+        "r_await_ms": abs(rng.gauss(0.12, 0.04)) if r else 0.0, "w_await_ms": abs(rng.gauss(0.6 * busy, 0.3)),
+        "aqu_sz": abs(rng.gauss(1.4 * busy, 0.5)), "util_pct": min(100.0, abs(rng.gauss(55 * busy, 10))),
+    }
+
+
+def _sources(rng: random.Random, dt: float, checkpointing: bool) -> dict:
+    out = {}
+    for bt, (share, means) in SOURCE_PROFILE.items():
+        idle = rng.random() >= share or (bt == "checkpointer" and not checkpointing)
+        out[bt] = {f: 0.0 if idle or f not in means else max(0, round(rng.gauss(means[f], means[f] * 0.2))) / dt
+                   for f in SOURCE_FIELDS}
+    return out
+
+
+def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start_t: float = START_T,
+                     devices: dict[str, str | None] | None = None, incidents: bool = True) -> Iterator[Frame]:
+    """n ticks (fewer Frames when `incidents` makes a gap) of a busy, checkpointing server."""
+    rng = random.Random(seed)
+    devices = DEVICES if devices is None else devices
+    cp_id = 0
+    for tick in range(n):
+        if incidents and tick in (GAP_AT, GAP_AT + 1):
+            continue
+        first = tick == 0
+        dt = None if first else interval * (1 + rng.gauss(0, 0.002))
+        if incidents and tick == GAP_AT + 2:
+            dt = 3 * interval
+        cp_tick = (tick - 5) % CHECKPOINT_EVERY if tick >= 5 else None
+        if cp_tick is not None and cp_tick >= CHECKPOINT_LENGTH:
+            cp_tick = None
+        rate_dt = dt or interval
+        f = Frame(tick=tick, t=start_t + tick * interval + rng.uniform(0, 0.004),
+                  elapsed=tick * interval + rng.uniform(0, 0.004), dt=dt)
+        f.values = _values(rng, tick, rate_dt, cp_tick)
+        if not first:
+            f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None) for d, role in devices.items()}
+            f.sources = _sources(rng, rate_dt, cp_tick is not None)
+        f.device_roles = {d: role for d, role in devices.items() if role}
+        f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]
+        if cp_tick == 0:
+            f.events.append(Event("checkpoint_start", "checkpoint starting: time", {"kind": "time"}))
+        if cp_tick == CHECKPOINT_LENGTH - 1:
+            cp_id += 1
+            start_tick = tick - CHECKPOINT_LENGTH + 1
+            f.events.append(Event("checkpoint_end", "checkpoint complete: wrote 8241 buffers (50.3%)"))
+            f.checkpoints.append({
+                "start_t": start_t + start_tick * interval, "end_t": f.t, "start_tick": start_tick,
+                "end_tick": tick, "kind": "time", "buffers": 8241, "write_s": 17.9, "sync_s": 0.4,
+                "total_s": 18.5, "distance_kb": 301_234, "estimate_kb": 320_000,
+                "lsn": f"0/{cp_id:X}8000028", "redo_lsn": f"0/{cp_id:X}0000060", "source": "log",
+                "wal_files_added": 0, "wal_files_recycled": 3,
+            })
+        if incidents:
+            if tick == GAP_AT + 2:
+                f.events.append(Event("gap", "2 ticks missed: server unreachable", {"missed": 2}))
+            if tick == 12:
+                f.events.append(Event("late", "tick 340 ms late", {"late_ms": 340}))
+            if tick == 20:
+                f.events.append(Event("setting_change", "backend_flush_after: 0 -> 256",
+                                      {"name": "backend_flush_after", "old": "0", "new": "256"}))
+            if tick == 25:
+                f.events.append(Event("annotation", "raised client count to 32"))
+        yield f
+
+
+def write_fixture(path: str | Path, n: int = 60, *, interval: float = 1.0, seed: int = 0,
+                  force: bool = False, incidents: bool = True) -> Path:
+    """Record synthetic_frames() to `path` with fixed metadata, settings and a pgbench workload."""
+    frames = list(synthetic_frames(n, interval=interval, seed=seed, incidents=incidents))
+    with Recorder(path, force=force, meta={**META, "interval_s": interval}) as rec:
+        rec.set_settings(SETTINGS)
+        wid = rec.workload_start("pgbench", ["pgbench", "-c", "8", "-T", str(int(n * interval)), "bench"],
+                                 {"clients": 8}, t=START_T)
+        for f in frames:
+            rec.write(f)
+            if f.tick == 20 and incidents:
+                rec.set_settings([("backend_flush_after", "256", "8kB", "postgres")], tick=20)
+            if f.tick % 10 == 5:
+                rec.workload_output(wid, "stderr", f"progress: {f.tick:.1f} s, 3187.4 tps, lat 2.507 ms stddev 1.102",
+                                    t=f.t)
+        rec.workload_stop(wid, 0, {"tps": 3187.4}, t=frames[-1].t)
+        rec.close("fixture done", t=frames[-1].t + 0.5)
+    return Path(path)
