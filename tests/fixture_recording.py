@@ -4,6 +4,9 @@
 a checkpoint every CHECKPOINT_EVERY ticks, a few waits, and (with `incidents=True`) one of each
 event a real session has: a gap, a late tick, a setting change, an annotation. Same arguments, same
 Frames, on every machine. `write_fixture()` records them to a file with fixed metadata.
+
+tests/data/recordings/fixture-v<N>.sqlite are frozen samples written by write_fixture() at schema N:
+never regenerate one for a later schema, add a new file instead.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 

@@ -49,7 +49,7 @@ def export(recording: Recording, out: TextIO, fmt: str = "csv", metrics: list[st
         raise ValueError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
     names = select_metrics(recording, metrics)
     header = [*FIXED_COLUMNS, *names]
-    rows = recording.rows(names, start_tick, end_tick)
+    rows = (tuple(_number(v) for v in row) for row in recording.rows(names, start_tick, end_tick))
     n = 0
     if fmt == "csv":
         w = csv.writer(out, lineterminator="\n")
@@ -62,6 +62,11 @@ def export(recording: Recording, out: TextIO, fmt: str = "csv", metrics: list[st
     return n
 
 
+def _number(v):
+    """Whole numbers without the ".0" SQLite's REAL columns give them (kB, counts, rates at 1 Hz)."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
 # --- info ---------------------------------------------------------------------------------------
 
 def describe(recording: Recording) -> str:
@@ -71,8 +76,8 @@ def describe(recording: Recording) -> str:
     size = r.path.stat().st_size
     wal = r.path.with_name(r.path.name + "-wal")
     wal_size = wal.stat().st_size if wal.exists() else 0
-    lines = [("file", f"{r.path} ({_size(size)}"
-                      + (f" + {_size(wal_size)} WAL: still being written, or not closed cleanly)" if wal_size else ")"))]
+    wal_note = f" + {_size(wal_size)} WAL: still being written, or not closed cleanly" if wal_size else ""
+    lines = [("file", f"{r.path} ({_size(size)}{wal_note})")]
     lines.append(("schema", f"{r.schema_version} (recorded by pgio-tui {meta.get('tool_version', '?')})"))
     lines.append(("host", f"{meta.get('host', '?')}  {meta.get('os', '')}".rstrip()))
     if "server_version" in meta:

@@ -96,6 +96,8 @@ class Recording:
     def _schema_version(self, conn: sqlite3.Connection) -> int:
         not_ours = RecordingError(f"{self.path} is an SQLite file but not a pgio-tui recording")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables and self.path.stat().st_size == 0:
+            raise RecordingError(f"{self.path} is empty, not a pgio-tui recording")
         if not {"meta", "ticks"} <= tables:
             raise not_ours
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -121,8 +123,19 @@ class Recording:
     # --- what the file holds --------------------------------------------------------------------
 
     def refresh(self) -> int:
-        """Re-read what a writer has committed since; returns how many ticks are new."""
+        """Re-read what a writer has committed since; returns how many ticks are new.
+
+        Everything else (counts, devices, frames(), metric_names()) reflects the file as of the
+        last refresh, read from one snapshot so the names always cover the ticks.
+        """
         conn = self.db.conn
+        conn.execute("BEGIN")
+        try:
+            return self._read_snapshot(conn)
+        finally:
+            conn.commit()
+
+    def _read_snapshot(self, conn: sqlite3.Connection) -> int:
         cookie = conn.execute("PRAGMA schema_version").fetchone()[0]
         if cookie != self._schema_cookie:
             self._schema_cookie = cookie
@@ -229,7 +242,8 @@ class Recording:
 
     def rows(self, metrics: list[str], start_tick: int | None = None,
              end_tick: int | None = None) -> Iterator[tuple]:
-        """(tick, t, elapsed, *values of `metrics`) per tick, streamed from one query (a cursor)."""
+        """(tick, t, elapsed, *values of `metrics`) per tick up to the last tick refresh() saw,
+        streamed from one query (a cursor)."""
         cols, joins, params = [], [], []
         for i, name in enumerate(metrics):
             if name in self._columns:
@@ -245,7 +259,7 @@ class Recording:
             params.append(first if first != _NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
         sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
-        where, wparams = self._range("ticks.tick", start_tick, end_tick)
+        where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         return self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
@@ -254,6 +268,11 @@ class Recording:
             if dev in self._devices and fld in DEVICE_FIELDS:
                 return dev, fld
         raise KeyError(f"no metric {name!r} in {self.path}")
+
+    def _clamp(self, end_tick: int | None) -> int:
+        """Reads stop at the last tick refresh() saw: later ones may use names not loaded yet."""
+        last = -1 if self.last_tick is None else self.last_tick
+        return last if end_tick is None else min(end_tick, last)
 
     @staticmethod
     def _range(column: str, start: int | None, end: int | None) -> tuple[str, list]:
@@ -269,17 +288,20 @@ class Recording:
     # --- frames ---------------------------------------------------------------------------------
 
     def frame(self, tick: int) -> Frame:
-        """The Frame recorded at `tick` (KeyError when that tick was not recorded: a gap)."""
+        """The Frame recorded at `tick` (KeyError for a tick in a gap, or newer than refresh() saw)."""
         for f in self.frames(tick, tick):
             return f
         raise KeyError(f"no tick {tick} in {self.path}")
 
     def frames(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[Frame]:
-        """Frames in tick order, rebuilt in full, a few queries per BATCH_TICKS ticks."""
+        """Frames in tick order, rebuilt in full, a few queries per BATCH_TICKS ticks (up to the
+        last tick seen by refresh())."""
         conn = self.db.conn
         columns = list(self._columns)
         sel = ", ".join(quote(c) for c in ("tick", "t", "elapsed", "dt", *columns))
-        lo = start_tick
+        if self.last_tick is None:
+            return
+        lo, end_tick = start_tick, self._clamp(end_tick)
         while True:
             where, params = self._range("tick", lo, end_tick)
             ticks = conn.execute(f"SELECT {sel} FROM ticks{where} ORDER BY tick LIMIT {BATCH_TICKS}",
