@@ -168,11 +168,14 @@ def _add_report(sub) -> None:
 
 
 def conninfo_of(args: argparse.Namespace) -> str:
-    from pgio_tui.sources.postgres import conninfo_from_args
+    from pgio_tui.sources.postgres import SourceError, conninfo_from_args
     dbname = args.dbname or args.conn
     if args.dbname and args.conn:
         raise CliError("give the database either as CONN or with -d, not both")
-    return conninfo_from_args(args.host, args.port, args.username, dbname)
+    try:
+        return conninfo_from_args(args.host, args.port, args.username, dbname)
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
 
 
 # -- record ---------------------------------------------------------------------------------
@@ -218,7 +221,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         status.done()
         _close_quietly(recorder, reason["why"])
         sampler.close()
-        raise CliError(f"{exc} (the ticks recorded so far are kept in {path})") from None
+        raise CliError(f"{exc}; the ticks recorded before it are kept") from None
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     status.done()

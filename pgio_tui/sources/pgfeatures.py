@@ -51,6 +51,7 @@ class Features:
     pgss_cols: frozenset[str] = frozenset()
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
+    settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
     data_directory: str | None = None  # needs pg_read_all_settings
     notes: list[str] = field(default_factory=list)  # what is degraded and why, for the user
@@ -95,6 +96,9 @@ def detect(conn: psycopg.Connection) -> Features:
         "rolsuper, rolsuper OR pg_has_role('pg_read_all_stats', 'USAGE'), pg_is_in_recovery() "
         "FROM pg_roles WHERE rolname = current_user"
     ).fetchone()
+    # pg_settings hides what this role may not read; current_setting() would raise on those.
+    f.settings = tuple(r[0] for r in conn.execute(
+        "SELECT name FROM pg_settings WHERE name = ANY(%s) ORDER BY name", (list(IO_SETTINGS),)))
     f.bgwriter_cols = _columns(conn, "pg_catalog.pg_stat_bgwriter")
     f.checkpointer_cols = _columns(conn, "pg_catalog.pg_stat_checkpointer")
     f.io_cols = _columns(conn, "pg_catalog.pg_stat_io")
@@ -188,16 +192,16 @@ def tick_sql(f: Features) -> str:
         cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
     else:
         cols.append("NULL AS logfile, NULL::bytea AS logchunk")
-    names = ", ".join(f"'{s}'" for s in IO_SETTINGS)
+    names = ", ".join(f"'{s}'" for s in f.settings)
     cols.append(f"md5(concat_ws(',', VARIADIC ARRAY(SELECT current_setting(s, true) "
-                f"FROM unnest(ARRAY[{names}]) s))) AS settings_md5")
+                f"FROM unnest(ARRAY[{names}]::text[]) s))) AS settings_md5")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
 
 
-def settings_sql() -> str:
-    names = ", ".join(f"'{s}'" for s in IO_SETTINGS)
+def settings_sql(f: Features) -> str:
+    names = ", ".join(f"'{s}'" for s in f.settings)
     return f"SELECT name, setting, coalesce(unit, ''), context FROM pg_settings WHERE name IN ({names}) ORDER BY name"
 
 

@@ -41,11 +41,15 @@ def conninfo_from_args(host=None, port=None, user=None, dbname=None) -> str:
     """psql-style options to a conninfo. -d may itself be a conninfo string or URI; PG* env,
     ~/.pgpass and service files are libpq's business, never ours."""
     extra = {k: v for k, v in (("host", host), ("port", port), ("user", user)) if v}
+    base = ""
     if dbname and ("=" in dbname or "://" in dbname):
-        return psycopg.conninfo.make_conninfo(dbname, **extra)
-    if dbname:
+        base = dbname
+    elif dbname:
         extra["dbname"] = dbname
-    return psycopg.conninfo.make_conninfo("", **extra)
+    try:
+        return psycopg.conninfo.make_conninfo(base, **extra)
+    except psycopg.Error as exc:
+        raise SourceError(f"{describe_error(exc)} (check the connection string given with -d)") from exc
 
 
 _SECRET = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
@@ -174,7 +178,7 @@ class PostgresSource:
     def settings(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, context) for the I/O settings."""
         try:
-            return [tuple(r) for r in self.conn.execute(pgfeatures.settings_sql()).fetchall()]
+            return [tuple(r) for r in self.conn.execute(pgfeatures.settings_sql(self.features)).fetchall()]
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 
