@@ -540,3 +540,16 @@ def test_empty_recording_and_bad_tick_order(tmp_path):
     with pytest.raises(ValueError):
         w.write(Frame(5, START_T + 1, 1.0, 1.0))
     w.close()
+
+
+def test_created_in_one_thread_written_from_another(tmp_path):
+    """The record command creates the Recorder (errors early), the sampler thread writes, the main
+    thread closes it on a signal."""
+    path = tmp_path / "threads.sqlite"
+    w = Recorder(path, meta={"interval_s": 1})
+    sampler = threading.Thread(target=lambda: [w.write(f) for f in synthetic_frames(10, incidents=False)])
+    sampler.start()
+    sampler.join()
+    w.close("SIGTERM")
+    with Recording(path) as rec:
+        assert rec.tick_count == 10 and rec.events(["stop"])[0].event.text == "SIGTERM"

@@ -176,11 +176,14 @@ class Recording:
         """Every metric that holds data: scalar columns with a value, then disk.<device>.<field>,
         in catalog order (metrics unknown to the catalog last)."""
         if self.last_tick is not None and self._data_checked_to < self.last_tick:
-            unknown = [c for c in self._columns if c not in self._with_data]
-            if unknown:
+            # The first ticks settle most columns; only columns still empty scan the rest.
+            for limit in (" LIMIT 100", ""):
+                unknown = [c for c in self._columns if c not in self._with_data]
+                if not unknown:
+                    break
                 counts = self.db.conn.execute(
-                    f"SELECT {', '.join(f'count({quote(c)})' for c in unknown)} FROM ticks "
-                    "WHERE tick > ? AND tick <= ?", (self._data_checked_to, self.last_tick)).fetchone()
+                    f"SELECT {', '.join(f'count({quote(c)})' for c in unknown)} FROM (SELECT * FROM ticks "
+                    f"WHERE tick > ? AND tick <= ?{limit})", (self._data_checked_to, self.last_tick)).fetchone()
                 self._with_data.update(c for c, n in zip(unknown, counts) if n)
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]

@@ -5,7 +5,9 @@ interval is 1 s or more). WAL mode with synchronous=NORMAL makes a commit one ap
 with no fsync: it survives the process being killed, and a power loss leaves a consistent file that
 may miss the last commits. close() folds the WAL back into the one file.
 
-Use a Recorder from the thread that created it (sqlite3 connections are per thread).
+A Recorder may be created in one thread and used from others (the sampler thread writes, the main
+thread closes it on SIGTERM): calls are serialized by a lock. Do not call it from inside a signal
+handler; set a flag there and close from the loop.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import shlex
 import socket
 import sqlite3
 import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
 from pathlib import Path
 from typing import Any
 
@@ -100,16 +104,26 @@ _DISK_UNITS = tuple(m.unit for m in DISK_METRICS)
 _SOURCE_UNIT = "1/s"
 
 
+def _locked(method: Callable) -> Callable:
+    @wraps(method)
+    def call(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return call
+
+
 class Recorder:
     """Writes one recording file. See the module docstring for what a crash can lose."""
 
     def __init__(self, path: str | os.PathLike, *, force: bool = False, meta: dict | None = None):
         self.path = Path(path)
+        self._lock = threading.RLock()
         self._closed = False
         self._failed: str | None = None
         self._create_file(force)
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None)  # we BEGIN/COMMIT ourselves
+            # isolation_level=None: we BEGIN/COMMIT ourselves; any thread, one at a time (the lock)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self.db = Database(conn)
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
@@ -148,6 +162,7 @@ class Recorder:
 
     # --- metadata and settings ------------------------------------------------------------------
 
+    @_locked
     def set_meta(self, **kv: Any) -> None:
         """Add or replace metadata (secrets scrubbed). interval_s also sets the commit cadence."""
         if "interval_s" in kv and kv["interval_s"]:
@@ -155,6 +170,7 @@ class Recorder:
         rows = [{"key": k, "value": _plain(v)} for k, v in kv.items()]
         self._guard(lambda: self.db["meta"].upsert_all(rows, pk="key"))
 
+    @_locked
     def set_settings(self, rows: Iterable[tuple[str, Any, str | None, str]], tick: int | None = None) -> None:
         """Store settings (name, value, unit, category): the snapshot at start when tick is None,
         else values that changed at that tick."""
@@ -163,6 +179,7 @@ class Recorder:
 
     # --- frames ---------------------------------------------------------------------------------
 
+    @_locked
     def write(self, frame: Frame) -> None:
         """Buffer one tick; commit when the oldest uncommitted tick could otherwise exceed 1 s."""
         self._check_writable()
@@ -246,16 +263,19 @@ class Recorder:
 
     # --- workloads ------------------------------------------------------------------------------
 
+    @_locked
     def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int:
         """Record a launched workload (command line scrubbed); returns its id for the calls below."""
         row = {"kind": kind, "argv": _json(list(argv)), "params": _json(params), "start_t": t or time.time()}
         return self._guard(lambda: self.db["workloads"].insert(row).last_pk)
 
+    @_locked
     def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None:
         """Buffer one line the workload printed (stream: stdout/stderr); committed with the ticks."""
         self._check_writable()
         self._output.append((workload_id, round(t or time.time(), 3), stream, scrub_secrets(line)))
 
+    @_locked
     def workload_stop(self, workload_id: int, exit_code: int | None, summary: dict | None = None,
                       t: float | None = None) -> None:
         self.flush()
@@ -264,6 +284,7 @@ class Recorder:
 
     # --- commit and close -----------------------------------------------------------------------
 
+    @_locked
     def flush(self) -> None:
         """Commit everything buffered, in one transaction."""
         self._check_writable()
@@ -306,6 +327,7 @@ class Recorder:
         finally:
             self._clear_buffers()
 
+    @_locked
     def close(self, reason: str = "", *, t: float | None = None) -> None:
         """Write a stop event (at wall time `t`, default now), commit, and fold the WAL into the
         single file. Safe to call twice."""
