@@ -1,0 +1,88 @@
+"""What recording costs: client CPU, server time per tick, bytes per hour — under pgbench load.
+
+Starts a lab cluster (or uses --dsn), runs pgbench for the whole window, and records with the real
+`pgio-tui record` command at 1 Hz. Prints figures; asserts nothing (these machines are noisy).
+
+    python bench/recorder_cost.py --seconds 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pgio_tui.store.reader import Recording
+from pgio_tui.workloads.cluster import Cluster, find_client
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--scale", type=int, default=10)
+    args = ap.parse_args()
+
+    cluster = Cluster(settings={"checkpoint_timeout": "60s"})
+    cluster.init()
+    cluster.start()
+    pgbench = str(find_client("pgbench"))
+    tmp = Path(tempfile.mkdtemp(prefix="pgio-bench-"))
+    try:
+        subprocess.run([pgbench, "-i", "-q", "-s", str(args.scale), cluster.conninfo()], check=True,
+                       capture_output=True)
+        load = subprocess.Popen([pgbench, "-c", str(args.clients), "-j", "2", "-T", str(int(args.seconds + 30)),
+                                 cluster.conninfo()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+        out = tmp / "cost.pgio"
+        rec = subprocess.Popen([sys.executable, "-m", "pgio_tui", "record", "-d", cluster.conninfo(), "-o", str(out),
+                                "--interval", str(args.interval), "--duration", str(args.seconds), "--quiet"])
+        time.sleep(2)  # leave start-up (imports, connect) out of the steady-state figure
+        c0, w0 = cpu_seconds(rec.pid), time.monotonic()
+        time.sleep(max(1.0, args.seconds - 4))
+        c1, w1 = cpu_seconds(rec.pid), time.monotonic()
+        rec.wait(timeout=60)
+        load.terminate()
+        load.wait(timeout=30)
+
+        with Recording(out) as r:
+            frames = list(r.frames())
+            server = [f.values["observer.server_ms"] for f in frames if f.values.get("observer.server_ms") is not None]
+            collect = [f.values["observer.collect_ms"] for f in frames if f.values.get("observer.collect_ms") is not None]
+            duration, devices = r.duration, len(r.devices)
+        size = out.stat().st_size
+        steady = (c1 - c0) / (w1 - w0) * 100
+        print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}, "
+              f"{len(frames)} ticks at {args.interval:g} s, {devices} device(s)")
+        print(f"recorder CPU (steady state)   : {steady:.2f} % of one core  (target <= 0.5 %)")
+        print(f"server ms per tick            : mean {sum(server) / len(server):.3f}, p95 {pct(server, .95):.3f}, "
+              f"max {max(server):.3f}  (target <= 2 ms)")
+        print(f"client collect ms per tick    : mean {sum(collect) / len(collect):.2f}, p95 {pct(collect, .95):.2f}")
+        print(f"recording size                : {size} bytes for {duration:.0f} s = "
+              f"{size / duration * 3600 / 1e6:.2f} MB per hour  (target <= 2 MB/h with 4 devices)")
+    finally:
+        cluster.destroy()
+        for p in tmp.iterdir():
+            p.unlink()
+        tmp.rmdir()
+
+
+if __name__ == "__main__":
+    main()
