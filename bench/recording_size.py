@@ -27,7 +27,7 @@ from pgio_tui.store.export import export  # noqa: E402
 from pgio_tui.store.reader import Recording  # noqa: E402
 from pgio_tui.store.writer import Recorder  # noqa: E402
 
-TARGET_BYTES_PER_HOUR = 2 * 1024 * 1024
+TARGET_BYTES_PER_HOUR = 2_000_000
 
 
 def table_sizes(path: Path) -> dict[str, int]:
@@ -74,9 +74,9 @@ def main() -> None:
 
         print(f"recording: {args.ticks} ticks at 1 Hz, {args.devices} devices, {len(CATALOG)} scalar metrics, "
               f"8 io backend types, ~{sum(len(f.waits) for f in frames) / len(frames):.1f} waits/tick")
-        print(f"size:      {size:,} bytes = {per_hour / 1024 / 1024:.2f} MB/hour "
-              f"({per_hour / 3600:.0f} bytes/tick; target <= {TARGET_BYTES_PER_HOUR / 1024 / 1024:.0f} MB/hour: "
-              f"{'OK' if per_hour <= TARGET_BYTES_PER_HOUR else 'OVER'})")
+        print(f"size:      {size:,} bytes = {per_hour / 1e6:.2f} MB ({per_hour / 2**20:.2f} MiB) per hour, "
+              f"{per_hour / 3600:.0f} bytes/tick; target <= 2 MB/hour: "
+              f"{'OK' if per_hour <= TARGET_BYTES_PER_HOUR else 'OVER'}")
         sizes = table_sizes(path)
         if sizes:
             print("by table:  " + ", ".join(f"{t} {b / size:.0%}" for t, b in sizes.items() if b / size >= 0.005))

@@ -201,6 +201,7 @@ class Recording:
         return {r[0]: Setting(r[0], _decode(r[1]), *r[2:]) for r in rows}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
+        """Events in the order they happened, of the given kinds (all when None)."""
         sql, params = "SELECT tick, t, kind, text, data FROM events", ()
         if kinds is not None:
             params = tuple(kinds)
@@ -235,7 +236,8 @@ class Recording:
         """The last tick taken at or before wall time `t` (the first tick when `t` is earlier)."""
         if self.first_tick is None:
             raise RecordingError(f"{self.path} holds no ticks")
-        row = self.db.conn.execute("SELECT tick FROM ticks WHERE t <= ? ORDER BY t DESC LIMIT 1", (t,)).fetchone()
+        row = self.db.conn.execute("SELECT tick FROM ticks WHERE t <= ? AND tick <= ? ORDER BY t DESC LIMIT 1",
+                                   (t, self.last_tick)).fetchone()
         return self.first_tick if row is None else row[0]
 
     def series(self, metric: str, start_tick: int | None = None,
@@ -248,7 +250,7 @@ class Recording:
         """(tick, t, elapsed, *values of `metrics`) per tick up to the last tick refresh() saw,
         streamed from one query (a cursor)."""
         cols, joins, params = [], [], []
-        for i, name in enumerate(metrics):
+        for name in metrics:
             if name in self._columns:
                 cols.append(f"ticks.{quote(name)}")
                 continue

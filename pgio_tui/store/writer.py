@@ -121,6 +121,7 @@ class Recorder:
         self._closed = False
         self._failed: str | None = None
         self._create_file(force)
+        conn = None
         try:
             # isolation_level=None: we BEGIN/COMMIT ourselves; any thread, one at a time (the lock)
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -129,6 +130,9 @@ class Recorder:
             self.db.execute("PRAGMA synchronous = NORMAL")
             schema.create(self.db)
         except sqlite3.Error as e:
+            if conn is not None:
+                conn.close()
+            _remove(self.path)  # ours, and useless: a retry must not need --force
             raise RecordingError(f"cannot create recording {self.path}: {e}") from None
         self._columns: dict[str, str] = schema.catalog_columns()  # metric -> SQL type
         self._units = {name: schema.metric_unit(name) for name in self._columns}
@@ -148,15 +152,15 @@ class Recorder:
         p = self.path
         if p.is_dir():
             raise RecordingError(f"cannot create recording {p}: it is a directory")
+        exists = RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name")
         if p.exists() or p.is_symlink():
             if not force:
-                raise RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name")
-            for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm"), Path(f"{p}-journal")):
-                q.unlink(missing_ok=True)
+                raise exists
+            _remove(p)
         try:
             os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except FileExistsError:
-            raise RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name") from None
+            raise exists from None
         except OSError as e:
             raise RecordingError(f"cannot create recording {p}: {e.strerror}") from None
 
@@ -397,6 +401,12 @@ class Recorder:
             return action()
         except sqlite3.Error as e:
             self._fail(e)
+
+
+def _remove(path: Path) -> None:
+    """A recording file and the files SQLite keeps beside it."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        p.unlink(missing_ok=True)
 
 
 def _insert(table: str, n: int) -> str:
