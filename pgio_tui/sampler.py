@@ -92,9 +92,9 @@ class Sampler:
                                                "or grant pg_read_server_files to read the server's /proc"))
             return
         self.kernel = kernel.KernelSource(reader)
-        if self.os_mode == "local" and datadir:
-            tablespaces = _tablespace_dirs(datadir)
-            self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces)
+        if datadir:  # remotely pg_wal can't be followed if it is a symlink: roles are best effort there
+            tablespaces = _tablespace_dirs(datadir) if self.os_mode == "local" else ()
+            self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces, reader)
         devices = self.wanted_devices
         if devices is None:  # the real disks, plus whatever PGDATA and pg_wal sit on
             found = disks.default_devices(disks.parse_diskstats(reader.read("/proc/diskstats") or ""))
@@ -251,12 +251,12 @@ class Sampler:
 
         bg, ck, io = raw["bgwriter"], raw["checkpointer"], raw["io"]
         counters = pgfeatures.checkpoint_counters(bg, ck)
-        if prev is not None:
-            pcounters = pgfeatures.checkpoint_counters(prev["bgwriter"], prev["checkpointer"])
-            if counters["stats_reset"] != pcounters["stats_reset"] or counters["started"] < pcounters["started"]:
-                frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
-                self.tracker.reset()
-                prev = None
+        pcounters = pgfeatures.checkpoint_counters(prev["bgwriter"], prev["checkpointer"]) if prev else None
+        if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
+                          or counters["started"] < pcounters["started"]):
+            frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
+            self.tracker.reset()
+            prev = pcounters = None
 
         # Rates of every cumulative counter, in one place.
         writes = pgfeatures.writes_by_source(bg, io)
@@ -297,10 +297,9 @@ class Sampler:
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"], log_lines=raw["log_lines"],
             dirty_buffers=bufcache.get("buffers_dirty")))
-        if out.wants_dirty_scan and self.pg.features.buffercache_view:
-            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(),
-                                            counters["buffers"] - ((pgfeatures.checkpoint_counters(
-                                                prev["bgwriter"], prev["checkpointer"])["buffers"]) if prev else 0))
+        if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
+            written = counters["buffers"] - pcounters["buffers"]
+            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(), written)
         v.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
