@@ -466,7 +466,7 @@ def test_tick_at_seeks(fixture_file):
         assert rec.tick_at(START_T + 10_000) == 59
         assert rec.tick_at(START_T + 40.5) == 39  # inside the gap: the tick before it
         plan = " ".join(r[-1] for r in rec.db.conn.execute(
-            "EXPLAIN QUERY PLAN SELECT tick FROM ticks WHERE t <= ? ORDER BY t DESC LIMIT 1", (0,)))
+            "EXPLAIN QUERY PLAN SELECT tick FROM ticks WHERE t <= ? AND tick <= ? ORDER BY t DESC LIMIT 1", (0, 0)))
         assert "ticks_t" in plan
 
 
