@@ -1,6 +1,6 @@
 """The lab cluster against real PostgreSQL: lifecycle, settings, logs, root handling, no leaks.
 
-scripts/pg-matrix.sh runs the `pg` tests once per major 13-18, so these also prove every
+scripts/pg-matrix.sh runs the `pg and matrix` tests once per major 13-18, so these also prove every
 supported major starts with the default settings.
 """
 
@@ -76,6 +76,7 @@ def test_free_port_is_bindable():
 # ---------------------------------------------------------------- one shared server
 
 
+@pytest.mark.matrix
 def test_server_starts_with_both_extensions(pg_cluster):
     with pg_cluster.connect() as conn:
         num = int(conn.execute("show server_version_num").fetchone()[0])
@@ -96,6 +97,7 @@ def test_unix_socket_only(pg_cluster):
         assert conn.execute("show unix_socket_directories").fetchone()[0] == str(pg_cluster.sockdir)
 
 
+@pytest.mark.matrix
 def test_server_never_runs_as_root(pg_cluster):
     status = Path(f"/proc/{pg_cluster.postmaster_pid}/status").read_text()
     uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
@@ -105,6 +107,7 @@ def test_server_never_runs_as_root(pg_cluster):
         assert uid == os.geteuid()
 
 
+@pytest.mark.matrix
 def test_checkpoint_reaches_the_log(pg_cluster):
     before = pg_cluster.log_text().count("checkpoint complete:")
     with pg_cluster.connect() as conn:
@@ -130,6 +133,7 @@ def test_start_stop_restart(make_cluster):
         assert conn.execute("select 1").fetchone()[0] == 1
 
 
+@pytest.mark.matrix
 def test_set_reloads_or_restarts(make_cluster):
     c = make_cluster(checkpoint_timeout="45s")  # user settings override the defaults
     with c.connect() as conn:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pgio_tui import metrics
 from pgio_tui.sampler import Sampler
 
@@ -21,6 +23,7 @@ def test_names_follow_the_convention():
         assert m.kind in ("gauge", "rate", "state") and m.help and m.source
 
 
+@pytest.mark.matrix
 def test_every_value_a_live_sampler_emits_is_in_the_catalog(pg_cluster):
     sampler = Sampler(pg_cluster.conninfo(), interval=0.2)
     sampler.open()

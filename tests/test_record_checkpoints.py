@@ -113,6 +113,7 @@ def record_scenario(cluster, path, conninfo=None, duration=46.0):
 
 
 @pytest.mark.slow
+@pytest.mark.matrix
 def test_checkpoints_and_writes_match_the_server(busy_cluster, tmp_path):
     path = tmp_path / "run.pgio"
     before, after = record_scenario(busy_cluster, path)

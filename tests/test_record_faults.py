@@ -86,6 +86,7 @@ def test_sigkill_loses_at_most_a_second(pg_cluster, tmp_path):
     assert ticks[-1][1] >= killed - 1.0 - INTERVAL, (killed - ticks[-1][1])
 
 
+@pytest.mark.matrix
 def test_server_stop_and_restart_mid_recording(make_cluster, tmp_path):
     cluster = make_cluster()
     out = tmp_path / "restart.pgio"
@@ -149,6 +150,7 @@ def test_bad_dsn_server_down_and_wrong_password(make_cluster, tmp_path):
     assert not out.exists()  # nothing half-made when we could not even connect
 
 
+@pytest.mark.matrix
 def test_role_without_pg_monitor_degrades(pg_cluster, tmp_path):
     with pg_cluster.connect() as conn:
         conn.execute("DROP ROLE IF EXISTS plain")
