@@ -293,7 +293,7 @@ class Sampler:
         bufcache = raw.get("bufcache") or {}
         out = self.tracker.update(TickInput(
             tick=frame.tick, t=frame.t, counters=counters, busy=pgfeatures.checkpointer_busy(raw["activity"]),
-            wait=pgfeatures.checkpointer_wait(raw["activity"]),
+            wait=pgfeatures.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"], log_lines=raw["log_lines"],
             dirty_buffers=bufcache.get("buffers_dirty")))

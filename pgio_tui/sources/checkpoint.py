@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 
 _START = re.compile(r"\b(?P<what>checkpoint|restartpoint) starting:(?P<flags>(?: [a-z-]+)*)\s*$")
@@ -58,6 +59,25 @@ def parse_log_line(line: str) -> tuple[str, dict] | None:
     if m := _TOO_FREQUENT.search(line):
         return "too_frequent", {"seconds": int(m["s"])}
     return None
+
+
+_LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ")
+
+
+def log_time(line: str, server_t: float, window: float) -> float | None:
+    """The server-clock epoch of a log line whose prefix starts with %m or %t, else None.
+
+    The time zone abbreviation is not parsed (log_timezone can be anything); the line was written
+    during the last tick, so the zone's offset is whatever rounds the stamp to within that window,
+    in quarter hours.
+    """
+    m = _LOG_TIME.match(line)
+    if not m:
+        return None
+    naive = datetime.fromisoformat(m[1]).replace(tzinfo=timezone.utc).timestamp()
+    offset = round((naive - server_t) / 900) * 900
+    stamp = naive - offset
+    return stamp if server_t - window - 5 <= stamp <= server_t + 1 else None
 
 
 def lsn_to_int(lsn: str | None) -> int | None:
@@ -107,6 +127,7 @@ class TickInput:
     wal_pos: float | None
     log_lines: list[str] = field(default_factory=list)
     wait: str | None = None  # the checkpointer's wait event, normalised (pgfeatures.normalise_wait)
+    server_t: float | None = None  # the server's clock at this sample (for log line times)
     dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
 
 
@@ -168,12 +189,13 @@ class CheckpointTracker:
                 if parsed is None:
                     continue
                 what, info = parsed
+                at = self._when(line, x, prev)
                 if what == "start" and self._running is None:
-                    self._begin(x, prev, info["kind"], "log", events)
+                    self._begin(x, prev, info["kind"], "log", events, at)
                     wants_scan = self._running.estimate is None
                 elif what == "complete" and self._running is not None:
                     self._running.log = info
-                    self._end(x, events)
+                    self._end(x, events, at)
                 elif what == "too_frequent":
                     events.append(("note", line.strip(), info))
             if c["started"] > pc["started"] and self._running is None and not self._finishing \
@@ -187,14 +209,14 @@ class CheckpointTracker:
                 real = started_rose and (c["buffers"] > pc["buffers"] or lsn_moved or done_rose)
                 if real or (x.busy and not prev.busy and prev.busy is not None):
                     kind = "time" if c["timed"] > pc["timed"] else ("requested" if started_rose else "unknown")
-                    self._begin(x, prev, kind, "counters", events)
+                    self._begin(x, prev, kind, "counters", events, (prev.t + x.t) / 2)
                     wants_scan = self._running.estimate is None
                 elif started_rose:
                     self._last_start_t = x.t  # skipped
             elif self._running.kind == "unknown" and started_rose:
                 self._running.kind = "time" if c["timed"] > pc["timed"] else "requested"
             if self._running is not None and (lsn_moved or done_rose):
-                self._end(x, events)
+                self._end(x, events, max(self._running.start_t, (prev.t + x.t) / 2))
 
         values = self._values(x)  # before settling: a checkpoint that ended this tick still shows
         finished = self._settle(x)
@@ -207,20 +229,31 @@ class CheckpointTracker:
             self._running.estimate = dirty_now + written_so_far
 
     # -- helpers ----------------------------------------------------------------------------
-    def _begin(self, x: TickInput, prev: TickInput, kind: str, source: str, events) -> None:
+    @staticmethod
+    def _when(line: str, x: TickInput, prev: TickInput) -> float:
+        """When a log line was written, on our clock: its own time stamp when it has one (the
+        server's clock, corrected by the skew seen in this sample), else mid-tick."""
+        if x.server_t is not None:
+            stamp = log_time(line, x.server_t, x.t - prev.t)
+            if stamp is not None:
+                return min(x.t, max(prev.t, stamp - (x.server_t - x.t)))
+        return (prev.t + x.t) / 2
+
+    def _begin(self, x: TickInput, prev: TickInput, kind: str, source: str, events, at: float) -> None:
+        """A checkpoint began at `at` (between the previous tick and this one)."""
         pc = prev.counters
         self._running = _Running(
-            start_tick=x.tick, start_t=x.t, kind=kind, buffers_before=pc["buffers"],
+            start_tick=x.tick, start_t=at, kind=kind, buffers_before=pc["buffers"],
             write_ms_before=pc["write_ms"], sync_ms_before=pc["sync_ms"],
             wal_at_start=x.wal_pos, estimate=prev.dirty_buffers if prev.dirty_buffers else None,
             source=source)
-        self._last_start_t = x.t
+        self._last_start_t = at
         self._last["kind"] = kind
         events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind}))
 
-    def _end(self, x: TickInput, events) -> None:
+    def _end(self, x: TickInput, events, at: float) -> None:
         r = self._running
-        r.end_tick, r.end_t = x.tick, x.t
+        r.end_tick, r.end_t = x.tick, at
         self._finishing.append(r)
         self._running = None
         log = r.log
