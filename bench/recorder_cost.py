@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,19 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+
+def snapshot_size(path: Path, copy: Path) -> tuple[int, int]:
+    """Size a finished file would have now: a consistent copy, vacuumed like close() does."""
+    src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    dst = sqlite3.connect(copy)
+    src.backup(dst)
+    ticks = dst.execute("SELECT count(*) FROM ticks").fetchone()[0]
+    dst.execute("PRAGMA journal_mode=DELETE")
+    dst.execute("VACUUM")
+    dst.close()
+    src.close()
+    return copy.stat().st_size, ticks
 
 
 def pct(values: list[float], q: float) -> float:
@@ -56,7 +70,10 @@ def main() -> None:
                                 "--interval", str(args.interval), "--duration", str(args.seconds), "--quiet"])
         time.sleep(2)  # leave start-up (imports, connect) out of the steady-state figure
         c0, w0 = cpu_seconds(rec.pid), time.monotonic()
-        time.sleep(max(1.0, args.seconds - 4))
+        early = args.seconds / 5  # a snapshot of the file then: the growth after it is the steady rate
+        time.sleep(early)
+        size_early, ticks_early = snapshot_size(out, tmp / "early.pgio")
+        time.sleep(max(1.0, args.seconds - 4 - early))
         c1, w1 = cpu_seconds(rec.pid), time.monotonic()
         rec.wait(timeout=60)
         load.terminate()
@@ -75,8 +92,10 @@ def main() -> None:
         print(f"server ms per tick            : mean {sum(server) / len(server):.3f}, p95 {pct(server, .95):.3f}, "
               f"max {max(server):.3f}  (target <= 2 ms)")
         print(f"client collect ms per tick    : mean {sum(collect) / len(collect):.2f}, p95 {pct(collect, .95):.2f}")
+        steady_rate = (size - size_early) / ((len(frames) - ticks_early) * args.interval) * 3600 / 1e6
         print(f"recording size                : {size} bytes for {duration:.0f} s = "
-              f"{size / duration * 3600 / 1e6:.2f} MB per hour  (target <= 2 MB/h with 4 devices)")
+              f"{size / duration * 3600 / 1e6:.2f} MB per hour including the fixed part (schema, settings); "
+              f"steady growth {steady_rate:.2f} MB per hour  (target <= 2 MB/h with 4 devices)")
     finally:
         cluster.destroy()
         for p in tmp.iterdir():
