@@ -151,19 +151,25 @@ class Sampler:
                 tick += behind
                 due = start + tick * self.interval
             late_ms = max(0.0, (now - due) * 1000)
-            frame = self.sample(tick, wall0 + now, now - start, late_ms)
+            frame = self.sample(tick, now - start, late_ms, wall0)
             yield frame
             tick += 1
 
-    def sample(self, tick: int, t: float, elapsed: float, late_ms: float = 0.0) -> Frame:
-        """Collect one tick from every source."""
+    def sample(self, tick: int, elapsed: float, late_ms: float = 0.0, wall0: float | None = None) -> Frame:
+        """Collect one tick from every source.
+
+        The frame's time is the moment PostgreSQL answered: everything the server had done by
+        then (a log line, a counter) belongs to this tick, nothing after it. `wall0` maps the
+        monotonic clock to wall time for the whole session, so a clock step can't bend it.
+        """
         t0 = time.perf_counter()
-        mono = self.clock()
-        dt = (mono - self._prev_mono) if self._prev_mono is not None else None
-        frame = Frame(tick=tick, t=t, elapsed=elapsed, dt=dt)
+        frame = Frame(tick=tick, t=0.0, elapsed=elapsed, dt=None)
         frame.events.extend(self._pending)
         self._pending.clear()
         raw = self._sample_pg(tick, frame)
+        mono = self.clock()
+        frame.t = (time.time() - mono if wall0 is None else wall0) + mono
+        frame.dt = dt = (mono - self._prev_mono) if self._prev_mono is not None else None
         if raw is not None:
             self._pg_values(raw, dt, frame)
         if self.kernel is not None:
