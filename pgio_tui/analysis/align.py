@@ -1,0 +1,138 @@
+"""Where time zero is in a recording, and which stretch of it a comparison looks at.
+
+Two runs are compared on a shared axis x = t − origin: `start` puts 0 at the first tick, `workload`
+at the workload's start (and ends the stretch at its stop), `checkpoint` at the start of the first
+checkpoint. A comparison then cuts both runs to the shorter of the two stretches, so every total
+and mean covers the same length of time in A and in B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pgio_tui.store.reader import Recording
+
+ALIGNMENTS = ("start", "workload", "checkpoint")
+ORIGIN = {"start": "first tick", "workload": "workload start", "checkpoint": "first checkpoint start"}  # what x = 0 is
+_EPS = 1e-6
+
+
+class AlignError(ValueError):
+    """The recording has no point to align on (no workload, no checkpoint): one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The stretch of one recording a summary covers: wall times, x = t − origin_t."""
+
+    align: str
+    origin_t: float  # wall time of x = 0
+    end_t: float  # wall time of the last instant included
+    start_tick: int | None  # first and last tick inside (None: no tick inside)
+    end_tick: int | None
+
+    @property
+    def length(self) -> float:
+        return self.end_t - self.origin_t
+
+    def x(self, t: float) -> float:
+        return t - self.origin_t
+
+    def contains(self, t: float) -> bool:
+        return self.origin_t - _EPS <= t <= self.end_t + _EPS
+
+
+def _workload(rec: Recording) -> tuple[float | None, float | None]:
+    """Start and stop wall time of the first workload: events first, else the workloads table."""
+    start = next((e.t for e in rec.events(["workload_start"])), None)
+    stop = next((e.t for e in rec.events(["workload_stop"])), None)
+    workloads = rec.workloads()
+    if workloads:
+        w = workloads[0]
+        start = start if start is not None else w.get("start_t")
+        stop = stop if stop is not None else w.get("stop_t")
+    return start, stop
+
+
+def first_checkpoint_start(rec: Recording) -> float | None:
+    """Wall time the first checkpoint started: its start event, or the checkpoints table."""
+    times = [e.t for e in rec.events(["checkpoint_start"])]
+    times += [c["start_t"] for c in rec.checkpoints() if c.get("start_t") is not None]
+    return min(times) if times else None
+
+
+def span(rec: Recording, align: str) -> tuple[float, float]:
+    """(origin, end) wall times of the stretch `align` selects in one recording."""
+    if align not in ALIGNMENTS:
+        raise AlignError(f"unknown alignment {align!r}; use one of: {', '.join(ALIGNMENTS)}")
+    if rec.start_t is None:
+        raise AlignError(f"{rec.path.name} holds no ticks")
+    end = rec.end_t
+    if align == "start":
+        return rec.start_t, end
+    if align == "workload":
+        start, stop = _workload(rec)
+        if start is None:
+            raise AlignError(f"{rec.path.name} has no workload start to align on: use --align start")
+        return start, min(end, stop) if stop is not None and stop > start else end
+    start = first_checkpoint_start(rec)
+    if start is None:
+        raise AlignError(f"{rec.path.name} has no checkpoint to align on: use --align start")
+    return start, end
+
+
+def window(rec: Recording, align: str, length: float | None = None) -> Window:
+    """The Window `align` selects, cut to `length` seconds when given."""
+    origin, end = span(rec, align)
+    if length is not None:
+        end = min(end, origin + length)
+    first = last = None
+    for tick, t, _ in rec.rows([], rec.tick_at(origin - _EPS), rec.tick_at(end + _EPS)):
+        if origin - _EPS <= t <= end + _EPS:
+            first = tick if first is None else first
+            last = tick
+    return Window(align, origin, end, first, last)
+
+
+def common_windows(a: Recording, b: Recording, align: str) -> tuple[Window, Window]:
+    """Windows of equal length in A and B: the shorter of the two stretches."""
+    (oa, ea), (ob, eb) = span(a, align), span(b, align)
+    length = max(0.0, min(ea - oa, eb - ob))
+    return window(a, align, length), window(b, align, length)
+
+
+def auto_align(*recs: Recording) -> str:
+    """`workload` when every recording launched one, else `start`: what a report uses."""
+    for rec in recs:
+        if _workload(rec)[0] is None:
+            return "start"
+    return "workload"
+
+
+@dataclass(slots=True)
+class Columns:
+    """A window's ticks as columns: x (seconds from the origin), dt (the time each tick's rates
+    cover: the distance to the previous tick, the nominal interval for a recording's first tick)
+    and one list per metric (None where the tick has no value)."""
+
+    x: list[float]
+    dt: list[float]
+    values: dict[str, list]
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+def aligned_columns(rec: Recording, win: Window, metrics: list[str]) -> Columns:
+    """The window's ticks of `metrics`, read in one query and turned into columns in C."""
+    if win.start_tick is None:
+        return Columns([], [], {m: [] for m in metrics})
+    lo = min(rec.tick_at(win.origin_t - _EPS), win.start_tick)  # the tick before, for the first dt
+    cols = list(zip(*rec.rows(metrics, lo, win.end_tick)))
+    ticks, ts = cols[0], cols[1]
+    first = 1 if ticks[0] < win.start_tick else 0
+    interval = float(rec.meta.get("interval_s") or 1.0)
+    dt = [b - a for a, b in zip(ts, ts[1:])]
+    dt = dt[first - 1:] if first else [interval] + dt
+    x = [t - win.origin_t for t in ts[first:]]
+    return Columns(x, dt, {m: list(c[first:]) for m, c in zip(metrics, cols[3:])})

@@ -1,0 +1,112 @@
+"""Which settings differ between two runs, and whether they ran on the same machine.
+
+PostgreSQL and kernel settings compare by name. Device settings are recorded per device name
+(`nvme0n1.scheduler`); they compare per role (`PGDATA.scheduler`, from the device the figures of
+that role come from), so two machines with other device names still line up. Machine facts (host,
+OS, server version, RAM, CPUs, kernel release) are listed only when they differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pgio_tui.analysis.summary import Summary
+
+CATEGORIES = ("postgres", "kernel", "device")
+MACHINE_META = ("host", "os", "server_version")
+MACHINE_SETTINGS = ("cpu.count", "cpu_count", "mem.total_kb", "mem_total_kb", "kernel.osrelease")
+_BYTE_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "MB": 1024 ** 2, "16MB": 16 * 1024 ** 2, "GB": 1024 ** 3}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingChange:
+    category: str  # postgres | kernel | device | machine
+    name: str
+    a: str | None  # None: not recorded in that run
+    b: str | None
+
+
+def show(value: Any, unit: str | None = None) -> str:
+    """A setting as a person reads it: sizes in pg_settings units become kB/MB/GB."""
+    text = str(value)
+    if unit in _BYTE_UNITS:
+        try:
+            n = int(text) * _BYTE_UNITS[unit]
+        except ValueError:
+            return f"{text} {unit}"
+        if n == 0:
+            return "0"
+        for name, size in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("kB", 1024)):
+            if n and n % size == 0:
+                return f"{n // size}{name}"
+        return f"{n}B"
+    return f"{text} {unit}" if unit else text
+
+
+def machine_host(meta: dict[str, Any]) -> str | None:
+    """The machine the figures describe: the database host, or the recording machine when the
+    server was reached through a local socket (its `host` is then a directory)."""
+    host = meta.get("host")
+    if meta.get("client_host") and (meta.get("os_metrics") == "local" or str(host or "").startswith("/")):
+        return str(meta["client_host"])
+    return None if host in (None, "") else str(host)
+
+
+def _flat(s: Summary) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+    """(category, name) -> shown value of the settings that compare, and the machine facts."""
+    settings: dict[tuple[str, str], str] = {}
+    machine: dict[str, str] = {k: str(s.meta[k]) for k in MACHINE_META if s.meta.get(k) not in (None, "")}
+    if machine_host(s.meta):
+        machine["host"] = machine_host(s.meta)
+    role_of = {dev: role for role, dev in s.role_devices.items()}
+    for name, st in s.settings.items():
+        category = st.category or "postgres"
+        if category == "machine" or name in MACHINE_SETTINGS:
+            machine[name] = show(st.value, st.unit)
+            continue
+        if category == "device":
+            dev, _, key = name.partition(".")
+            if dev not in role_of:
+                continue  # a device with no PostgreSQL role: machine-specific, not compared
+            name = f"{role_of[dev]}.{key}"
+        settings[(category, name)] = show(st.value, st.unit)
+    return settings, machine
+
+
+def _order(key: tuple[str, str]) -> tuple[int, str]:
+    cat, name = key
+    return (CATEGORIES.index(cat) if cat in CATEGORIES else len(CATEGORIES), name)
+
+
+def settings_changes(a: Summary, b: Summary) -> list[SettingChange]:
+    """Settings whose value differs (or that only one run recorded), PostgreSQL first."""
+    sa, _ = _flat(a)
+    sb, _ = _flat(b)
+    keys = sorted(set(sa) | set(sb), key=_order)
+    return [SettingChange(cat, name, sa.get((cat, name)), sb.get((cat, name)))
+            for cat, name in keys if sa.get((cat, name)) != sb.get((cat, name))]
+
+
+def machine_changes(a: Summary, b: Summary) -> list[SettingChange]:
+    """Machine facts that differ; empty when both runs come from the same machine."""
+    _, ma = _flat(a)
+    _, mb = _flat(b)
+    return [SettingChange("machine", k, ma.get(k), mb.get(k)) for k in sorted(set(ma) | set(mb), key=_machine_order)
+            if ma.get(k) != mb.get(k)]
+
+
+def _machine_order(name: str) -> tuple[int, str]:
+    return (MACHINE_META.index(name) if name in MACHINE_META else len(MACHINE_META), name)
+
+
+def all_settings(s: Summary) -> list[SettingChange]:
+    """Every setting of one run (as SettingChange with b None), for a one-file report."""
+    settings, machine = _flat(s)
+    rows = [SettingChange(cat, name, settings[(cat, name)], None) for cat, name in sorted(settings, key=_order)]
+    return rows + [SettingChange("machine", k, machine[k], None) for k in sorted(machine, key=_machine_order)]
+
+
+def changes_during(s: Summary) -> list[str]:
+    """Settings that changed inside the window, from the recording's setting_change events."""
+    return [f"{text} at +{x:.0f} s" for x, text in s.setting_events]

@@ -1,0 +1,391 @@
+"""Per-recording statistics over a window: what a diff compares and a report tabulates.
+
+Each statistic (`Stat`) carries its value and, where it is a mean, total, share or fraction of
+per-tick (or per-checkpoint) values, an `Estimate` the noise judgement can resample. How each
+figure is computed is in docs/diff.md; the short form:
+
+- latency: tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
+  transactions of each tick (pgbench) or the statements (pg_stat_statements); stddev is pooled
+  from per-tick mean and stddev; max is the largest per-tick max; counts over 100-500 ms add up the
+  per-tick counts `latency.over_<N>ms` (else: ticks whose mean is over N ms);
+- writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
+- checkpoints: those that started inside the window;
+- memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
+- devices: per role (PGDATA, WAL), the role's busiest device, so runs on machines with other
+  device names still compare.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pgio_tui.analysis.align import Window, aligned_columns
+from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
+from pgio_tui.metrics import lookup
+from pgio_tui.store.reader import Recording, Setting
+
+GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio")
+WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")
+LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
+PERCENTILES = ("p50", "p95", "p99")
+ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}
+KB_PER_MIB = 1024
+
+
+@dataclass(slots=True)
+class Stat:
+    group: str
+    name: str
+    unit: str
+    value: float | None
+    estimate: Estimate | None = None  # None: not judged against noise (percentiles, max, counts)
+    metric: str | None = None  # the recorded metric it comes from, for charts
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.group, self.name
+
+
+@dataclass(slots=True)
+class Summary:
+    path: Path
+    window: Window
+    stats: list[Stat]
+    settings: dict[str, Setting]
+    meta: dict[str, Any]
+    role_devices: dict[str, str]  # "PGDATA" -> the device its figures come from
+    checkpoint_spans: list[tuple[float, float, str]]  # (x start, x end, kind) inside the window
+    pgio: bool  # a pgio workload ran
+    setting_events: list[tuple[float, str]] = field(default_factory=list)  # (x, text) of changes inside
+    notes: list[str] = field(default_factory=list)
+
+    def get(self, group: str, name: str) -> Stat | None:
+        return next((s for s in self.stats if s.group == group and s.name == name), None)
+
+    def value(self, group: str, name: str) -> float | None:
+        s = self.get(group, name)
+        return None if s is None else s.value
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+def _pct(sums: Sequence[float]) -> float | None:
+    r = ratio(sums)
+    return None if r is None else 100 * r
+
+
+def _total(per_unit: list[float]) -> Estimate:
+    return Estimate((per_unit, [1.0] * len(per_unit)), total_over(len(per_unit)))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """q-quantile (0-1) by linear interpolation between closest ranks; None for no values."""
+    s = sorted(values)
+    if not s:
+        return None
+    pos = (len(s) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _present(col: list) -> bool:
+    return any(v is not None for v in col)
+
+
+def role_devices(rec: Recording) -> dict[str, list[str]]:
+    """Role label -> devices with that role ("data,wal" counts for both), in recording order."""
+    out: dict[str, list[str]] = {}
+    for dev, role in rec.devices.items():
+        for r in (role or "").split(","):
+            if r in ROLE_LABELS:
+                out.setdefault(ROLE_LABELS[r], []).append(dev)
+    return out
+
+
+# --- the summary --------------------------------------------------------------------------------
+
+class _Ticks:
+    """The window's per-tick values, one list per metric (None where missing)."""
+
+    def __init__(self, rec: Recording, win: Window, metrics: list[str]):
+        c = aligned_columns(rec, win, metrics)
+        self.x, self.dt, self.n, self.cols = c.x, c.dt, len(c), c.values
+
+    def col(self, metric: str) -> list:
+        return self.cols.get(metric) or [None] * self.n
+
+    def has(self, metric: str) -> bool:
+        return _present(self.col(metric))
+
+
+def summarize(rec: Recording, win: Window) -> Summary:
+    """Every statistic of one recording over `win`."""
+    roles = role_devices(rec)
+    wanted = _scalar_metrics()
+    available = set(rec.metric_names())
+    scalars = [m for m in wanted if m in available]
+    busiest = _busiest_devices(rec, win, roles)
+    disk = [f"disk.{dev}.{f}" for dev in dict.fromkeys(busiest.values())
+            for f in ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "util_pct")]
+    ticks = _Ticks(rec, win, scalars + disk)
+    workloads = rec.workloads()
+    pgio = [w for w in workloads if w.get("kind") == "pgio"]
+    done = rec.checkpoints()
+    s = Summary(path=rec.path, window=win, stats=[], settings=rec.settings(win.start_tick), meta=dict(rec.meta),
+                role_devices=busiest, checkpoint_spans=checkpoint_spans(rec, win, done), pgio=bool(pgio),
+                setting_events=[(win.x(e.t), e.event.text) for e in rec.events(["setting_change"])
+                                if win.contains(e.t)])
+    _latency(s, ticks)
+    _writes(s, ticks)
+    _checkpoints(s, done, win)
+    _memory(s, ticks)
+    _devices(s, ticks)
+    if pgio:
+        _pgio(s, ticks, pgio[0])
+    return s
+
+
+def _scalar_metrics() -> list[str]:
+    return ([f"latency.{n}" for n in ("tps", "calls_s", "txns", "mean_ms", "stddev_ms", "p50_ms", "p95_ms",
+                                      "p99_ms", "max_ms")]
+            + [f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS]
+            + [f"writes.{src}" for src in WRITE_SOURCES] + ["fsyncs.backend"]
+            + ["mem.dirty_kb", "mem.writeback_kb", "mem.dirty_background_threshold_kb", "mem.dirty_threshold_kb"]
+            + ["pgio.reads_s", "pgio.hits_s", "db.blks_read_s", "db.blks_hit_s"])
+
+
+def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -> dict[str, str]:
+    """Per role, the device that did the most I/O in the window. A stack (dm-0 over nvme0n1) holds
+    the same I/O twice: one device per role keeps it once, and names what the figures describe."""
+    out = {}
+    for label, devs in roles.items():
+        if len(devs) == 1:
+            out[label] = devs[0]
+            continue
+        c = aligned_columns(rec, win, [f"disk.{d}.{f}" for d in devs for f in ("r_s", "w_s")])
+        totals = [sum((r or 0) * dt + (w or 0) * dt for r, w, dt in
+                      zip(c.values[f"disk.{d}.r_s"], c.values[f"disk.{d}.w_s"], c.dt)) for d in devs]
+        out[label] = devs[max(range(len(devs)), key=lambda i: (totals[i], -i))]
+    return out
+
+
+def _add(s: Summary, group: str, name: str, unit: str, value, estimate=None, metric=None, note="") -> None:
+    s.stats.append(Stat(group, name, unit, value, estimate, metric, note))
+
+
+# --- latency ------------------------------------------------------------------------------------
+
+def _latency(s: Summary, t: _Ticks) -> None:
+    mean, tps = t.col("latency.mean_ms"), t.col("latency.tps")
+    if not _present(mean) and not _present(tps):
+        return
+    launched = t.has("latency.p50_ms")  # quantiles come only from a workload pgio-tui launched
+    if t.has("latency.txns"):  # what the tick's figures cover (a sample with pgbench --sampling-rate)
+        weights, what = [v or 0.0 for v in t.col("latency.txns")], "transactions"
+    elif launched or not t.has("latency.calls_s"):
+        weights, what = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)], "transactions"
+    else:
+        weights, what = [(r or 0.0) * dt for r, dt in zip(t.col("latency.calls_s"), t.dt)], "statements"
+    if not any(weights):
+        weights, what = [1.0] * t.n, "ticks"
+    s.notes.append(f"latency: {'the launched workload' if launched else 'server statistics'}, weighted by {what}")
+
+    if _present(tps):
+        num = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)]
+        den = [dt if r is not None else 0.0 for r, dt in zip(tps, t.dt)]
+        est = Estimate((num, den), ratio)
+        _add(s, "latency", "tps", "1/s", est.value(), est, "latency.tps")
+
+    def weighted(metric: str, name: str) -> None:
+        col = t.col(metric)
+        if not _present(col):
+            return
+        w = [wi if v is not None else 0.0 for v, wi in zip(col, weights)]
+        est = Estimate(([(v or 0.0) * wi for v, wi in zip(col, w)], w), ratio)
+        _add(s, "latency", name, "ms", est.value(), est, metric)
+
+    weighted("latency.mean_ms", "mean")
+    sd = t.col("latency.stddev_ms")
+    if _present(sd) and _present(mean):
+        n = [w if m is not None and d is not None else 0.0 for m, d, w in zip(mean, sd, weights)]
+        nm = [ni * (m or 0.0) for ni, m in zip(n, mean)]
+        nq = [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n, mean, sd)]
+        est = Estimate((n, nm, nq), pooled_stddev)
+        _add(s, "latency", "stddev", "ms", est.value(), est, "latency.stddev_ms")
+    for p in PERCENTILES:
+        weighted(f"latency.{p}_ms", p)
+    mx = [v for v in t.col("latency.max_ms") if v is not None]
+    if mx:
+        _add(s, "latency", "max", "ms", max(mx), None, "latency.max_ms")
+
+    for ms in LATENCY_THRESHOLDS_MS:
+        metric = f"latency.over_{ms}ms"
+        col = t.col(metric)
+        if _present(col):
+            m = lookup(metric)
+            per_s = m is not None and m.unit.endswith("/s")
+            counts = [(v or 0.0) * (dt if per_s else 1.0) for v, dt in zip(col, t.dt)]
+            est = _total(counts)
+            _add(s, "latency", f"over {ms} ms", what, est.value(), est, metric)
+        elif _present(mean):
+            over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
+            est = _total(over)
+            _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, "latency.mean_ms")
+
+
+# --- buffers written by source -------------------------------------------------------------------
+
+def _writes(s: Summary, t: _Ticks) -> None:
+    present = [src for src in WRITE_SOURCES if t.has(f"writes.{src}")]
+    if not present:
+        return
+    per_tick = {src: [(v or 0.0) * dt for v, dt in zip(t.col(f"writes.{src}"), t.dt)] for src in present}
+    all_ = [sum(col) for col in zip(*per_tick.values())]
+    for src in present:
+        est = _total(per_tick[src])
+        _add(s, "writes", src, "buffers", est.value(), est, f"writes.{src}")
+    est = _total(all_)
+    _add(s, "writes", "all sources", "buffers", est.value(), est)
+    for src in present:
+        est = Estimate((per_tick[src], all_), _pct)
+        _add(s, "writes", f"{src} share", "%", est.value(), est, f"writes.{src}")
+    if t.has("fsyncs.backend"):
+        col = [(v or 0.0) * dt for v, dt in zip(t.col("fsyncs.backend"), t.dt)]
+        est = _total(col)
+        _add(s, "writes", "backend fsyncs", "fsyncs", est.value(), est, "fsyncs.backend")
+
+
+# --- checkpoints ---------------------------------------------------------------------------------
+
+def checkpoints_in(done: list[dict[str, Any]], win: Window) -> list[dict[str, Any]]:
+    """The finished checkpoints (rec.checkpoints()) that started inside the window (or ended in it
+    when the start is unknown)."""
+    return [c for c in done
+            if win.contains(c["start_t"] if c.get("start_t") is not None else c.get("end_t", -math.inf))]
+
+
+def checkpoint_spans(rec: Recording, win: Window, done: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
+    """(x start, x end, kind) of checkpoints overlapping the window, clipped to it; one still
+    running at the end (a start event without a finished row) runs to the end."""
+    spans = []
+    for c in done:
+        a, b = c.get("start_t"), c.get("end_t")
+        if a is None or b is None or b < win.origin_t or a > win.end_t:
+            continue
+        spans.append((max(a, win.origin_t) - win.origin_t, min(b, win.end_t) - win.origin_t, str(c.get("kind") or "")))
+    last_end = max((c.get("end_t") or 0 for c in done), default=0)
+    starts = [e for e in rec.events(["checkpoint_start"]) if e.t > last_end + 1e-6 and e.t <= win.end_t]
+    if starts:
+        spans.append((max(starts[0].t, win.origin_t) - win.origin_t, win.length,
+                      str(starts[0].event.data.get("kind") or "")))
+    return spans
+
+
+def _checkpoints(s: Summary, done: list[dict[str, Any]], win: Window) -> None:
+    cps = checkpoints_in(done, win)
+    _add(s, "checkpoints", "count", "checkpoints", float(len(cps)))
+    for kind, n in sorted(Counter(str(c.get("kind") or "unknown") for c in cps).items()):
+        _add(s, "checkpoints", f"count ({kind})", "checkpoints", float(n))
+    for key, name, unit in (("write_s", "write mean", "s"), ("sync_s", "sync mean", "s"),
+                            ("total_s", "total mean", "s"), ("buffers", "buffers mean", "buffers")):
+        vals = [float(c[key]) for c in cps if c.get(key) is not None]
+        if vals:
+            est = Estimate((vals, [1.0] * len(vals)), ratio, independent=True)  # checkpoints: independent units
+            _add(s, "checkpoints", name, unit, est.value(), est)
+    if not cps:
+        s.notes.append("checkpoints: none finished in the window")
+
+
+# --- Dirty / Writeback ---------------------------------------------------------------------------
+
+def _memory(s: Summary, t: _Ticks) -> None:
+    for metric, label in (("mem.dirty_kb", "Dirty"), ("mem.writeback_kb", "Writeback")):
+        col = [v / KB_PER_MIB for v in t.col(metric) if v is not None]
+        if not col:
+            continue
+        est = Estimate((col, [1.0] * len(col)), ratio)
+        _add(s, "memory", f"{label} mean", "MiB", est.value(), est, metric)
+        _add(s, "memory", f"{label} p95", "MiB", percentile(col, 0.95), None, metric)
+        _add(s, "memory", f"{label} max", "MiB", max(col), None, metric)
+    dirty = t.col("mem.dirty_kb")
+    for metric, label in (("mem.dirty_background_threshold_kb", "background"), ("mem.dirty_threshold_kb", "throttle")):
+        thr = t.col(metric)
+        if not (_present(dirty) and _present(thr)):
+            continue
+        above = [dt if d is not None and th is not None and d > th else 0.0 for d, th, dt in zip(dirty, thr, t.dt)]
+        est = _total(above)
+        _add(s, "memory", f"time Dirty > {label} threshold", "s", est.value(), est, metric)
+
+
+# --- devices -------------------------------------------------------------------------------------
+
+def _devices(s: Summary, t: _Ticks) -> None:
+    for label, dev in s.role_devices.items():
+        prefix = f"disk.{dev}."
+        util = [v for v in t.col(prefix + "util_pct") if v is not None]
+        if not util:
+            continue
+        est = Estimate((util, [1.0] * len(util)), ratio)
+        _add(s, "devices", f"{label} util mean", "%", est.value(), est, prefix + "util_pct", dev)
+        _add(s, "devices", f"{label} util p95", "%", percentile(util, 0.95), None, prefix + "util_pct", dev)
+        for f, name in (("wkb_s", "write"), ("rkb_s", "read")):
+            rate = t.col(prefix + f)
+            if f == "rkb_s" and not any(rate):
+                continue
+            num = [(v or 0.0) / 1024 * dt for v, dt in zip(rate, t.dt)]
+            den = [dt if v is not None else 0.0 for v, dt in zip(rate, t.dt)]
+            est = Estimate((num, den), ratio)
+            _add(s, "devices", f"{label} {name} MiB/s mean", "MiB/s", est.value(), est, prefix + f, dev)
+        for ops, aw, name in (("w_s", "w_await_ms", "w_await"), ("r_s", "r_await_ms", "r_await")):
+            o, a = t.col(prefix + ops), t.col(prefix + aw)
+            busy = [(av, (ov or 0.0) * dt) for ov, av, dt in zip(o, a, t.dt) if av is not None and ov]
+            if not busy:
+                continue
+            est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
+            _add(s, "devices", f"{label} {name} mean", "ms", est.value(), est, prefix + aw, dev)
+            _add(s, "devices", f"{label} {name} p95", "ms", percentile([av for av, _ in busy], 0.95), None,
+                 prefix + aw, dev)
+
+
+# --- pgio ----------------------------------------------------------------------------------------
+
+_RIOPS_KEYS = ("riops",)
+_HITS_KEYS = ("cache_hits_s", "cache_hits/s", "cache_hits_per_s", "cache_hits")
+
+
+def _summary_value(summary: Any, keys: tuple[str, ...]) -> float | None:
+    if not isinstance(summary, dict):
+        return None
+    lowered = {str(k).lower(): v for k, v in summary.items()}
+    for k in keys:
+        v = lowered.get(k)
+        if isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
+def _pgio(s: Summary, t: _Ticks, workload: dict[str, Any]) -> None:
+    """RIOPS and CACHE_HITS/s: the workload's own summary when it has one; judged on the per-tick
+    reads of its sessions (pgio.*), else of the whole server (db.*)."""
+    for own, server, name, keys in (("pgio.reads_s", "db.blks_read_s", "RIOPS", _RIOPS_KEYS),
+                                    ("pgio.hits_s", "db.blks_hit_s", "CACHE_HITS/s", _HITS_KEYS)):
+        metric = own if t.has(own) else server
+        col = t.col(metric)
+        est = None
+        if _present(col):
+            num = [(v or 0.0) * dt for v, dt in zip(col, t.dt)]
+            den = [dt if v is not None else 0.0 for v, dt in zip(col, t.dt)]
+            est = Estimate((num, den), ratio)
+        value = _summary_value(workload.get("summary"), keys)
+        note = "pgio summary" if value is not None else "per-tick mean"
+        if value is None and est is not None:
+            value = est.value()
+        if value is not None:
+            _add(s, "pgio", name, "1/s", value, est, metric, note)
