@@ -45,7 +45,8 @@ class Sampler:
         self.pg = PostgresSource(conninfo)
         self.clock = clock
         self.wanted_devices = devices
-        self.settings: dict[str, str] = {}
+        self.settings: dict[str, str] = {}  # name -> value in pg_settings' base unit
+        self.setting_units: dict[str, str] = {}  # name -> that unit ('8kB', 's', 'MB', ...)
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
@@ -77,6 +78,7 @@ class Sampler:
     def _load_settings(self) -> list[tuple[str, str, str, str]]:
         rows = self.pg.settings()
         self.settings = {name: value for name, value, _unit, _ctx in rows}
+        self.setting_units = {name: unit for name, _value, unit, _ctx in rows}
         return rows
 
     def _setup_os(self) -> None:
@@ -115,7 +117,7 @@ class Sampler:
 
     def settings_rows(self) -> list[tuple[str, str, str, str]]:
         """The settings snapshot: PostgreSQL I/O settings, kernel, devices, machine."""
-        rows = [(n, v, "", "postgres") for n, v in sorted(self.settings.items())]
+        rows = [(n, v, self.setting_units.get(n, ""), "postgres") for n, v in sorted(self.settings.items())]
         if self.kernel is not None:
             rows += [(n, str(v), "", "kernel") for n, v in kernel.kernel_settings(self.kernel.reader).items()]
         if self.disks is not None:
