@@ -553,3 +553,14 @@ def test_created_in_one_thread_written_from_another(tmp_path):
     w.close("SIGTERM")
     with Recording(path) as rec:
         assert rec.tick_count == 10 and rec.events(["stop"])[0].event.text == "SIGTERM"
+
+
+def test_damaged_recording_is_one_line(fixture_file, tmp_path):
+    """A recording with a table gone (damage, or a pre-release build) is an error, not a traceback."""
+    path = tmp_path / "damaged.pgio"
+    path.write_bytes(fixture_file.read_bytes())
+    with sqlite3.connect(path) as c:
+        c.execute("DROP TABLE sources")
+    with pytest.raises(RecordingError) as e:
+        Recording(path)
+    assert "cannot be read as a pgio-tui recording" in one_line(e.value)

@@ -78,7 +78,11 @@ class Recording:
         self.end_t: float | None = None
         self._with_data: set[str] = set()  # metric columns known to hold a value
         self._data_checked_to = -1  # ... up to this tick
-        self.refresh()
+        try:
+            self.refresh()
+        except sqlite3.DatabaseError as e:  # a damaged file, or one from a pre-release build
+            self.db.conn.close()
+            raise RecordingError(f"{self.path} cannot be read as a pgio-tui recording: {e}") from None
 
     # --- opening --------------------------------------------------------------------------------
 
