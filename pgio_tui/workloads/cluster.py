@@ -252,7 +252,10 @@ def _cleanup_at_exit() -> None:
     for cluster in list(_live.values()):
         if cluster._owner_pid == os.getpid():
             try:
-                cluster.destroy() if cluster._owns_base_dir else cluster.stop()
+                if cluster._owns_base_dir:
+                    cluster.destroy()
+                else:
+                    cluster.stop()
             except Exception:  # noqa: BLE001 - best effort at exit; the rest must still be cleaned up
                 pass
 
