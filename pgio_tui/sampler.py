@@ -361,8 +361,9 @@ class Sampler:
             return
         for name, value in self.settings.items():
             if old.get(name) != value:
-                frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value}",
-                                          {"name": name, "old": old.get(name), "new": value}))
+                unit = self.setting_units.get(name, "")
+                frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
+                                          {"name": name, "old": old.get(name), "new": value, "unit": unit}))
         self.tracker.settings = CheckpointSettings.from_settings(self.settings)
 
 

@@ -187,3 +187,20 @@ def test_disk_full_keeps_what_was_recorded(pg_cluster, tmp_path):
     assert "kept" in line
     ticks = ticks_of(out)
     assert len(ticks) > 5
+
+
+def test_setting_change_is_an_event_and_a_settings_row(make_cluster, tmp_path):
+    cluster = make_cluster()
+    out = tmp_path / "change.pgio"
+    proc = subprocess.Popen(record_cmd(conn_args(cluster), out, "--quiet", "--duration", "3"))
+    wait_for_ticks(out, 3)
+    with cluster.connect() as conn:
+        conn.execute("ALTER SYSTEM SET bgwriter_delay = '50ms'")
+        conn.execute("SELECT pg_reload_conf()")
+    assert proc.wait(timeout=30) == 0
+    with Recording(out) as rec:
+        change = rec.events(["setting_change"])
+        assert [e.event.data["name"] for e in change] == ["bgwriter_delay"]
+        assert change[0].event.text == "bgwriter_delay: 200 -> 50 ms"
+        assert rec.settings(tick=rec.first_tick)["bgwriter_delay"].value in ("200", 200)  # at start
+        assert rec.settings(tick=rec.last_tick)["bgwriter_delay"].value in ("50", 50)

@@ -223,6 +223,10 @@ class Recorder:
             waits[wait_id] = waits.get(wait_id, 0) + count
         self._waits.extend((tick, wait_id, count) for wait_id, count in waits.items())
         self._events.extend(self._event_row(e, tick, frame.t) for e in events)
+        changed = [(e.data["name"], e.data.get("new"), e.data.get("unit"), e.data.get("category", "postgres"))
+                   for e in events if e.kind == "setting_change" and "name" in e.data]
+        if changed:  # the settings table answers "what was X at tick N" without reading events
+            self.set_settings(changed, tick)
         self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
 
         interval = self._interval or frame.dt or COMMIT_EVERY_S
