@@ -159,8 +159,10 @@ def test_port_clash(pg_cluster, pg_bindir):
         c.init()
         taken = c.port
         c.sockdir.mkdir()
+        other = pg_cluster.postmaster_pid
+        assert other, "the session cluster is not running"
         # another live postmaster's lock on this port in our socket directory
-        (c.sockdir / f".s.PGSQL.{taken}.lock").write_text(f"{pg_cluster.postmaster_pid}\n")
+        (c.sockdir / f".s.PGSQL.{taken}.lock").write_text(f"{other}\n")
         c.start()
         assert c.running and c.port != taken
         c.stop()
