@@ -181,37 +181,24 @@ def conninfo_of(args: argparse.Namespace) -> str:
 # -- record ---------------------------------------------------------------------------------
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from pgio_tui.sampler import Sampler
-    from pgio_tui.sources.postgres import SourceError
-    from pgio_tui.store.writer import Recorder, RecordingError
+    from pgio_tui.store.writer import RecordingError
 
     path = args.output
     if os.path.exists(path) and not args.force:
         raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
-    sampler = Sampler(conninfo_of(args), interval=args.interval, devices=devices)
-    try:
-        sampler.open()
-    except SourceError as exc:
-        raise CliError(f"cannot connect: {exc}") from None
+    sampler = open_sampler(conninfo_of(args), args.interval, devices)
     stop = threading.Event()
     reason = {"why": "duration reached" if args.duration else "stopped"}
-
-    def on_signal(signum, _frame):
-        reason["why"] = f"signal {signal.Signals(signum).name}"
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
+    stop_on_signals(stop, reason)
     try:
-        recorder = Recorder(path, force=args.force, meta={**sampler.meta(), "command_line": _argv_line()})
-    except RecordingError as exc:
+        recorder = open_recorder(path, args.force, sampler)
+    except CliError:
         sampler.close()
-        raise CliError(str(exc)) from None
+        raise
     status = StatusLine(enabled=not args.quiet)
     ticks = 0
     try:
-        recorder.set_settings(sampler.settings_rows())
         for frame in sampler.frames(stop, duration=args.duration):
             recorder.write(frame)
             ticks += 1
@@ -229,6 +216,45 @@ def cmd_record(args: argparse.Namespace) -> int:
     sampler.close()
     _say(f"{PROG}: recorded {ticks} ticks to {path} ({reason['why']})")
     return 0
+
+
+# Pieces of a headless session, shared with `bench` and `demo` (pgio_tui.workloads.session).
+
+def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None = None):
+    """An opened Sampler, or CliError saying why the server cannot be read."""
+    from pgio_tui.sampler import Sampler
+    from pgio_tui.sources.postgres import SourceError
+    sampler = Sampler(conninfo, interval=interval, devices=devices)
+    try:
+        sampler.open()
+    except SourceError as exc:
+        raise CliError(f"cannot connect: {exc}") from None
+    return sampler
+
+
+def open_recorder(path: str, force: bool, sampler):
+    """A Recorder holding the sampler's metadata and settings snapshot, or CliError."""
+    from pgio_tui.store.writer import Recorder, RecordingError
+    try:
+        recorder = Recorder(path, force=force, meta={**sampler.meta(), "command_line": _argv_line()})
+    except RecordingError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        recorder.set_settings(sampler.settings_rows())
+    except RecordingError as exc:
+        _close_quietly(recorder, f"error: {exc}")
+        raise CliError(str(exc)) from None
+    return recorder
+
+
+def stop_on_signals(stop: threading.Event, reason: dict) -> None:
+    """SIGINT, SIGTERM and SIGHUP set `stop` (reason["why"] says which) instead of killing us."""
+    def on_signal(signum, _frame):
+        reason["why"] = f"signal {signal.Signals(signum).name}"
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
 
 
 def _close_quietly(recorder, why: str) -> None:
@@ -357,7 +383,13 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("--help", "--version")):
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser()
+    passthrough = None
+    if argv[:2] == ["bench", "pgbench"] and "--" in argv:  # else the optional CONN takes pgbench's first word
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    if passthrough is not None:
+        args.pgbench_args = passthrough
     try:
         return COMMANDS[args.command](args)
     except CliError as exc:

@@ -21,6 +21,11 @@ class Metric:
     source: str  # where it comes from, per PostgreSQL version where that differs
 
 
+# latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
+LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
+_LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
+
+
 def _m(name, unit, kind, pane, help, source):
     return Metric(name, unit, kind, pane, help, source)
 
@@ -99,20 +104,38 @@ CATALOG: tuple[Metric, ...] = (
        "Share of the tick during which all non-idle tasks stalled on I/O.", "/proc/pressure/io full total"),
     # --- latency ---------------------------------------------------------------------------
     _m("latency.tps", "1/s", "rate", "latency",
-       "Transactions per second (the workload's own count when launched by pgio-tui, else the server's).",
+       "Transactions per second (the workload's own count when launched by pgio-tui: pgbench transactions, "
+       "pgio statements; else the server's commits and rollbacks).",
        "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
     _m("latency.mean_ms", "ms", "gauge", "latency",
-       "Mean latency over the tick (pgbench transactions, else statements from pg_stat_statements).",
+       "Mean latency over the tick (a launched pgbench's transactions or pgio's statements, else statements "
+       "from pg_stat_statements).",
        "pgbench log; else delta total_exec_time / delta calls (13+; total_time on old extension versions)"),
     _m("latency.stddev_ms", "ms", "gauge", "latency",
        "Standard deviation of latency over the tick.",
        "pgbench log; else from pg_stat_statements calls, mean and stddev (sum of squares)"),
-    _m("latency.p50_ms", "ms", "gauge", "latency", "Median latency over the tick.", "pgbench per-transaction log only"),
-    _m("latency.p95_ms", "ms", "gauge", "latency", "95th percentile latency over the tick.", "pgbench per-transaction log only"),
-    _m("latency.p99_ms", "ms", "gauge", "latency", "99th percentile latency over the tick.", "pgbench per-transaction log only"),
-    _m("latency.max_ms", "ms", "gauge", "latency", "Largest latency over the tick.", "pgbench per-transaction log only"),
+    _m("latency.p50_ms", "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
+    _m("latency.p95_ms", "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
+    _m("latency.p99_ms", "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
+    _m("latency.max_ms", "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
     _m("latency.calls_s", "1/s", "rate", "latency", "Statements per second.", "pg_stat_statements delta calls"),
+    _m("latency.txns", "count", "gauge", "latency",
+       "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
+       "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
+       "pgio statements; null otherwise"),
+    _m("latency.failed", "count", "gauge", "latency",
+       "Transactions that failed in the tick (serialization or deadlock failures, pgbench 15+).",
+       "pgbench per-transaction log (`failed`, `serialization`, `deadlock`)"),
+    *(_m(f"latency.over_{ms}ms", "count", "gauge", "latency",
+         f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
+         _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
     # --- database --------------------------------------------------------------------------
+    _m("pgio.reads_s", "blocks/s", "rate", "database",
+       "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
+       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_fetched - _hit of their table and index, per slice"),
+    _m("pgio.hits_s", "blocks/s", "rate", "database",
+       "Shared-buffer hits of the pgio workload's statements, per second.",
+       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice"),
     _m("db.blks_read_s", "blocks/s", "rate", "database",
        "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read"),
     _m("db.blks_hit_s", "blocks/s", "rate", "database", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),

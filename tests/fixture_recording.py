@@ -117,6 +117,11 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.p99_ms": lat[6] * 3,
         "latency.max_ms": lat[6] * 9,
         "latency.calls_s": rate(22000 * wave, 0.05),
+        "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
+        "latency.failed": 0,
+        **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},
+        "pgio.reads_s": None,  # only while a pgio workload runs
+        "pgio.hits_s": None,
         "db.blks_read_s": rate(850 * wave),
         "db.blks_hit_s": rate(95000 * wave, 0.05),
         "db.xact_s": rate(3200 * wave, 0.05),

@@ -1,0 +1,128 @@
+"""`pgio-tui demo`: a throwaway lab cluster, a pgbench load that shows checkpoints and writeback
+within a minute, and the live view. Nothing is left running afterwards, whatever ends it.
+
+The cluster is made small on purpose: shared_buffers far below the data, so backends and the
+background writer write; checkpoint_timeout 30 s and a small max_wal_size, so checkpoints come
+often (WAL-triggered ones in between); on a disk-backed directory (not tmpfs, where there is no writeback to see).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from pgio_tui.cli import PROG, CliError, _say, open_sampler
+from pgio_tui.workloads.base import WorkloadError
+from pgio_tui.workloads.session import run_session
+
+DEMO_SCALE = 10  # pgbench scale: ~160 MB of tables
+DEMO_ARGS = ["-c", "4", "-j", "2"]
+DEMO_SETTINGS = {
+    "shared_buffers": "32MB",
+    "checkpoint_timeout": "30s",
+    "max_wal_size": "256MB",  # a WAL-triggered checkpoint every ~10 s on a laptop, timed ones at 30 s
+    "min_wal_size": "64MB",
+    "log_autovacuum_min_duration": "0",
+}
+FOREVER_S = 365 * 24 * 3600  # pgbench needs a -T; the user ends the demo
+
+
+class _Interrupted(Exception):
+    """SIGTERM or SIGHUP arrived before the session had its own handlers."""
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from pgio_tui.workloads.cluster import Cluster, ClusterError
+    from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
+
+    previous = _raise_on_signals()
+    base = None
+    cluster = None
+    sampler = None
+    try:
+        pgbench = find_pgbench()
+        base = _demo_dir()
+        cluster = Cluster(base_dir=base / "cluster", settings=DEMO_SETTINGS, name="pgio-demo")
+        _say(f"{PROG}: demo: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
+        cluster.init()
+        cluster.start()
+        conninfo = cluster.conninfo()
+        _statement_stats(cluster)
+        sampler = open_sampler(conninfo, 1.0)
+        seconds = math.ceil(args.duration) if args.duration else FOREVER_S
+        workload = PgbenchWorkload(conninfo, [*DEMO_ARGS, "-T", str(seconds)], init_scale=DEMO_SCALE,
+                                   pgbench=pgbench)
+        _say(f"{PROG}: demo: pgbench -i -s {DEMO_SCALE}, then pgbench {' '.join(DEMO_ARGS)} "
+             f"for {'%d s' % seconds if args.duration else 'as long as you watch'}")
+        return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless)
+    except (ClusterError, WorkloadError) as exc:
+        raise CliError(_one_line(str(exc))) from None
+    except (_Interrupted, KeyboardInterrupt):
+        _say(f"{PROG}: demo interrupted")
+        return 130
+    finally:
+        if sampler is not None:
+            sampler.close()
+        if cluster is not None:
+            _say(f"{PROG}: demo: removing the lab cluster")
+            try:
+                cluster.destroy()
+            except ClusterError as exc:
+                _say(f"{PROG}: demo: {exc}")
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _one_line(message: str) -> str:
+    """A multi-line error as one line: its first line and the server's FATAL line, if any (the
+    directory it points to is removed by the time the user reads it)."""
+    lines = message.splitlines() or [""]
+    fatal = next((x[x.index("FATAL"):] for x in lines[1:] if "FATAL" in x), None)
+    first = re.sub(r" \(see [^)]*\)|[;:] last log lines:?$", "", lines[0]).rstrip(";: ")
+    return f"{first}: {fatal}" if fatal else first
+
+
+def _statement_stats(cluster) -> None:
+    """pg_stat_statements, so the Latency pane keeps the server's view after pgbench ends."""
+    import psycopg
+    try:
+        with cluster.connect() as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    except psycopg.Error:
+        pass  # a build without contrib: the demo runs without it
+
+
+def _raise_on_signals() -> dict:
+    """Until the session installs its own handlers, SIGTERM/SIGHUP unwind (and clean up) like Ctrl-C."""
+    def handler(signum, _frame):
+        raise _Interrupted(signal.Signals(signum).name)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+def _demo_dir() -> Path:
+    """A private directory on a real disk that the server's user can reach (tmpfs shows no writeback)."""
+    from pgio_tui.sources.disks import devices_for_path
+    candidates = [tempfile.gettempdir(), "/var/tmp", "/tmp"]
+    chosen = None
+    for d in candidates:
+        if Path(d).is_dir() and devices_for_path(d):
+            chosen = d
+            break
+    path = Path(tempfile.mkdtemp(prefix="pgio-demo-", dir=chosen or candidates[0]))
+    path.chmod(0o755)
+    if chosen is None:
+        print(f"{PROG}: demo: no disk-backed temporary directory found; using {path} (no writeback to see "
+              "if it is tmpfs)", file=sys.stderr)
+    return path

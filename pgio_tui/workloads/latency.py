@@ -1,0 +1,167 @@
+"""Latency statistics of a launched workload: the one place percentiles and threshold counts are made.
+
+Per tick the workloads hand over the latencies of that tick (pgbench transactions from its
+per-transaction log, pgio statements from its slices) and get exact figures back; for a whole run,
+whose latencies may not fit in memory, a log-bucketed Histogram gives the same figures within 1 %.
+Percentiles interpolate linearly between the closest ranks (numpy's default, Hyndman-Fan type 7),
+standard deviations are population ones, as pgbench computes its own.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
+
+PERCENTILES = (50, 95, 99)
+
+
+def percentile(ordered: Sequence[float], pct: float) -> float | None:
+    """The pct-th percentile (0-100) of an ascending sequence, linear between closest ranks."""
+    if not ordered:
+        return None
+    pos = (len(ordered) - 1) * pct / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass(slots=True)
+class LatencyStats:
+    """Figures over one set of latencies, in milliseconds."""
+
+    count: int = 0
+    mean: float | None = None
+    stddev: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+    over: dict[int, int] = field(default_factory=lambda: dict.fromkeys(THRESHOLDS_MS, 0))
+
+    def as_dict(self, prefix: str = "") -> dict[str, float | int | None]:
+        """Flat names for summaries: count, mean_ms, ..., over_100ms, ..."""
+        out: dict[str, float | int | None] = {
+            f"{prefix}count": self.count, f"{prefix}mean_ms": _r(self.mean), f"{prefix}stddev_ms": _r(self.stddev),
+            f"{prefix}p50_ms": _r(self.p50), f"{prefix}p95_ms": _r(self.p95), f"{prefix}p99_ms": _r(self.p99),
+            f"{prefix}max_ms": _r(self.max)}
+        out.update({f"{prefix}over_{t}ms": n for t, n in self.over.items()})
+        return out
+
+
+def summarize(latencies_ms: Iterable[float]) -> LatencyStats:
+    """Exact figures over a (tick's worth of) latencies."""
+    values = sorted(latencies_ms)
+    n = len(values)
+    stats = LatencyStats(count=n)
+    if not n:
+        return stats
+    total = math.fsum(values)
+    mean = total / n
+    stats.mean = mean
+    stats.stddev = math.sqrt(max(0.0, math.fsum((v - mean) ** 2 for v in values) / n))
+    stats.p50, stats.p95, stats.p99 = (percentile(values, p) for p in PERCENTILES)
+    stats.max = values[-1]
+    stats.over = {t: n - _count_at_most(values, t) for t in THRESHOLDS_MS}
+    return stats
+
+
+def _count_at_most(ordered: Sequence[float], limit: float) -> int:
+    return bisect.bisect_right(ordered, limit)
+
+
+def frame_values(stats: LatencyStats, dt: float | None, rate_scale: float = 1.0,
+                 failed: int | None = None) -> dict[str, float | int | None]:
+    """The `latency.*` metrics of one tick. rate_scale undoes log sampling (1/sampling rate)."""
+    values: dict[str, float | int | None] = {
+        "latency.tps": stats.count * rate_scale / dt if dt else None,
+        "latency.mean_ms": stats.mean, "latency.stddev_ms": stats.stddev,
+        "latency.p50_ms": stats.p50, "latency.p95_ms": stats.p95, "latency.p99_ms": stats.p99,
+        "latency.max_ms": stats.max, "latency.txns": stats.count, "latency.failed": failed,
+    }
+    values.update({f"latency.over_{t}ms": n for t, n in stats.over.items()})
+    return values
+
+
+def combine(parts: Iterable[tuple[int, float, float]]) -> tuple[int, float | None, float | None]:
+    """Pool (count, mean, stddev) of several intervals into one (count, mean, stddev).
+
+    For pgbench's progress lines when no per-transaction log is available.
+    """
+    parts = [(n, m, s) for n, m, s in parts if n > 0]
+    total = sum(n for n, _, _ in parts)
+    if not total:
+        return 0, None, None
+    mean = sum(n * m for n, m, _ in parts) / total
+    second = sum(n * (s * s + m * m) for n, m, s in parts) / total
+    return total, mean, math.sqrt(max(0.0, second - mean * mean))
+
+
+class Histogram:
+    """Whole-run latency figures in bounded memory: buckets 1 % wide on a log scale.
+
+    Counts, mean, stddev and max are exact; percentiles are exact up to the bucket width (they
+    use the same rank rule as `percentile`, each value taken as its bucket's midpoint, so
+    within 0.5 %).
+    """
+
+    RATIO = 1.01  # bucket i holds [FLOOR * RATIO**i, FLOOR * RATIO**(i+1)): at most 0.5 % from the midpoint
+    FLOOR = 0.001  # ms; smaller latencies go to bucket 0
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.count = 0
+        self._sum = 0.0
+        self._sumsq = 0.0
+        self.max: float | None = None
+        self.over = dict.fromkeys(THRESHOLDS_MS, 0)
+        self._log_ratio = math.log(self.RATIO)
+
+    def add(self, ms: float) -> None:
+        i = int(math.log(ms / self.FLOOR) / self._log_ratio) if ms > self.FLOOR else 0
+        self.buckets[i] = self.buckets.get(i, 0) + 1
+        self.count += 1
+        self._sum += ms
+        self._sumsq += ms * ms
+        if self.max is None or ms > self.max:
+            self.max = ms
+        for t in THRESHOLDS_MS:
+            if ms > t:
+                self.over[t] += 1
+
+    def _mid(self, i: int) -> float:
+        return self.FLOOR * self.RATIO ** (i + 0.5)
+
+    def _value_at_rank(self, rank: int, keys: list[int]) -> float:
+        seen = 0
+        for i in keys:
+            seen += self.buckets[i]
+            if rank < seen:
+                return min(self._mid(i), self.max)
+        return self.max
+
+    def percentile(self, pct: float) -> float | None:
+        if not self.count:
+            return None
+        keys = sorted(self.buckets)
+        pos = (self.count - 1) * pct / 100.0
+        lo = math.floor(pos)
+        a = self._value_at_rank(lo, keys)
+        b = self._value_at_rank(min(lo + 1, self.count - 1), keys)
+        return a + (b - a) * (pos - lo)
+
+    def stats(self) -> LatencyStats:
+        if not self.count:
+            return LatencyStats()
+        mean = self._sum / self.count
+        return LatencyStats(
+            count=self.count, mean=mean, stddev=math.sqrt(max(0.0, self._sumsq / self.count - mean * mean)),
+            p50=self.percentile(50), p95=self.percentile(95), p99=self.percentile(99), max=self.max,
+            over=dict(self.over))
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
