@@ -28,6 +28,22 @@ MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
 
 
+# Cumulative counters that become per-second rates: (metric, section of the raw sample, column).
+COUNTER_RATES = (
+    ("bgwriter.maxwritten_s", "bgwriter", "maxwritten_clean"),
+    ("buffers.alloc_s", "bgwriter", "buffers_alloc"),
+    ("db.blks_read_s", "db", "blks_read"),
+    ("db.blks_hit_s", "db", "blks_hit"),
+    ("db.xact_s", "db", "xact"),
+    ("db.temp_bytes_s", "db", "temp_bytes"),
+    ("db.blk_read_time_ms_s", "db", "blk_read_time"),
+    ("db.blk_write_time_ms_s", "db", "blk_write_time"),
+    ("wal.records_s", "wal", "wal_records"),
+    ("wal.fpi_s", "wal", "wal_fpi"),
+    ("wal.buffers_full_s", "wal", "wal_buffers_full"),
+)
+
+
 def rate(cur, prev, dt) -> float | None:
     """Per-second rate of a cumulative counter; None when unknown or the counter went backwards."""
     if cur is None or prev is None or not dt:
@@ -244,7 +260,7 @@ class Sampler:
         return True
 
     def _pg_values(self, raw: dict, dt: float | None, frame: Frame) -> None:
-        v = frame.values
+        """Restart/reset/setting-change detection, rates, activity and checkpoint state."""
         prev = self._prev_raw
         pm = raw["postmaster_start"]
         if self._postmaster_start is not None and pm != self._postmaster_start:
@@ -257,8 +273,7 @@ class Sampler:
                 self._settings_changed(frame)
             self._settings_md5 = raw["settings_md5"]
 
-        bg, ck, io = raw["bgwriter"], raw["checkpointer"], raw["io"]
-        counters = pgfeatures.checkpoint_counters(bg, ck)
+        counters = pgfeatures.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
         pcounters = pgfeatures.checkpoint_counters(prev["bgwriter"], prev["checkpointer"]) if prev else None
         if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
                           or counters["started"] < pcounters["started"]):
@@ -266,36 +281,8 @@ class Sampler:
             self.tracker.reset()
             prev = pcounters = None
 
-        # Rates of every cumulative counter, in one place.
-        writes = pgfeatures.writes_by_source(bg, io)
-        pwrites = pgfeatures.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
-        for name, value in writes.items():
-            v[name] = rate(value, pwrites.get(name), dt)
-        p = prev or {}
-        pbg, pdb, pwal = p.get("bgwriter") or {}, p.get("db") or {}, p.get("wal") or {}
-        db = raw["db"] or {}
-        v["bgwriter.maxwritten_s"] = rate(bg.get("maxwritten_clean"), pbg.get("maxwritten_clean"), dt)
-        v["buffers.alloc_s"] = rate(bg.get("buffers_alloc"), pbg.get("buffers_alloc"), dt)
-        for metric, col in (("db.blks_read_s", "blks_read"), ("db.blks_hit_s", "blks_hit"),
-                            ("db.xact_s", "xact"), ("db.temp_bytes_s", "temp_bytes"),
-                            ("db.blk_read_time_ms_s", "blk_read_time"),
-                            ("db.blk_write_time_ms_s", "blk_write_time")):
-            v[metric] = rate(db.get(col), pdb.get(col), dt)
-        v["db.backends"] = db.get("backends")
-        v["wal.bytes_s"] = rate(raw["wal_pos"], p.get("wal_pos"), dt)
-        wal = raw["wal"] or {}
-        for metric, col in (("wal.records_s", "wal_records"), ("wal.fpi_s", "wal_fpi"),
-                            ("wal.buffers_full_s", "wal_buffers_full")):
-            v[metric] = rate(wal.get(col), pwal.get(col), dt)
-        v["latency.tps"] = v["db.xact_s"]
-        self._statement_latency(raw.get("pgss"), p.get("pgss"), dt, v)
+        self._rates(raw, prev or {}, dt, frame)
         self._activity(raw["activity"], frame)
-        if io:
-            pio = p.get("io") or {}
-            for btype, cols in io.items():
-                pcols = pio.get(btype)
-                frame.sources[btype] = {
-                    f: rate(c, pcols[i] if pcols else None, dt) for i, (f, c) in enumerate(zip(SOURCE_FIELDS, cols))}
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -308,11 +295,30 @@ class Sampler:
         if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
             written = counters["buffers"] - pcounters["buffers"]
             self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(), written)
-        v.update(out.values)
+        frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
-        v["observer.server_ms"] = raw["server_ms"]
+        frame.values["observer.server_ms"] = raw["server_ms"]
         self._prev_raw = raw
+
+    @staticmethod
+    def _rates(raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:
+        """Every cumulative counter of the sample as a per-second rate, in this one place."""
+        v = frame.values
+        writes = pgfeatures.writes_by_source(raw["bgwriter"], raw["io"])
+        pwrites = pgfeatures.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
+        for name, value in writes.items():
+            v[name] = rate(value, pwrites.get(name), dt)
+        for metric, section, col in COUNTER_RATES:
+            v[metric] = rate((raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt)
+        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)
+        v["db.backends"] = (raw["db"] or {}).get("backends")
+        v["latency.tps"] = v["db.xact_s"]  # a launched workload replaces it with its own count
+        Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
+        pio = prev.get("io") or {}
+        for btype, cols in (raw["io"] or {}).items():
+            pcols = pio.get(btype) or [None] * len(cols)
+            frame.sources[btype] = {f: rate(c, pc, dt) for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
