@@ -92,12 +92,17 @@ def _add_live(sub) -> None:
                        description="Watch PostgreSQL I/O live: checkpoints, writes by source, Dirty/Writeback, "
                                    "devices, latency, waits.")
     p.add_argument("--help", action="help", help="show this help and exit")
+    _session_options(p)
+    p.add_argument("--theme", metavar="NAME", help="colour theme (built-in, bundled or from the user themes folder)")
+    p.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+
+
+def _session_options(p: argparse.ArgumentParser) -> None:
+    """What every command that watches a server takes: the connection, the tick, a recording."""
     _conn_options(p)
     p.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
     p.add_argument("--record", metavar="FILE", help="record the session to FILE as well")
     p.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
-    p.add_argument("--theme", metavar="NAME", help="colour theme (built-in, bundled or from the user themes folder)")
-    p.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
 
 
 def _add_replay(sub) -> None:
@@ -116,20 +121,14 @@ def _add_bench(sub) -> None:
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
     pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged")
     pb.add_argument("--help", action="help", help="show this help and exit")
-    _conn_options(pb)
-    pb.add_argument("--record", metavar="FILE", help="record the session to FILE")
-    pb.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
-    pb.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick")
+    _session_options(pb)
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     pb.add_argument("pgbench_args", nargs=argparse.REMAINDER, metavar="-- PGBENCH-ARGS")
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
-    _conn_options(pg)
-    pg.add_argument("--record", metavar="FILE", help="record the session to FILE")
-    pg.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
-    pg.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick")
+    _session_options(pg)
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
     pg.add_argument("--scale", default="64M", metavar="SIZE", help="per table: blocks, or M/G/T (default 64M)")
