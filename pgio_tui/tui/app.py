@@ -1,0 +1,371 @@
+"""MonitorApp and the entry points: `run_live(args)`, `run_monitor(sampler, ...)`, `run_replay(args)`.
+
+The app owns a FrameHistory and a MonitorScreen that draws it. Frames come from a LiveFeed (sampler
+and recorder on a thread worker, handed over with post_message) or, with no feed, from an iterable
+given up front (a recording: snapshot tests and the replay seam). One timer redraws what is visible
+at most REDRAW_HZ times a second, inside batch_update, and only when something changed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from pgio_tui.frame import Frame
+from pgio_tui.tui.feed import LiveFeed
+from pgio_tui.tui.history import FrameHistory
+from pgio_tui.tui.messages import FeedNotice, FrameArrived
+from pgio_tui.tui.palette import chart_defaults
+from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
+from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
+from pgio_tui.tui.themes import DEFAULT_THEME, bundled_themes, user_themes
+from pgio_tui.tui.widgets.status import HeaderState
+
+REDRAW_HZ = 4
+RECORDINGS_DIR = "recordings"
+
+
+class MonitorApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "pgio-tui"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("space", "toggle_pause", "Pause", id="pause"),
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
+        Binding("r", "toggle_record", "Record", id="record"),
+        Binding("m", "annotate", "Mark", id="annotate"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in"),
+        Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
+        Binding("t", "next_theme", "Theme", id="theme"),
+        Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload"),
+    ]
+
+    def __init__(self, session: SessionInfo, *, feed: LiveFeed | None = None, frames: Iterable[Frame] = (),
+                 theme: str | None = None, workload: Any = None, mode: str = "live",
+                 recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ):
+        super().__init__()
+        self.session = session
+        self.feed = feed
+        self.workload = workload
+        self.history = FrameHistory()
+        self.history.extend(frames)
+        self.state = HeaderState(mode=mode)
+        self.recordings_dir = recordings_dir
+        self.redraw_hz = redraw_hz
+        self._wanted_theme = theme
+        self._dirty = True
+        self._last_redraw = 0.0
+        self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
+        self._theme_errors: list[str] = []
+        for t in bundled_themes():
+            self.register_theme(t)
+        themes, self._theme_errors = user_themes()
+        for t in themes:
+            self.register_theme(t)
+        if not os.environ.get("TEXTUAL_THEME"):
+            self.theme = DEFAULT_THEME
+
+    # --- theme variables: the charts' colours ---------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        variables = self.current_theme.to_color_system().generate()
+        return chart_defaults({**variables, **self.current_theme.variables})
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self._wanted_theme:
+            if self._wanted_theme in self.available_themes:
+                self.theme = self._wanted_theme
+            else:
+                self.notify(f"unknown theme {self._wanted_theme!r}; see the palette (ctrl+p, Theme)",
+                            severity="warning")
+        if self._theme_errors:
+            self.notify("themes not loaded:\n" + "\n".join(self._theme_errors), severity="warning", timeout=10)
+        self.push_screen(MonitorScreen(self.history, self.session, self.state, self.workload))
+        if self.feed is not None:
+            self.feed.on_frame = lambda f, s: self.post_message(FrameArrived(f, s))
+            self.feed.on_notice = lambda n: self.post_message(FeedNotice(n))
+            self.run_worker(self.feed.run, thread=True, exit_on_error=False, name="sampler", group="feed",
+                            description="sampler and recorder")
+        self.set_interval(1 / self.redraw_hz, self._redraw_tick)
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:  # however the app ends, the sampler thread ends with it
+            self.feed.stop()
+
+    @property
+    def monitor(self) -> MonitorScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, MonitorScreen):
+                return screen
+        return None
+
+    def on_frame_arrived(self, message: FrameArrived) -> None:
+        self.history.push(message.frame)
+        st = message.status
+        self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
+        self.state.postmaster_start = st.postmaster_start
+        self._dirty = True
+        if time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
+            self._redraw_tick()  # show a tick at once; the timer catches up with bursts
+
+    def on_feed_notice(self, message: FeedNotice) -> None:
+        n = message.notice
+        self.notify(n.text, severity=n.severity, timeout=8 if n.severity == "error" else 4)
+
+    def _redraw_tick(self) -> None:
+        if not self._dirty:
+            return
+        screen = self.monitor
+        if screen is None:
+            return
+        self._dirty = False
+        self._last_redraw = time.monotonic()
+        screen.redraw()
+
+    def on_monitor_screen_first_data(self, _message) -> None:
+        self.first_frame_at = time.monotonic()
+        self.call_after_refresh(self._first_frame_drawn)
+
+    def _first_frame_drawn(self) -> None:
+        path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
+        if path:
+            try:
+                with open(path, "w") as fh:
+                    fh.write(f"{time.time():.6f}\n")
+            except OSError:
+                pass
+
+    # --- actions --------------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+        self.exit(0)
+
+    def action_toggle_pause(self) -> None:
+        screen = self.monitor
+        if screen is not None:
+            screen.set_paused(not screen.paused)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_zoom(self, step: int) -> None:
+        screen = self.monitor
+        if screen is not None:
+            screen.zoom(step)
+
+    def action_next_theme(self) -> None:
+        names = self.theme_cycle()
+        i = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(i + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def theme_cycle(self) -> list[str]:
+        """Bundled and user themes first, then Textual's (the ANSI ones follow the terminal's palette
+        and are left to the palette's Theme command)."""
+        ours = [t.name for t in bundled_themes()]
+        rest = sorted(n for n in self.available_themes if n not in ours and not n.startswith("textual-ansi"))
+        return ours + rest
+
+    def action_show_pane(self, index: int) -> None:
+        screen = self.monitor
+        if screen is not None:
+            screen.action_show_pane(index)
+
+    def action_toggle_record(self) -> None:
+        if self.feed is None:
+            self.notify("not live: nothing to record", severity="warning")
+            return
+        if self.state.recording or self.feed.recording:
+            self.feed.stop_recording()
+            self.notify("stopping the recording at the next tick…", timeout=2)
+            return
+        self.push_screen(PromptScreen("Record to file", self.default_recording_path(),
+                                      hint="starts at the next tick; r again stops it"), self._start_recording)
+
+    def default_recording_path(self) -> str:
+        host = (self.session.host or "local").strip("/").replace("/", "_") or "local"
+        if host.startswith("tmp") or "/" in (self.session.host or ""):
+            host = "local"
+        return os.path.join(self.recordings_dir, f"{host}-{time.strftime('%Y%m%d-%H%M%S')}.pgio")
+
+    def _start_recording(self, path: str | None) -> None:
+        if path and self.feed is not None:
+            self.feed.start_recording(path)
+
+    def action_annotate(self) -> None:
+        if self.feed is None:
+            self.notify("not live: annotations go into a live session's recording", severity="warning")
+            return
+        hint = ("recorded as an event at the next tick" if self.state.recording
+                else "not recording: drawn on the charts only")
+        self.push_screen(PromptScreen("Annotation", "", hint=hint, placeholder="e.g. raised clients to 64"),
+                         self._annotate)
+
+    def _annotate(self, text: str | None) -> None:
+        if text and self.feed is not None:
+            self.feed.annotate(text)
+
+    def action_stop_workload(self) -> None:
+        w = self.workload
+        if w is None or not getattr(w, "running", False):
+            self.notify("no workload running", timeout=2)
+            return
+        kind = getattr(w, "kind", "the workload")
+        self.push_screen(ConfirmScreen(f"Stop {kind}?"), self._stop_workload)
+
+    def _stop_workload(self, yes: bool | None) -> None:
+        if yes:
+            self._stop_workload_thread()
+
+    @work(thread=True, exit_on_error=False, group="workload")
+    def _stop_workload_thread(self) -> None:
+        """stop() may wait for the process to finish its summary: not on the UI thread."""
+        try:
+            self.workload.stop()
+        except Exception as exc:
+            self.post_message(FeedNotice(_notice(f"stopping the workload: {exc}", "error")))
+
+    # --- command palette ------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Pause / resume display", "Freeze the charts; sampling and recording go on",
+                            self.action_toggle_pause)
+        yield SystemCommand("Start / stop recording", "Record this session to a file (r)", self.action_toggle_record)
+        yield SystemCommand("Add annotation", "Mark this moment on the charts and in the recording (m)",
+                            self.action_annotate)
+        yield SystemCommand("Zoom in", "Shorter shared time window (+)", lambda: self.action_zoom(-1))
+        yield SystemCommand("Zoom out", "Longer shared time window (-)", lambda: self.action_zoom(1))
+        yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
+        yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
+        for i, (_key, _short, cls) in enumerate(PANES):
+            yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
+                                lambda i=i: self.action_show_pane(i))
+        if self.workload is not None:
+            yield SystemCommand("Stop workload", "Stop the launched workload (s)", self.action_stop_workload)
+
+
+def _notice(text: str, severity: str):
+    from pgio_tui.tui.feed import Notice
+    return Notice(text, severity)
+
+
+# --- entry points -------------------------------------------------------------------------------
+
+def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = False, theme: str | None = None,
+                workload: Any = None) -> int:
+    """Run the live monitor on an already-opened Sampler until the user quits; returns an exit code.
+
+    The sampler (and the recorder, when recording) run on a thread worker; the caller keeps owning
+    the sampler and closes it afterwards. `workload` (optional) is a launched workload: an object
+    with `.kind`, `.running`, `.stop()` and `.output_tail(n) -> list[str]`; it may also have
+    `.on_recorder(recorder_or_None)`, called on the recorder's thread when recording starts/stops,
+    so it can store its output in the same file. Its output tail is shown and `s` stops it.
+    """
+    session = session_from_sampler(sampler)
+    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload)
+    first = feed.prime()  # one tick before the UI starts: the first paint has data
+    app = MonitorApp(session, feed=feed, frames=[first] if first is not None else [], theme=theme,
+                     workload=workload)
+    previous = _on_hangup(app, feed)
+    try:
+        app.run()
+    finally:
+        feed.stop()
+        if feed.started and not feed.wait_closed(15):
+            print("pgio-tui: the sampler did not stop in 15 s; the recording may lack its last second",
+                  file=sys.stderr)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return app.return_code or 0
+
+
+def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
+    """SIGHUP (the ssh link dropped) and SIGTERM close the recording cleanly instead of killing it."""
+    def handler(signum, _frame):
+        feed.stop()
+        try:
+            import asyncio
+            asyncio.get_running_loop().call_soon_threadsafe(app.exit, 0)
+        except RuntimeError:
+            pass
+
+    previous = {}
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return previous
+
+
+def run_live(args) -> int:
+    """`pgio-tui [live] [CONN] [--interval S] [--record FILE] [--force] [--theme NAME] [--devices LIST]`."""
+    from pgio_tui.cli import conninfo_of
+    from pgio_tui.sampler import Sampler
+    from pgio_tui.sources.postgres import SourceError
+
+    if args.record and os.path.exists(args.record) and not args.force:
+        print(f"pgio-tui: error: {args.record} exists: use --force to overwrite it, or choose another file",
+              file=sys.stderr)
+        return 1
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()] if getattr(args, "devices", None) else None
+    sampler = Sampler(conninfo_of(args), interval=args.interval, devices=devices)
+    try:
+        sampler.open()
+    except SourceError as exc:
+        print(f"pgio-tui: cannot connect: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return run_monitor(sampler, record_path=args.record, force=args.force, theme=args.theme)
+    finally:
+        sampler.close()
+
+
+def run_replay(args) -> int:
+    """Seam for replay (issue 5): a recording drawn by the same MonitorApp/MonitorScreen and panes.
+
+    For now this shows the recording's last time window, without playback controls. Replay proper
+    feeds Frames from `Recording.frames()` into the app's FrameHistory (`history.clear()` on seek,
+    `history.push(frame)` per step, then `MonitorScreen.redraw()`) and sets `HeaderState.detail`
+    to its position and speed.
+    """
+    from pgio_tui.store.reader import Recording, RecordingError
+
+    if not args.file or not os.path.isfile(args.file):
+        print(f"pgio-tui: error: {args.file or 'FILE'}: give a recording file", file=sys.stderr)
+        return 1
+    try:
+        rec = Recording(args.file)
+    except RecordingError as exc:
+        print(f"pgio-tui: error: {exc}", file=sys.stderr)
+        return 1
+    with rec:
+        app = recording_app(rec, theme=getattr(args, "theme", None))
+    app.run()
+    return app.return_code or 0
+
+
+def recording_app(rec, *, theme: str | None = None, last_seconds: float = 3600) -> MonitorApp:
+    """A MonitorApp showing a recording's last `last_seconds` (static: no feed)."""
+    session = session_from_recording(rec)
+    start = rec.tick_at(rec.end_t - last_seconds) if rec.end_t is not None else None
+    frames = list(rec.frames(start))
+    app = MonitorApp(session, frames=frames, theme=theme, mode="replay")
+    app.state.detail = f"recording {os.path.basename(str(rec.path))}"
+    return app

@@ -1,0 +1,186 @@
+"""FrameHistory: the recent past that every pane draws from, fed by any stream of Frames.
+
+Textual-free on purpose: the live view, replay and diff fill it from a sampler or a recording and
+the widgets only read it, so no pane knows where its data comes from. Series are column lists
+aligned on one time list (None where a tick lacked the metric), so a window is two bisects and a
+slice, and a gap between ticks is visible as a jump in tick numbers.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from pgio_tui.frame import Event, Frame
+
+DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
+EVENT_KINDS_SHOWN = ("annotation", "gap", "reconnect", "server_restart", "stats_reset", "setting_change",
+                     "workload_start", "workload_stop")
+
+
+class Window(NamedTuple):
+    """One metric over a time window: parallel lists."""
+
+    t: list[float]
+    tick: list[int]
+    v: list[Any]
+
+
+class Span(NamedTuple):
+    start: float
+    end: float | None  # None: still running
+
+
+class TimedEvent(NamedTuple):
+    t: float
+    tick: int
+    event: Event
+
+
+class FrameHistory:
+    """Ring buffers per metric for the charts' time window, checkpoint spans, events and waits."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY):
+        self.capacity = capacity
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything (replay uses this when it seeks)."""
+        self.epoch = getattr(self, "epoch", 0) + 1  # views caching reductions of the series start over
+        self.t: list[float] = []
+        self.ticks: list[int] = []
+        self.series: dict[str, list[Any]] = {}
+        self.waits: list[list[tuple[str, str, str, int]]] = []
+        self.events: list[TimedEvent] = []
+        self.spans: list[Span] = []
+        self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last 20)
+        self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
+        self.last: Frame | None = None
+        self.version = 0  # bumped on every change: views redraw when it moved
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    # --- feeding --------------------------------------------------------------------------------
+
+    def extend(self, frames: Iterable[Frame]) -> None:
+        for f in frames:
+            self.push(f)
+
+    def push(self, frame: Frame) -> None:
+        if self.t and frame.t < self.t[-1]:  # a stream that went back in time starts over
+            self.clear()
+        n = len(self.t)
+        self.t.append(frame.t)
+        self.ticks.append(frame.tick)
+        values = frame.flat()
+        for name, col in self.series.items():
+            col.append(values.pop(name, None))
+        for name, v in values.items():  # a metric seen for the first time
+            self.series[name] = [None] * n + [v]
+        for dev in frame.devices:
+            if dev not in self.devices:
+                self.devices[dev] = frame.device_roles.get(dev)
+        for dev, role in frame.device_roles.items():
+            self.devices[dev] = role
+        self.waits.append(list(frame.waits))
+        for e in frame.events:
+            if e.kind in EVENT_KINDS_SHOWN:
+                self.events.append(TimedEvent(frame.t, frame.tick, e))
+        self._track_checkpoint(frame)
+        if frame.checkpoints:
+            self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-20:]
+        self.last = frame
+        self.version += 1
+        if len(self.t) > self.capacity + max(64, self.capacity // 8):
+            self._trim(len(self.t) - self.capacity)
+
+    def _track_checkpoint(self, frame: Frame) -> None:
+        active = frame.values.get("checkpoint.active")
+        running = bool(self.spans) and self.spans[-1].end is None
+        if active and not running:
+            elapsed = frame.values.get("checkpoint.elapsed_s") or 0.0
+            self.spans.append(Span(frame.t - float(elapsed), None))
+        elif not active and running and active is not None:
+            self.spans[-1] = Span(self.spans[-1].start, frame.t)
+
+    def _trim(self, k: int) -> None:
+        del self.t[:k], self.ticks[:k], self.waits[:k]
+        for col in self.series.values():
+            del col[:k]
+        t0 = self.t[0]
+        self.events = [e for e in self.events if e.t >= t0]
+        self.spans = [s for s in self.spans if s.end is None or s.end >= t0]
+
+    # --- reading --------------------------------------------------------------------------------
+
+    @property
+    def end_t(self) -> float | None:
+        return self.t[-1] if self.t else None
+
+    def index_range(self, t0: float, t1: float) -> tuple[int, int]:
+        """Indexes [i, j) of the ticks with t0 <= t <= t1."""
+        return bisect_left(self.t, t0), bisect_right(self.t, t1)
+
+    def window(self, metric: str, t0: float, t1: float) -> Window:
+        i, j = self.index_range(t0, t1)
+        col = self.series.get(metric)
+        return Window(self.t[i:j], self.ticks[i:j], col[i:j] if col is not None else [None] * (j - i))
+
+    def has(self, metric: str, t0: float | None = None, t1: float | None = None) -> bool:
+        """Does the metric hold a value (in the window, when given)?"""
+        col = self.series.get(metric)
+        if col is None:
+            return False
+        if t0 is None:
+            return any(v is not None for v in col)
+        i, j = self.index_range(t0, t1 if t1 is not None else float("inf"))
+        return any(col[k] is not None for k in range(i, j))
+
+    def latest(self, metric: str, at: float | None = None) -> Any:
+        """The metric at the last tick (at or before `at`); None when that tick lacked it."""
+        col = self.series.get(metric)
+        if not col:
+            return None
+        j = len(self.t) if at is None else bisect_right(self.t, at)
+        return col[j - 1] if j else None
+
+    def frame_index(self, at: float | None) -> int:
+        """Index of the last tick at or before `at` (-1 when none)."""
+        return (len(self.t) if at is None else bisect_right(self.t, at)) - 1
+
+    def total(self, metric: str, t0: float, t1: float) -> float | None:
+        """A per-second rate summed over the window (rate x tick length): e.g. buffers written."""
+        w = self.window(metric, t0, t1)
+        total, seen = 0.0, False
+        for k in range(1, len(w.t)):
+            v = w.v[k]
+            if v is not None:
+                total += float(v) * (w.t[k] - w.t[k - 1])
+                seen = True
+        return total if seen else None
+
+    def spans_in(self, t0: float, t1: float) -> list[Span]:
+        return [s for s in self.spans if s.start <= t1 and (s.end is None or s.end >= t0)]
+
+    def events_in(self, t0: float, t1: float) -> list[TimedEvent]:
+        return [e for e in self.events if t0 <= e.t <= t1]
+
+    def waits_summary(self, t0: float, t1: float, top: int = 8) -> list[tuple[tuple[str, str, str], float, int]]:
+        """Top wait events over the window: (backend type, wait type, event), mean sampled
+        sessions per tick, sessions at the last tick. Sorted by the mean."""
+        i, j = self.index_range(t0, t1)
+        if j <= i:
+            return []
+        sums: dict[tuple[str, str, str], int] = {}
+        for k in range(i, j):
+            for bt, wt, ev, n in self.waits[k]:
+                key = (bt, wt, ev)
+                sums[key] = sums.get(key, 0) + n
+        now: dict[tuple[str, str, str], int] = {}
+        for bt, wt, ev, n in self.waits[j - 1]:
+            now[(bt, wt, ev)] = now.get((bt, wt, ev), 0) + n
+        ticks = j - i
+        ranked = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        return [(key, total / ticks, now.get(key, 0)) for key, total in ranked]

@@ -1,0 +1,1 @@
+"""Screens: the monitor (live; replay and diff reuse it) and the modal dialogs."""

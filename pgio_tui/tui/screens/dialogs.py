@@ -1,0 +1,132 @@
+"""Modal dialogs: help, a one-line prompt (annotation, recording file), a yes/no confirmation."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from pgio_tui.tui.themes import user_themes_dir
+
+HELP = """\
+[b]Keys[/b]
+  [b]q[/b]            quit (a recording is closed cleanly)
+  [b]space[/b]        pause the display; sampling and recording go on
+  [b]? F1[/b]         this help
+  [b]1-6[/b]          show / focus a pane: 1 Checkpoint 2 Writes 3 Dirty 4 Devices 5 Latency 6 Waits
+  [b]tab[/b]          next pane (shift+tab: previous)
+  [b]↑ ↓[/b]          in Devices: choose the device charted
+  [b]r[/b]            start / stop recording (asks for a file name)
+  [b]m[/b]            add an annotation: an event in the recording, a ▲ on every chart
+  [b]+ -[/b]          zoom the shared time window (1m ... 1h, default 5m)
+  [b]t[/b]            next theme (the command palette, ctrl+p, lists them all)
+  [b]s[/b]            stop the launched workload (when there is one)
+  [b]ctrl+p[/b]       command palette: every action above
+
+[b]Reading the charts[/b]
+  All charts share one time axis ending at the newest tick. On the axis line:
+  [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
+  [b]╳[/b] gap / reconnect / restart   [b]▶ ■[/b] workload start / stop
+  The left gutter gives the scale of the first series; a legend value with [b]/N[/b] has its own scale
+  (e.g. tps beside latency ms, util % beside await ms). A threshold marked [b]↑[/b] is above the scale.
+
+[b]Panes[/b]
+  [b]1 Checkpoint[/b]  running or idle, kind, buffers written vs the estimate, time toward the
+                 target (timeout x completion_target), WAL toward the WAL-triggered one.
+  [b]2 Writes[/b]      shared buffers written per second by checkpointer, bgwriter, backends,
+                 autovacuum, others; totals over the window; backend fsyncs, extends.
+  [b]3 Dirty[/b]       kernel Dirty and Writeback against vm.dirty_background / vm.dirty thresholds.
+  [b]4 Devices[/b]     iostat -x per device (DATA / WAL / TBS marked); util and await charted.
+  [b]5 Latency[/b]     tps, mean, p95, p99 per tick; counts slower than 100-500 ms.
+  [b]6 Waits[/b]       wait events of sampled sessions: mean over the window and now.
+
+[b]Themes[/b]
+  Built-in Textual themes, the bundled pgio-dark and pgio-light, and *.toml files in
+  {themes}
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 100; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = "pgio-tui help"
+            box.border_subtitle = "esc to close"
+            yield Static(HELP.format(themes=user_themes_dir()))
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text; Enter returns it, Escape returns None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical {
+        width: 72; max-width: 100%; height: auto; border: round $primary; background: $surface; padding: 0 1;
+    }
+    PromptScreen Label { color: $foreground-muted; }
+    """
+
+    def __init__(self, title: str, value: str = "", hint: str = "", placeholder: str = ""):
+        super().__init__()
+        self.title_text, self.value, self.hint, self.placeholder = title, value, hint, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = self.title_text
+            box.border_subtitle = "enter: ok · esc: cancel"
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            if self.hint:
+                yield Label(self.hint)
+
+    def on_mount(self) -> None:
+        inp = self.query_one(Input)
+        inp.cursor_blink = False
+        inp.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self.dismiss(text or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("escape,n", "answer(False)", "No"), Binding("y", "answer(True)", "Yes")]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 60; max-width: 100%; height: auto; border: round $warning; background: $surface; padding: 0 1;
+    }
+    ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
+    ConfirmScreen Button { margin-left: 1; }
+    """
+
+    def __init__(self, question: str):
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            with Horizontal():
+                yield Button("Yes (y)", id="yes", variant="warning")
+                yield Button("No (n)", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

@@ -1,0 +1,205 @@
+"""MonitorScreen: the six panes on one timeline, laid out for the terminal's size.
+
+The screen draws a FrameHistory; whoever owns it (the live app, replay, diff) pushes Frames into
+the history and calls `redraw()`. Layouts:
+
+- grid3 (3 x 2, every pane at once) when each pane gets >= 50 columns and >= 10 rows (~150 x 24 up);
+- grid2 (2 x 3) when each gets >= 48 columns and >= 10 rows (~100 x 32 up, e.g. 120 x 40);
+- compact below that (80 x 24): a vitals line with every pane's headline figure, tabs, one pane.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Tab, Tabs
+
+from pgio_tui.tui.history import FrameHistory
+from pgio_tui.tui.session import SessionInfo
+from pgio_tui.tui.widgets.checkpoint_pane import CheckpointPane
+from pgio_tui.tui.widgets.devices_pane import DevicesPane
+from pgio_tui.tui.widgets.latency_pane import LatencyPane
+from pgio_tui.tui.widgets.memory_pane import MemoryPane
+from pgio_tui.tui.widgets.pane import Pane, View
+from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, WorkloadStrip
+from pgio_tui.tui.widgets.waits_pane import WaitsPane
+from pgio_tui.tui.widgets.writes_pane import WritesPane
+
+PANES: tuple[tuple[str, str, type[Pane]], ...] = (
+    ("checkpoint", "Ckpt", CheckpointPane),
+    ("writes", "Writes", WritesPane),
+    ("memory", "Dirty", MemoryPane),
+    ("devices", "Devices", DevicesPane),
+    ("latency", "Latency", LatencyPane),
+    ("waits", "Waits", WaitsPane),
+)
+WINDOWS = (60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
+DEFAULT_WINDOW = 300
+
+
+def layout_for(width: int, height: int, chrome: int = 2) -> str:
+    body = height - chrome
+    if width // 3 >= 50 and body // 2 >= 10:
+        return "grid3"
+    if width // 2 >= 48 and body // 3 >= 10:
+        return "grid2"
+    return "compact"
+
+
+class PaneTabs(Tabs, can_focus=False):
+    """Tabs for the compact layout; keys 1-6 and tab drive them, so they never take focus."""
+
+
+class MonitorScreen(Screen):
+    CSS_PATH = "../monitor.tcss"
+
+    class FirstData(Message):
+        """The first redraw that had frames to show (start-up time is measured to here)."""
+
+    BINDINGS = [
+        *(Binding(str(i + 1), f"show_pane({i})", f"pane {i + 1}", show=False) for i in range(len(PANES))),
+        Binding("tab", "cycle_pane(1)", "Next pane", show=False, priority=True),
+        Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, priority=True),
+    ]
+
+    def __init__(self, history: FrameHistory, session: SessionInfo, state: HeaderState | None = None,
+                 workload=None):
+        super().__init__()
+        self.history = history
+        self.session = session
+        self.state = state or HeaderState()
+        self.workload = workload
+        self.window_s = DEFAULT_WINDOW
+        self.frozen_t1: float | None = None  # set while the display is paused
+        self.active = 0
+        self.layout_name = ""
+        self._panes: list[Pane] = []
+        self._shown_data = False
+
+    # --- composition and layout ----------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Vitals(id="vitals")
+        yield PaneTabs(*(Tab(f"{i + 1} {short}", id=f"tab-{key}") for i, (key, short, _) in enumerate(PANES)),
+                       id="tabs")
+        with Container(id="panes"):
+            for key, _short, cls in PANES:
+                yield cls(id=key)
+        yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
+        yield Footer()
+
+    @property
+    def panes(self) -> list[Pane]:
+        return self._panes
+
+    def on_mount(self) -> None:
+        self._panes = [self.query_one(f"#{key}", Pane) for key, _, _ in PANES]
+        self._status = self.query_one(StatusBar)
+        self._vitals = self.query_one(Vitals)
+        self._workload = self.query_one(WorkloadStrip)
+        self._apply_layout(self.app.size.width, self.app.size.height)
+
+    def on_resize(self, event) -> None:
+        self._apply_layout(event.size.width, event.size.height)
+        # the header and the panes' tables are laid out to their width: draw once they have it
+        self.call_after_refresh(self.redraw, True)
+
+    def _apply_layout(self, width: int, height: int) -> None:
+        chrome = 2 + (3 if self.workload is not None else 0)
+        name = layout_for(width, height, chrome)
+        if name == self.layout_name:
+            return
+        self.layout_name = name
+        self.set_class(name == "compact", "-compact")
+        self.set_class(name == "grid2", "-grid2")
+        self.set_class(name == "grid3", "-grid3")
+        self._show_active()
+        self.redraw(force=True)
+
+    def _show_active(self) -> None:
+        compact = self.layout_name == "compact"
+        for i, pane in enumerate(self.panes):
+            pane.set_class(compact and i != self.active, "-hidden")
+        tabs = self.query_one(PaneTabs)
+        tab_id = f"tab-{PANES[self.active][0]}"
+        if tabs.active != tab_id:
+            tabs.active = tab_id
+
+    # --- pane focus -----------------------------------------------------------------------------
+
+    def action_show_pane(self, index: int) -> None:
+        self.active = index % len(PANES)
+        self._show_active()
+        pane = self.panes[self.active]
+        self.redraw(force=True)
+        pane.focus()
+
+    def action_cycle_pane(self, step: int) -> None:
+        focused = self.focused
+        current = self.active
+        for i, pane in enumerate(self.panes):
+            if focused is not None and (focused is pane or pane in focused.ancestors):
+                current = i
+        self.action_show_pane(current + step)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        key = (event.tab.id or "").removeprefix("tab-")
+        for i, (k, _, _) in enumerate(PANES):
+            if k == key and i != self.active:
+                self.action_show_pane(i)
+
+    def on_descendant_focus(self, event) -> None:
+        for i, pane in enumerate(self.panes):
+            if event.widget is pane or pane in event.widget.ancestors:
+                self.active = i
+
+    # --- time window ----------------------------------------------------------------------------
+
+    def zoom(self, step: int) -> int:
+        """step < 0 zooms in (a shorter window), > 0 out. Returns the new window in seconds."""
+        i = min(range(len(WINDOWS)), key=lambda k: abs(WINDOWS[k] - self.window_s))
+        self.window_s = WINDOWS[max(0, min(len(WINDOWS) - 1, i + step))]
+        self.redraw(force=True)
+        return self.window_s
+
+    def set_paused(self, paused: bool) -> None:
+        self.frozen_t1 = (self.history.end_t if paused else None)
+        self.state.paused = paused
+        self.redraw(force=True)
+
+    @property
+    def paused(self) -> bool:
+        return self.state.paused
+
+    def view(self) -> View:
+        t1 = self.frozen_t1 if self.frozen_t1 is not None else self.history.end_t
+        if t1 is None:
+            t1 = 0.0
+        return View(self.history, self.session, t1 - self.window_s, t1)
+
+    # --- drawing --------------------------------------------------------------------------------
+
+    def redraw(self, force: bool = False) -> None:
+        """Draw what is visible, in one batch. Hidden panes are skipped (drawn when shown)."""
+        if not self._panes or not self.is_attached:
+            return
+        view = self.view()
+        with self.app.batch_update():
+            self._status.draw(view, self.state)
+            if self.layout_name == "compact":
+                self._vitals.draw(view)
+            if self.paused and not force:
+                return  # the display stands still; the header says so and keeps counting
+            for pane in self._panes:
+                if not pane.has_class("-hidden"):
+                    pane.draw(view, force=force)
+            if self.workload is not None:
+                self._workload.draw(self.workload)
+        if not self._shown_data and self.history.t:
+            self._shown_data = True
+            self.post_message(self.FirstData())
+

@@ -1,0 +1,86 @@
+"""Themes: Textual's built-ins, the bundled TOML themes, and the user's themes folder.
+
+A theme file holds Textual `Theme` fields (name, primary, secondary, accent, warning, error, success,
+foreground, background, surface, panel, boost, dark, luminosity_spread, text_alpha) and a
+`[variables]` table where the chart colours live (`chart-1` ... `chart-6`, `ckpt-span`, `mark`, and
+any Textual variable). The name inside the file names the theme, not the file name. A file that
+fails to load is skipped and reported; it never stops the app.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from textual.color import Color
+from textual.theme import Theme
+
+DEFAULT_THEME = "pgio-dark"
+_COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
+                 "surface", "panel", "boost")
+_OTHER_FIELDS = {"name": str, "dark": bool, "luminosity_spread": float, "text_alpha": float}
+_META_FIELDS = ("author", "description", "homepage")
+
+
+def user_themes_dir() -> Path:
+    """$XDG_CONFIG_HOME/pgio-tui/themes (~/.config/pgio-tui/themes by default)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "pgio-tui" / "themes"
+
+
+def theme_from_toml(text: str, origin: str = "<string>") -> Theme:
+    """Parse one theme file; ValueError with a one-line reason when it is not a valid theme."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{origin}: not TOML ({exc})") from None
+    variables = data.pop("variables", {}) or {}
+    if not isinstance(variables, dict):
+        raise ValueError(f"{origin}: [variables] must be a table")
+    for meta in _META_FIELDS:
+        data.pop(meta, None)
+    unknown = set(data) - set(_COLOR_FIELDS) - set(_OTHER_FIELDS)
+    if unknown:
+        raise ValueError(f"{origin}: unknown key(s) {', '.join(sorted(unknown))}")
+    if not data.get("name") or not data.get("primary"):
+        raise ValueError(f"{origin}: 'name' and 'primary' are required")
+    for key in _COLOR_FIELDS:
+        if key in data:
+            _check_color(origin, key, data[key])
+    for key, value in variables.items():
+        if str(key).startswith("chart-") or key in ("ckpt-span", "mark"):
+            _check_color(origin, f"variables.{key}", value)
+    kwargs = {k: (_OTHER_FIELDS[k](v) if k in _OTHER_FIELDS else v) for k, v in data.items()}
+    return Theme(**kwargs, variables={str(k): str(v) for k, v in variables.items()})
+
+
+def _check_color(origin: str, key: str, value) -> None:
+    try:
+        Color.parse(str(value))
+    except Exception:
+        raise ValueError(f"{origin}: {key} = {value!r} is not a colour") from None
+
+
+def bundled_themes() -> list[Theme]:
+    """The themes shipped as package data (pgio_tui/themes/*.toml)."""
+    out = []
+    for entry in sorted(resources.files("pgio_tui").joinpath("themes").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            out.append(theme_from_toml(entry.read_text(encoding="utf-8"), f"bundled {entry.name}"))
+    return out
+
+
+def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Themes from the user's folder, and one error line per file that could not be loaded."""
+    folder = folder or user_themes_dir()
+    themes, errors = [], []
+    if not folder.is_dir():
+        return themes, errors
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            themes.append(theme_from_toml(path.read_text(encoding="utf-8"), str(path)))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            errors.append(str(exc))
+    return themes, errors

@@ -1,0 +1,46 @@
+"""Dirty / Writeback: the kernel's dirty page cache against its background and throttle thresholds."""
+
+from __future__ import annotations
+
+from pgio_tui.tui import format as fmt
+from pgio_tui.tui.plot import ChartSpec, HLine, Line, Series
+from pgio_tui.tui.widgets.chart import Chart
+from pgio_tui.tui.widgets.pane import Pane, Section, View
+
+SPEC = ChartSpec(
+    series=(Series("mem.dirty_kb", "Dirty", "chart-1", fmt=fmt.kib),
+            Series("mem.writeback_kb", "Writeback", "chart-2", fmt=fmt.kib)),
+    # Drawn when within 4x of the data (else listed with an arrow: off the scale).
+    hlines=(HLine("mem.dirty_background_threshold_kb", "bg", "warn", fmt.kib),
+            HLine("mem.dirty_threshold_kb", "throttle", "crit", fmt.kib)),
+)
+
+
+class MemoryPane(Pane):
+    KEY, TITLE = "3", "Dirty / Writeback"
+    CATALOG_PANES = ("memory",)
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self.chart = Chart(SPEC)
+
+    def sections(self, view: View, width: int, height: int) -> list[Section]:
+        s = view.session
+        self.set_subtitle("remote /proc" if s.os_mode == "remote" else "")
+        text = [self.text_line(view)] if height > 3 else []
+        chart = self.chart.lines(view.history, view.t0, view.t1, width, height - len(text), empty_text=s.why_no_os())
+        return [("chart", chart), ("text", text)]
+
+    @staticmethod
+    def text_line(view: View) -> Line:
+        h, t1 = view.history, view.t1
+        runs: list = []
+        some, full = h.latest("io.pressure_some_pct", t1), h.latest("io.pressure_full_pct", t1)
+        if some is not None or full is not None:
+            runs += [("io pressure ", "muted"), (f"some {fmt.pct(some)} full {fmt.pct(full)}",
+                                                 "warn" if (full or 0) >= 10 else None), ("  ", None)]
+        for metric, label in (("mem.available_kb", "available"), ("mem.cached_kb", "cached")):
+            v = h.latest(metric, t1)
+            if v is not None:
+                runs += [(label + " ", "muted"), (fmt.kib(v), None), ("  ", None)]
+        return tuple(runs) or (("",None),)

@@ -1,0 +1,164 @@
+"""The one-line header, the vitals strip (small terminals) and the workload strip.
+
+No wall clock anywhere: every time shown is relative to the frames, so a snapshot is the same on
+every run and a replay shows the recording's time, not today's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pgio_tui.tui import format as fmt
+from pgio_tui.tui.plot import Line, Run
+from pgio_tui.tui.widgets.lines import LinesView
+from pgio_tui.tui.widgets.devices_pane import ordered as ordered_devices
+from pgio_tui.tui.widgets.pane import View
+
+
+@dataclass
+class HeaderState:
+    """What the header shows besides the session: set by whoever drives the screen."""
+
+    mode: str = "live"  # live | replay | diff: replay/diff put their position/speed in `detail`
+    detail: str = ""
+    recording: str | None = None
+    recorded_ticks: int = 0
+    paused: bool = False
+    postmaster_start: float | None = None
+
+
+def fit_groups(groups: list[tuple[int, str, list[Run]]], width: int) -> Line:
+    """Groups are (priority, side, runs); drop the least important (highest number) until the
+    rest fits, then push the right-hand side to the right edge."""
+    groups = [g for g in groups if g[2]]
+    size = lambda gs: sum(len(t) for _, _, runs in gs for t, _ in runs)  # noqa: E731
+    while size(groups) > width:
+        worst = max(range(len(groups)), key=lambda i: (groups[i][0], i))
+        if groups[worst][0] == 0:
+            break
+        groups.pop(worst)
+    left = [r for _, side, runs in groups if side == "l" for r in runs]
+    right = [r for _, side, runs in groups if side == "r" for r in runs]
+    pad = max(0, width - size(groups))
+    return tuple(left + [(" " * pad, None)] + right)
+
+
+def cpu_share(history, ticks: int = 30) -> float | None:
+    """pgio-tui's own CPU (the whole process: sampler and UI) as % of one core over the last ticks:
+    one tick's os.times() moves in 10 ms steps, too coarse to show alone."""
+    cpu, t = history.series.get("observer.cpu_ms"), history.t
+    if not cpu or len(t) < 2:
+        return None
+    k = max(1, len(t) - ticks)
+    used = sum(v for v in cpu[k:] if v is not None)
+    span = t[-1] - t[k - 1]
+    return used / (span * 1000) * 100 if span > 0 else None
+
+
+class StatusBar(LinesView):
+    """Host, server version, uptime, interval, recording state, the observer's own cost."""
+
+    DEFAULT_CSS = """
+    StatusBar { dock: top; height: 1; background: $panel; }
+    """
+
+    def draw(self, view: View, state: HeaderState) -> None:
+        self.set_lines([self.line(view, state, self.size.width or 80)])
+
+    @staticmethod
+    def line(view: View, state: HeaderState, width: int) -> Line:
+        s, last = view.session, view.history.last
+        groups: list[tuple[int, str, list[Run]]] = [
+            (0, "l", [(" pgio-tui ", "primary")]),
+            (0, "l", [(s.target + " ", "bold")]),
+            (1, "l", [(f"PG {s.server_version.split()[0]} ", None)] if s.server_version else []),
+            (4, "l", [(f"up {fmt.duration(last.t - state.postmaster_start)} ", "muted")]
+             if state.postmaster_start and last is not None else []),
+            (3, "l", [(f"every {s.interval:g}s ", "muted")]),
+            (0, "l", [(state.detail + " ", "accent")] if state.detail else []),
+            (0, "r", [("⏸ PAUSED ", "warn")] if state.paused else []),
+        ]
+        if state.mode == "live":
+            if state.recording:
+                groups += [(0, "r", [("● REC ", "crit")]),
+                           (2, "r", [(os.path.basename(state.recording) + " ", None),
+                                     (f"{state.recorded_ticks} ticks ", "muted")])]
+            else:
+                groups.append((1, "r", [("○ not recording ", "muted")]))
+        if last is not None:
+            g = last.values.get
+            collect, server = g("observer.collect_ms"), g("observer.server_ms")
+            share = cpu_share(view.history)
+            groups.append((2, "r", [("obs ", "muted"), (fmt.ms(collect), None), ("/", "muted"),
+                                    (fmt.ms(server), None), (" ms ", "muted")]))
+            groups.append((3, "r", [("cpu ", "muted"), (f"{share:.1f}% " if share is not None else "- ", None)]))
+        groups.append((0, "r", [(f"⧗{fmt.window(view.t1 - view.t0)} ", "muted")]))
+        return fit_groups(groups, width)
+
+
+class Vitals(LinesView):
+    """One line of every pane's headline figure, for layouts that show one pane at a time."""
+
+    DEFAULT_CSS = """
+    Vitals { height: 1; background: $surface; }
+    """
+
+    def draw(self, view: View) -> None:
+        self.set_lines([self.line(view)])
+
+    @staticmethod
+    def line(view: View) -> Line:
+        h, t1 = view.history, view.t1
+        g = lambda m: h.latest(m, t1)  # noqa: E731
+        sep = (" │ ", "axis")
+        if g("checkpoint.active"):
+            state = f"{fmt.pct(g('checkpoint.progress'), 100)} {g('checkpoint.kind') or ''}"
+            runs: list[Run] = [("CKPT ", "warn"), (state, None)]
+        else:
+            runs = [("ckpt ", "muted"), ("idle", None)]
+        runs += [sep, ("wr ", "muted"), ("c", "chart-1"), (fmt.si(g("writes.checkpointer")) + " ", None),
+                 ("b", "chart-2"), (fmt.si(g("writes.backend")), None)]
+        if h.has("mem.dirty_kb"):
+            runs += [sep, ("dirty ", "muted"), (fmt.kib(g("mem.dirty_kb")), None)]
+        devs = ordered_devices(h.devices)
+        if devs:
+            d = devs[0]
+            runs += [sep, (d + " ", "muted"), (fmt.pct(g(f"disk.{d}.util_pct")) + " ", None),
+                     (fmt.ms(g(f"disk.{d}.w_await_ms")) + "ms", None)]
+        runs += [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
+        p99 = g("latency.p99_ms")
+        mean = g("latency.mean_ms")
+        if p99 is not None:
+            runs += [(" p99 ", "muted"), (fmt.ms(p99), None)]
+        elif mean is not None:
+            runs += [(" mean ", "muted"), (fmt.ms(mean), None)]
+        io = g("sessions.io_wait")
+        if io is not None:
+            runs += [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]
+        return (("", None), *runs)
+
+
+class WorkloadStrip(LinesView):
+    """A launched workload: kind, state and the tail of its output. Reads the workload defensively:
+    it is another module's object and may not have every attribute."""
+
+    DEFAULT_CSS = """
+    WorkloadStrip { dock: bottom; height: 3; background: $surface; display: none; }
+    WorkloadStrip.-on { display: block; }
+    """
+
+    def draw(self, workload) -> None:
+        if workload is None:
+            return
+        try:
+            kind = str(getattr(workload, "kind", "workload"))
+            running = bool(getattr(workload, "running", False))
+            tail = list(workload.output_tail(2)) if hasattr(workload, "output_tail") else []
+        except Exception as exc:  # a workload bug must not take the monitor down
+            kind, running, tail = "workload", False, [f"(cannot read the workload: {exc})"]
+        state = [("▶ running", "ok"), ("  s: stop", "muted")] if running else [("■ finished", "muted")]
+        lines: list[Line] = [((f" {kind} ", "primary"), *state)]
+        for text in (tail + ["", ""])[:2]:
+            lines.append(((" " + str(text).rstrip(), None),))
+        self.set_lines(lines)

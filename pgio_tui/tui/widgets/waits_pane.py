@@ -1,0 +1,58 @@
+"""Waits: what sessions wait on, sampled each tick from pg_stat_activity, as bars over the window."""
+
+from __future__ import annotations
+
+from pgio_tui.tui import format as fmt
+from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.widgets.chart import Chart
+from pgio_tui.tui.widgets.pane import Pane, Section, View
+
+SPEC = ChartSpec(series=(
+    Series("sessions.active", "active", "chart-1"),
+    Series("sessions.io_wait", "IO wait", "chart-2"),
+    Series("sessions.lock_wait", "lock wait", "chart-5"),
+))
+SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
+         "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
+         "walsender": "walsnd", "background worker": "bgworker", "startup": "startup",
+         "logical replication launcher": "logrepl"}
+TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
+              "IPC": "chart-3", "Client": "chart-6", "BufferPin": "chart-5", "Extension": "chart-6"}
+
+
+class WaitsPane(Pane):
+    KEY, TITLE = "6", "Waits (sampled sessions)"
+    CATALOG_PANES = ("waits",)
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self.chart = Chart(SPEC)
+
+    def sections(self, view: View, width: int, height: int) -> list[Section]:
+        self.set_subtitle("" if view.session.read_all_stats else "own sessions only: needs pg_monitor")
+        chart_h = min(9, height // 2) if height >= 5 else 0
+        chart = self.chart.lines(view.history, view.t0, view.t1, width, chart_h)
+        bars = self.bar_lines(view, width, height - len(chart))
+        return [("chart", chart), ("bars", bars)]
+
+    @staticmethod
+    def bar_lines(view: View, width: int, height: int) -> list[Line]:
+        top = view.history.waits_summary(view.t0, view.t1, top=max(1, height - 1))
+        if not top:
+            return [(("", None),), ((view.session.why_no_waits(), "muted"),)]
+        label_w = min(30, max(14, width // 2 - 6))
+        bar_w = max(4, width - label_w - 12)
+        biggest = max(mean for _, mean, _ in top) or 1.0
+        mean_head = "mean/" + fmt.window(view.t1 - view.t0)
+        head = f"{'wait event (backend)'.ljust(label_w)} {mean_head:>{bar_w + 5}}{'now':>4}"
+        lines: list[Line] = [((head, "muted"),)]
+        for (bt, wt, ev), mean, now in top:
+            label = f"{wt}:{ev}"
+            who = SHORT.get(bt, bt)
+            text = f"{label} ({who})"
+            if len(text) > label_w:
+                text = (label[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
+            done, _rest = fmt.bar(mean / biggest, bar_w)
+            lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wt, "chart-6")),
+                          (f"{fmt.si(mean):>5}", None), (f"{now:>4}", "muted")))
+        return lines
