@@ -369,7 +369,7 @@ def _lazy(module: str, func: str):
 COMMANDS = {
     "record": cmd_record, "export": cmd_export, "info": cmd_info,
     "live": _lazy("pgio_tui.tui.app", "run_live"),
-    "replay": _lazy("pgio_tui.tui.app", "run_replay"),
+    "replay": _lazy("pgio_tui.tui.replay", "run_replay"),
     "bench": _lazy("pgio_tui.workloads.bench", "run_bench"),
     "demo": _lazy("pgio_tui.workloads.demo", "run_demo"),
     "diff": _lazy("pgio_tui.analysis.diff_cmd", "run_diff"),
