@@ -139,11 +139,13 @@ class MonitorApp(App[int]):
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
+        if self.feed is not None:
+            self.feed.ui_ready()
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
-                with open(path, "w") as fh:
-                    fh.write(f"{time.time():.6f}\n")
+                with open(path, "w") as fh:  # wall clock, and CPU seconds used so far
+                    fh.write(f"{time.time():.6f} {time.process_time():.6f}\n")
             except OSError:
                 pass
 
@@ -298,7 +300,7 @@ def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = F
 def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
     """SIGHUP (the ssh link dropped) and SIGTERM close the recording cleanly instead of killing it."""
     def handler(signum, _frame):
-        feed.stop()
+        feed.stop(f"signal {signal.Signals(signum).name}")
         try:
             import asyncio
             asyncio.get_running_loop().call_soon_threadsafe(app.exit, 0)

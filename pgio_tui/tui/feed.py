@@ -54,6 +54,8 @@ class LiveFeed:
         self._stop = threading.Event()
         self._closed = threading.Event()
         self._started = threading.Event()
+        self._ui_ready = threading.Event()
+        self._stop_reason = "quit"
         self._recorder = None
         self._recording: str | None = None
         self._ticks = 0
@@ -74,8 +76,16 @@ class LiveFeed:
         """Recorded as an `annotation` event in the next frame (and drawn on every chart)."""
         self._commands.put(("annotate", text))
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "quit") -> None:
+        """End the loop; `reason` goes into the recording's stop event."""
+        if not self._stop.is_set():
+            self._stop_reason = reason
         self._stop.set()
+        self._ui_ready.set()
+
+    def ui_ready(self) -> None:
+        """The first frame is on screen: heavy set-up (the recorder's imports) may go ahead."""
+        self._ui_ready.set()
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         """True once the loop has ended and the recording (if any) is closed."""
@@ -102,6 +112,9 @@ class LiveFeed:
         self._started.set()
         try:
             if self._initial:
+                # Opening a recording imports sqlite-utils (and numpy, when installed): ~0.3 s of
+                # CPU that would slow the first paint. Wait for it, within the tick's slack.
+                self._ui_ready.wait(min(1.0, 0.8 * float(getattr(self.sampler, "interval", 1.0))))
                 self._open_recorder(*self._initial)
             frames = self._frames if self._frames is not None else self.sampler.frames(self._stop)
             if self._first is not None:  # already shown: only recorded here
@@ -115,7 +128,7 @@ class LiveFeed:
             self.on_notice(Notice(f"sampling stopped: {line}", "error"))
             self._debug_log(traceback.format_exc())
         finally:
-            self._close_recorder("stopped" if not self._stop.is_set() else "quit")
+            self._close_recorder(self._stop_reason if self._stop.is_set() else "sampling stopped")
             self._closed.set()
 
     def _status(self) -> FeedStatus:
