@@ -11,7 +11,8 @@ from textual.color import Color
 
 # App-specific theme variables: a theme's [variables] may set any of them; otherwise they derive
 # from the theme's own colours (see chart_defaults).
-CHART_VARIABLES = ("chart-1", "chart-2", "chart-3", "chart-4", "chart-5", "chart-6", "ckpt-span", "mark")
+CHART_VARIABLES = ("chart-1", "chart-2", "chart-3", "chart-4", "chart-5", "chart-6", "ckpt-span", "mark",
+                   "diff-a", "diff-b")  # diff-a / diff-b: run A and run B on the diff screen
 
 # style name used in lines -> theme variable
 STYLE_VARIABLES = {
@@ -29,6 +30,7 @@ def chart_defaults(variables: dict[str, str]) -> dict[str, str]:
         "chart-1": g("primary", "#0178D4"), "chart-2": g("accent", "#FFA62B"), "chart-3": g("success", "#4EBF71"),
         "chart-4": g("secondary", "#004578"), "chart-5": g("error", "#BA3C5B"), "chart-6": g("foreground", "#E0E0E0"),
         "ckpt-span": g("warning", "#FFA62B"), "mark": g("accent", "#FFA62B"),
+        "diff-a": g("chart-1", g("primary", "#0178D4")), "diff-b": g("chart-2", g("accent", "#FFA62B")),
     }
 
 
@@ -44,6 +46,9 @@ def build(variables: dict[str, str]) -> dict[str, Style]:
         if c.a < 1:
             c = background + c
         out[name] = Style(color=c.rich_color, bold=name in BOLD)
+    a, b = _parse(variables.get("diff-a")), _parse(variables.get("diff-b"))
+    if a is not None and b is not None:  # a cell where both runs are marked: A's colour over B's
+        out["diff-both"] = Style(color=a.rich_color, bgcolor=b.rich_color)
     out["selected"] = Style(reverse=True)
     out["bold"] = Style(bold=True)
     return out

@@ -43,6 +43,13 @@ class Series:
     style: str  # theme variable, e.g. "chart-1"
     group: int = 0  # series of one group share a y scale; group 0 labels the gutter
     fmt: Callable[[float | None], str] = fmt.si
+    # Drawn from this history instead of the chart's: the diff screen overlays run B on run A.
+    history: FrameHistory | None = field(default=None, compare=False)
+
+    @property
+    def key(self) -> object:
+        """The series' cache key: its metric, and its history when it has its own."""
+        return self.metric if self.history is None else (self.metric, id(self.history))
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,7 @@ class HLine:
     label: str
     style: str
     fmt: Callable[[float | None], str] = fmt.si
+    history: FrameHistory | None = field(default=None, compare=False)  # as Series.history
 
 
 @dataclass(frozen=True)
@@ -215,11 +223,11 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     cache = {} if cache is None else cache
     columns = []
     for s in series:
-        c = cache.get(s.metric)
+        c = cache.get(s.key)
         if c is None:
-            c = cache[s.metric] = Columns()
-        columns.append(c.update(history, s.metric, t0, t1, dot_s))
-    hl_values = [_finite(history.latest(h.metric, t1)) for h in spec.hlines]
+            c = cache[s.key] = Columns()
+        columns.append(c.update(_own(s, history), s.metric, t0, t1, dot_s))
+    hl_values = [_finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
 
     # y scales per group: data maximum, thresholds within 4x of it, rounded up to a nice number.
     gmax: dict[int, float] = {}
@@ -276,6 +284,10 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         lines.append(((tag[: GUTTER - 1].rjust(GUTTER - 1) + "┤", "axis"), *runs))
     lines.append(_axis(history, t0, t1, plot_w, dot_s, xof))
     return lines[:height]
+
+
+def _own(item: Series | HLine, history: FrameHistory) -> FrameHistory:
+    return history if item.history is None else item.history
 
 
 def _trace(canvas: Canvas, entries: list, owner: int, top: float, right: int) -> None:
@@ -339,7 +351,7 @@ def _message(rows: list[list[Run]], text: str, width: int) -> list[list[Run]]:
 def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
     runs: list[Run] = []
     for s in series:
-        v = _finite(history.latest(s.metric, t1))
+        v = _finite(_own(s, history).latest(s.metric, t1))
         runs += [("■", s.style), (f"{s.label} ", "muted"), (s.fmt(v), None)]
         if s.group != 0:
             runs.append((f"/{s.fmt(scale.get(s.group))}", "muted"))

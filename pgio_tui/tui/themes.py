@@ -2,8 +2,8 @@
 
 A theme file holds Textual `Theme` fields (name, primary, secondary, accent, warning, error, success,
 foreground, background, surface, panel, boost, dark, luminosity_spread, text_alpha) and a
-`[variables]` table where the chart colours live (`chart-1` ... `chart-6`, `ckpt-span`, `mark`, and
-any Textual variable). The name inside the file names the theme, not the file name. A file that
+`[variables]` table where the chart colours live (`chart-1` ... `chart-6`, `ckpt-span`, `mark`, the
+diff screen's `diff-a` / `diff-b`, and any Textual variable). The name inside the file names the theme, not the file name. A file that
 fails to load is skipped and reported; it never stops the app.
 """
 
@@ -50,7 +50,7 @@ def theme_from_toml(text: str, origin: str = "<string>") -> Theme:
         if key in data:
             _check_color(origin, key, data[key])
     for key, value in variables.items():
-        if str(key).startswith("chart-") or key in ("ckpt-span", "mark"):
+        if str(key).startswith("chart-") or key in ("ckpt-span", "mark", "diff-a", "diff-b"):
             _check_color(origin, f"variables.{key}", value)
     kwargs = {k: (_OTHER_FIELDS[k](v) if k in _OTHER_FIELDS else v) for k, v in data.items()}
     return Theme(**kwargs, variables={str(k): str(v) for k, v in variables.items()})

@@ -29,7 +29,7 @@ class Chart:
               empty_text: str | None = None) -> list[Line]:
         if height < MIN_HEIGHT or width < 10:
             return []
-        wanted = {s.metric for s in (self.series if self.series is not None else self.spec.series)}
+        wanted = {s.key for s in (self.series if self.series is not None else self.spec.series)}
         for metric in [m for m in self._cache if m not in wanted]:
             del self._cache[metric]
         return chart_lines(self.spec, history, t0, t1, width, height, self.series, empty_text, cache=self._cache)

@@ -1,0 +1,331 @@
+"""OverlayPane: one metric of run A and run B on the comparison's aligned time axis.
+
+The diff screen's chart pane. It is the live view's Pane (one widget, sections of lines) drawing the
+live view's Chart, with each series taken from its run's history (plot.Series.history), so A and B
+share one y scale and one x axis: seconds since the alignment point. Below the plot a strip marks
+the checkpoints of A (upper half, A's colour) and B (lower half, B's colour), and the axis is
+labelled in seconds. The legend quotes the comparison row behind the metric: A, B, change, verdict.
+
+A pane offers a few metrics of its group (↑↓ when focused): two runs in two colours stay readable
+only with one metric per chart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from pgio_tui.analysis.compare import Row
+from pgio_tui.analysis.formats import change, number
+from pgio_tui.metrics import lookup
+from pgio_tui.tui import format as fmt
+from pgio_tui.tui.diff_series import DiffSeries, Run
+from pgio_tui.tui.plot import GUTTER, ChartSpec, HLine, Line, Run as Cell, Series
+from pgio_tui.tui.widgets.chart import Chart
+from pgio_tui.tui.widgets.pane import Pane, Section, View
+
+STYLE = {"A": "diff-a", "B": "diff-b"}
+THRESHOLDS = (("mem.dirty_background_threshold_kb", "bg", "warn"), ("mem.dirty_threshold_kb", "throttle", "crit"))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One metric a pane can chart. `template` may name a device role (`disk.{PGDATA}.util_pct`);
+    `pair` gives the two runs' metrics outright (a summary row's metric_a / metric_b)."""
+
+    label: str
+    template: str = ""
+    fmt: Callable[[float | None], str] = fmt.si
+    row: str | None = None  # the comparison row the legend quotes (by name); default: the first using it
+    hlines: tuple[tuple[str, str, str], ...] = ()  # (metric, label, style) reference lines of both runs
+    pair: tuple[str | None, str | None] | None = None
+    top: float | None = None  # a fixed y maximum (fractions: 1)
+
+    def metric(self, run: Run) -> str | None:
+        if self.pair is not None:
+            name = self.pair[0 if run.label == "A" else 1]
+            return name if name in run.metrics else None
+        return run.resolve(self.template)
+
+
+def fmt_for(metric: str | None) -> Callable[[float | None], str]:
+    """How a metric's values are written on an axis, from its catalog unit."""
+    m = lookup(metric) if metric else None
+    unit = m.unit if m else ""
+    if unit == "kB" or (metric or "").endswith("_kb"):
+        return fmt.kib
+    if unit == "ms" or (metric or "").endswith("_ms"):
+        return fmt.ms
+    if unit == "%" or (metric or "").endswith("_pct"):
+        return fmt.pct
+    if unit == "0-1":
+        return _fraction
+    return fmt.si
+
+
+def choice_for_row(row: Row | None) -> Choice | None:
+    """The chart behind a summary row: its two series; Dirty against the threshold a row counts."""
+    if row is None:
+        return None
+    a, b = row.metric_a, row.metric_b
+    if a is None and b is None:
+        if row.group == "checkpoints":
+            return Choice(f"{row.name}: checkpoint progress", "checkpoint.progress", _fraction, top=1.0)
+        return None
+    label = f"{row.name} ({row.unit})" if row.unit else row.name
+    for metric, hl_label, style in THRESHOLDS:
+        if metric in (a, b):
+            return Choice(label, pair=("mem.dirty_kb", "mem.dirty_kb"), fmt=fmt.kib, row=row.name,
+                          hlines=((metric, hl_label, style),))
+    return Choice(label, pair=(a, b), fmt=fmt_for(a or b), row=row.name)
+
+
+def _ms(v):
+    return fmt.ms(v)
+
+
+def _fraction(v):
+    return fmt.pct(v, 100)
+
+
+ROLES = ("PGDATA", "WAL", "TBLSPC")
+# The panes of the Charts tab: (id, title, choices). Metrics a run lacks are skipped; a pane whose
+# choices both runs lack says so.
+CHART_PANES: tuple[tuple[str, str, tuple[Choice, ...]], ...] = (
+    ("latency-p", "Latency percentiles", (
+        Choice("p95 ms", "latency.p95_ms", _ms), Choice("p99 ms", "latency.p99_ms", _ms),
+        Choice("p50 ms", "latency.p50_ms", _ms), Choice("max ms", "latency.max_ms", _ms))),
+    ("latency-m", "Latency mean / tps", (
+        Choice("mean ms", "latency.mean_ms", _ms), Choice("stddev ms", "latency.stddev_ms", _ms),
+        Choice("tps", "latency.tps"))),
+    ("writes", "Buffers written by source /s", (
+        Choice("backend /s", "writes.backend"), Choice("checkpointer /s", "writes.checkpointer"),
+        Choice("bgwriter /s", "writes.bgwriter"), Choice("autovacuum /s", "writes.autovacuum"),
+        Choice("other /s", "writes.other"), Choice("backend fsyncs /s", "fsyncs.backend"))),
+    ("memory", "Dirty / Writeback", (
+        Choice("Dirty", "mem.dirty_kb", fmt.kib, row="Dirty mean", hlines=THRESHOLDS),
+        Choice("Writeback", "mem.writeback_kb", fmt.kib, row="Writeback mean", hlines=THRESHOLDS))),
+    ("devices", "Devices by role", tuple(
+        c for role in ROLES for c in (
+            Choice(f"{role} util %", f"disk.{{{role}}}.util_pct", fmt.pct, row=f"{role} util mean"),
+            Choice(f"{role} w_await ms", f"disk.{{{role}}}.w_await_ms", _ms, row=f"{role} w_await mean"),
+            Choice(f"{role} r_await ms", f"disk.{{{role}}}.r_await_ms", _ms, row=f"{role} r_await mean"),
+            Choice(f"{role} write /s", f"disk.{{{role}}}.wkb_s", fmt.kib, row=f"{role} write MiB/s mean")))),
+    ("checkpoints", "Checkpoints", (  # drawn by CheckpointsPane
+        Choice("progress", "checkpoint.progress", _fraction, top=1.0),
+        Choice("checkpointer writes /s", "writes.checkpointer", row="checkpointer"))),
+)
+
+
+def chart_templates() -> list[str]:
+    """Every metric template the Charts tab may draw (what the loader reads)."""
+    out = [c.template for _, _, choices in CHART_PANES for c in choices if c.template]
+    return out + ["checkpoint.progress"] + [m for m, _, _ in THRESHOLDS]
+
+
+class OverlayPane(Pane):
+    BINDINGS = [
+        Binding("up,k", "choose(-1)", "Prev metric", show=False),
+        Binding("down,j", "choose(1)", "Next metric", show=False),
+    ]
+    DEFAULT_CSS = """
+    OverlayPane { height: 1fr; }
+    """
+
+    def __init__(self, data: DiffSeries, title: str, choices: Sequence[Choice] = (), *, key: str = "",
+                 id: str | None = None, empty_text: str = "neither run recorded this"):
+        super().__init__(id=id)
+        self.data = data
+        self.title = title
+        self.key = key
+        self.empty_text = empty_text
+        self.border_title = f"{key} {title}".strip()
+        self.choices: list[Choice] = []
+        self.selected = 0
+        self._charts: dict[Choice, Chart] = {}
+        self.set_choices(choices)
+
+    # --- what is charted ------------------------------------------------------------------------
+
+    def set_choices(self, choices: Sequence[Choice], title: str | None = None) -> None:
+        """Chart these (the ones either run has); keeps the selection when it is still offered."""
+        current = self.choice
+        self.choices = [c for c in choices if any(c.metric(r) for r in self.data.runs)] or list(choices[:1])
+        self.selected = self.choices.index(current) if current in self.choices else 0
+        if title is not None:
+            self.title = title
+            self.border_title = f"{self.key} {title}".strip()
+        if self._view is not None:
+            self.draw(self._view, force=True)
+
+    @property
+    def choice(self) -> Choice | None:
+        return self.choices[self.selected] if self.choices else None
+
+    def action_choose(self, step: int) -> None:
+        if len(self.choices) > 1:
+            self.selected = (self.selected + step) % len(self.choices)
+            if self._view is not None:
+                self.draw(self._view, force=True)
+
+    def _chart(self, choice: Choice) -> Chart:
+        chart = self._charts.get(choice)
+        if chart is None:
+            hlines = []
+            for run in self.data.runs:
+                for metric, label, style in choice.hlines:
+                    if metric in run.metrics:
+                        hlines.append(HLine(metric, f"{run.label} {label}", style, fmt.kib, history=run.history))
+            spec = ChartSpec(series=(), hlines=tuple(hlines), legend=False, empty_text=self.empty_text,
+                             fixed_max={0: choice.top} if choice.top else {})
+            chart = self._charts[choice] = Chart(spec)
+            chart.series = [Series(m, run.label, STYLE[run.label], fmt=choice.fmt, history=run.history)
+                            for run in self.data.runs if (m := choice.metric(run))]
+        return chart
+
+    # --- drawing --------------------------------------------------------------------------------
+
+    def sections(self, view: View, width: int, height: int) -> list[Section]:
+        choice = self.choice
+        hint = "  ↑↓" if len(self.choices) > 1 else ""
+        self.set_subtitle((choice.label if choice else "") + hint)
+        if choice is None:
+            return [("legend", [(("nothing to chart for this row", "muted"),)])]
+        extra = self.extra_lines(width)
+        legend = [self.legend(choice, width)] if height >= 5 else []
+        rest = height - len(legend) - len(extra)
+        plot_w = width - GUTTER
+        if rest < 4 or plot_w < 8:
+            return [("legend", legend), ("text", extra[: max(0, height - len(legend))])]
+        length = self.data.length or 1.0
+        t0, t1 = -length / (2 * plot_w - 1), length  # x = 0 on the first dot column
+        chart = self._chart(choice)
+        plot = chart.lines(view.history, t0, t1, width, rest - 1)[:-1]  # our own axis below
+        dot_s = (t1 - t0) / (2 * plot_w)
+        axis = [self.span_line(plot_w, 2 * dot_s), axis_line(plot_w, 2 * dot_s, length)]
+        return [("legend", legend), ("chart", plot + axis), ("text", extra)]
+
+    def extra_lines(self, width: int) -> list[Line]:
+        """Text under the chart (a subclass's); none by default."""
+        return []
+
+    def legend(self, choice: Choice, width: int) -> Line:
+        """A and B (the summary row's figures when there is one), change and verdict, then the
+        row's name: what matters most first, as the line may be cut."""
+        ma, mb = (choice.metric(r) for r in self.data.runs)
+        row = self.data.row_for(ma, mb, choice.row) if choice.row or ma or mb else None
+        if row is not None:
+            va, vb, unit, what = number(row.a, row.unit), number(row.b, row.unit), row.unit, row.name
+        else:  # no statistic behind it: the plain mean of the ticks
+            va = choice.fmt(_mean(self.data.a.history, ma)) if ma else "–"
+            vb = choice.fmt(_mean(self.data.b.history, mb)) if mb else "–"
+            unit, what = "", "mean of the ticks"
+        runs: list[Cell] = [("■", "diff-a"), ("A ", "muted"), (va, None), ("  ", None),
+                            ("■", "diff-b"), ("B ", "muted"), (vb, None)]
+        if unit:
+            runs.append((f" {unit}", "muted"))
+        if row is not None:
+            verdict = row.verdict
+            runs += [("  ", None), (change(row), "bold" if verdict == "changed" else None)]
+            if verdict:
+                runs += [(" ", None), (verdict, "warn" if verdict == "changed" else "muted")]
+        runs.append((f"  {what}", "muted"))
+        return _fit(runs, width)
+
+    def span_line(self, plot_w: int, cell_s: float) -> Line:
+        return span_line(self.data.a, self.data.b, plot_w, cell_s)
+
+
+def _mean(history, metric: str) -> float | None:
+    vals = [v for v in history.series.get(metric, ()) if isinstance(v, (int, float)) and math.isfinite(v)]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _fit(runs: list[Cell], width: int) -> Line:
+    out, used = [], 0
+    for text, style in runs:
+        if used + len(text) > width:
+            out.append((text[: max(0, width - used)], style))
+            break
+        out.append((text, style))
+        used += len(text)
+    return tuple(r for r in out if r[0])
+
+
+def _cells_of(spans: Sequence[tuple[float, float, str]], plot_w: int, cell_s: float) -> list[bool]:
+    marked = [False] * plot_w
+    for start, end, _kind in spans:
+        a = max(0, math.floor(start / cell_s + 0.5))
+        b = min(plot_w - 1, math.floor(end / cell_s + 0.5))
+        for c in range(a, b + 1):
+            marked[c] = True
+    return marked
+
+
+def span_line(a: Run, b: Run, plot_w: int, cell_s: float) -> Line:
+    """Checkpoint spans of both runs on one line: ▀ A, ▄ B, both: A's colour over B's; ◆ a setting
+    changed during a run (in that run's colour)."""
+    in_a = _cells_of(a.checkpoint_spans, plot_w, cell_s)
+    in_b = _cells_of(b.checkpoint_spans, plot_w, cell_s)
+    cells: list[Cell] = []
+    for c in range(plot_w):
+        if in_a[c] and in_b[c]:
+            cells.append(("▀", "diff-both"))
+        elif in_a[c]:
+            cells.append(("▀", "diff-a"))
+        elif in_b[c]:
+            cells.append(("▄", "diff-b"))
+        else:
+            cells.append((" ", None))
+    for run in (a, b):
+        for x, _text in run.setting_events:
+            c = math.floor(x / cell_s + 0.5)
+            if 0 <= c < plot_w:
+                cells[c] = ("◆", STYLE[run.label])
+    runs: list[Cell] = [("ckpt".rjust(GUTTER - 1) + "│", "axis")]
+    for text, style in cells:  # one run per stretch of one style
+        if runs and runs[-1][1] == style and len(runs) > 1:
+            runs[-1] = (runs[-1][0] + text, style)
+        else:
+            runs.append((text, style))
+    return tuple(runs)
+
+
+def axis_line(plot_w: int, cell_s: float, length: float) -> Line:
+    """The aligned x axis: seconds since the alignment point, labelled at 0, the quarters (when there
+    is room) and the end."""
+    cells = ["─"] * plot_w
+    parts = 4 if plot_w >= 60 else 2
+    marks = [length * i / parts for i in range(parts + 1)]
+    for i, x in enumerate(marks):
+        label = fmt.duration(x)
+        c = min(plot_w - 1, math.floor(x / cell_s + 0.5))
+        start = c if i == 0 else (c - len(label) + 1 if i == parts else c - len(label) // 2)
+        start = max(0, min(plot_w - len(label), start))
+        if all(ch == "─" for ch in cells[max(0, start - 1):start + len(label) + 1]):
+            cells[start:start + len(label)] = list(label)
+    return (("x s".rjust(GUTTER - 1) + "└", "axis"), ("".join(cells), "axis"))
+
+
+class CheckpointsPane(OverlayPane):
+    """The checkpoint chart, and under it each run's checkpoints: kind and when (x seconds)."""
+
+    def extra_lines(self, width: int) -> list[Line]:
+        lines = []
+        for run in self.data.runs:
+            spans = run.checkpoint_spans
+            runs: list[Cell] = [("■", STYLE[run.label]), (f"{run.label} ", "muted")]
+            if not spans:
+                runs.append(("no checkpoint in the window", "muted"))
+            else:
+                kinds: dict[str, int] = {}
+                for _s, _e, kind in spans:
+                    kinds[kind or "?"] = kinds.get(kind or "?", 0) + 1
+                runs.append((f"{len(spans)} ({', '.join(f'{k} {n}' for k, n in kinds.items())})", None))
+                runs.append(("  " + " ".join(f"{fmt.duration(s)}–{fmt.duration(e)}" for s, e, _ in spans[:6])
+                             + (" …" if len(spans) > 6 else ""), "muted"))
+            lines.append(_fit(runs, width))
+        return lines
