@@ -55,6 +55,7 @@ class PaneTabs(Tabs, can_focus=False):
 
 class MonitorScreen(Screen):
     CSS_PATH = "../monitor.tcss"
+    EXTRA_ROWS = 0  # rows a subclass puts around the panes (replay's timeline): the layout counts them
 
     class FirstData(Message):
         """The first redraw that had frames to show (start-up time is measured to here)."""
@@ -109,7 +110,7 @@ class MonitorScreen(Screen):
         self.call_after_refresh(self.redraw, True)
 
     def _apply_layout(self, width: int, height: int) -> None:
-        chrome = 2 + (3 if self.workload is not None else 0)
+        chrome = 2 + self.EXTRA_ROWS + (3 if self.workload is not None else 0)
         name = layout_for(width, height, chrome)
         if name == self.layout_name:
             return

@@ -1,0 +1,396 @@
+"""Replay: a recording played through the live view's own screen and panes, with a timeline.
+
+`ReplayApp` is the live `MonitorApp` fed by a `Player` (pgio_tui/store/player.py) instead of a
+sampler: a Textual timer advances the player and pushes the Frames it moved over into the app's
+FrameHistory, in batches of at most MAX_BATCH ticks, so no timer tick holds the UI on SQLite for
+long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
+`Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
+worker with its own connection (SQLite connections stay on the thread that opened them).
+
+`ReplayScreen` is `MonitorScreen` plus the timeline and the replay keys: the panes are the same
+widgets, unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+
+from textual import work
+from textual.app import SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+
+from pgio_tui.store.moments import Moment, find_moments
+from pgio_tui.store.player import Player, hms, parse_jump, speed_label
+from pgio_tui.tui.app import RECORDINGS_DIR, MonitorApp
+from pgio_tui.tui.screens.dialogs import PromptScreen
+from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
+from pgio_tui.tui.session import session_from_recording
+from pgio_tui.tui.widgets.timeline import Timeline
+
+PLAY_HZ = 10  # playback timer: small steps keep 1x smooth and each read short
+POLL_S = 0.5  # how often a followed file is checked for new ticks
+MOMENTS_EVERY_S = 10.0  # while following, moments are recomputed at most this often
+MAX_PUSH = 600  # a forward move over more ticks than this reloads the window instead
+JUMP_HINT = "hh:mm:ss (time of day) · +5m / -30s (from here) · 90s, 5m, 1:30 (elapsed)"
+
+
+class MomentsFound(Message):
+    def __init__(self, moments: list[Moment]):
+        super().__init__()
+        self.moments = moments
+
+
+class ReplayScreen(MonitorScreen):
+    """The monitor screen with the timeline under the panes and the replay keys."""
+
+    CSS_PATH = "monitor.tcss"  # the monitor's sheet (a path is relative to the subclass's module)
+    EXTRA_ROWS = 2
+    BINDINGS = [
+        Binding("space", "app.play_pause", "Play/Pause", id="replay.play"),
+        Binding("left", "app.step(-1)", "-1 tick", key_display="←", id="replay.back"),
+        Binding("right", "app.step(1)", "+1 tick", key_display="→", id="replay.forward"),
+        Binding("shift+left", "app.step(-60)", "-60 ticks", show=False, id="replay.back60"),
+        Binding("shift+right", "app.step(60)", "+60 ticks", show=False, id="replay.forward60"),
+        Binding("plus,equals_sign,right_square_bracket", "app.faster", "Speed", key_display="+/-",
+                id="replay.faster"),
+        Binding("minus,left_square_bracket", "app.slower", "Slower", show=False, id="replay.slower"),
+        Binding("g,home", "app.home", "Start", show=False, id="replay.home"),
+        Binding("G,end", "app.end", "End", show=False, id="replay.end"),
+        Binding("j", "app.jump", "Jump", priority=True, id="replay.jump"),
+        Binding("n", "app.moment(1)", "Next event", key_display="n/N", id="replay.next"),
+        Binding("N", "app.moment(-1)", "Prev event", show=False, id="replay.previous"),
+        Binding("z", "app.zoom(-1)", "Zoom", key_display="z/Z", id="replay.zoom_in"),
+        Binding("Z", "app.zoom(1)", "Zoom out", show=False, id="replay.zoom_out"),
+    ]
+
+    def __init__(self, player: Player, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.player = player
+        self.note = ""
+        self.settings: dict[str, str] = {}
+        self.workload = None  # the recording's workload is on the timeline, not in the live strip
+        self.workload_text = ""
+
+    def compose(self):
+        yield from super().compose()
+        yield Timeline(id="timeline")
+
+    def on_mount(self) -> None:
+        self._timeline = self.query_one(Timeline)
+
+    def redraw(self, force: bool = False) -> None:
+        if not self.is_attached or not self.panes:
+            return
+        p = self.player
+        self.settings = self.app.settings_at(p.tick)
+        follow = " ●" if p.follow else ""
+        self.state.detail = (f"{'▶' if p.playing else '⏸'} {speed_label(p.speed)} "
+                             f"{hms(p.elapsed)}/{hms(p.end_t - p.start_t)}{follow}")
+        super().redraw(force)
+        self._timeline.draw(p, settings=self.settings, workload=self.workload_text, note=self.note)
+
+    def zoom(self, step: int) -> int:
+        window = super().zoom(step)
+        self.app.window_changed()
+        return window
+
+    def on_timeline_seek(self, message: Timeline.Seek) -> None:
+        self.app.seek_time(message.t)
+
+
+class ReplayApp(MonitorApp):
+    """MonitorApp driven by a Player over an open Recording (which the caller closes)."""
+
+    BINDINGS = [  # live-only keys: kept (they explain themselves) but out of the footer
+        Binding("r", "toggle_record", "Record", show=False, id="record"),
+        Binding("m", "annotate", "Mark", show=False, id="annotate"),
+    ]
+
+    def __init__(self, rec, *, speed: float = 1.0, start_t: float | None = None, playing: bool = True,
+                 theme: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 play_hz: float = PLAY_HZ, poll_s: float = POLL_S):
+        self.rec = rec
+        self.player = Player(rec, speed=speed, playing=playing, start_t=start_t)
+        super().__init__(session_from_recording(rec), theme=theme, mode="replay")
+        self._clock = clock
+        self._last_clock: float | None = None
+        self._last_poll = 0.0
+        self._moments_at = 0.0
+        self.play_hz = play_hz
+        self.poll_s = poll_s
+        self.loaded_from = self.player.tick  # the first tick in the history window
+        self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
+        self._settings_bucket = -1
+        self._settings: dict[str, str] = {}
+        self._load_window(DEFAULT_WINDOW)
+
+    # --- the screen -----------------------------------------------------------------------------
+
+    def push_screen(self, screen, *args, **kwargs):
+        """MonitorApp mounts a MonitorScreen; replay shows the same screen with its timeline."""
+        if type(screen) is MonitorScreen:
+            replay = ReplayScreen(self.player, screen.history, screen.session, screen.state)
+            replay.workload_text = workload_text(self.rec)
+            screen = replay
+        return super().push_screen(screen, *args, **kwargs)
+
+    def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
+        self.set_interval(1 / self.play_hz, self.play_tick)
+        self._find_moments()
+
+    @property
+    def replay_screen(self) -> ReplayScreen | None:
+        screen = self.monitor
+        return screen if isinstance(screen, ReplayScreen) else None
+
+    @property
+    def window_s(self) -> float:
+        screen = self.monitor
+        return screen.window_s if screen is not None else DEFAULT_WINDOW
+
+    def settings_at(self, tick: int) -> dict[str, str]:
+        """The key settings in force at `tick`, as shown (re-read only when a change lies between)."""
+        bucket = bisect_right(self._change_ticks, tick)
+        if bucket != self._settings_bucket:
+            self._settings_bucket = bucket
+            self._settings = {s.name: setting_text(s.value, s.unit) for s in self.rec.settings(tick).values()}
+        return self._settings
+
+    # --- feeding the history --------------------------------------------------------------------
+
+    def _load_window(self, window_s: float | None = None) -> None:
+        """History = the window of ticks ending at the position, read in one batched query."""
+        p = self.player
+        start_t = p.t - (self.window_s if window_s is None else window_s)
+        first = p.ticks[max(0, min(p.index, bisect_left(p.ts, start_t)))]
+        self.history.clear()
+        self.history.extend(self.rec.frames(first, p.tick))
+        self.loaded_from = first
+
+    def _moved(self, old_index: int) -> None:
+        """After the position changed: push the ticks played over, or reload the window."""
+        p = self.player
+        if p.index > old_index and p.index - old_index <= MAX_PUSH and len(self.history):
+            self.history.extend(self.rec.frames(p.ticks[old_index + 1], p.tick))
+        else:  # back, far, or a seek to where we are (after a zoom): read the window again
+            self._load_window()
+        self.request_redraw()
+
+    def window_changed(self) -> None:
+        """Zoomed out past what is loaded: read the longer window."""
+        p = self.player
+        if self.history.t and self.history.t[0] > max(p.start_t, p.t - self.window_s) + 1e-6:
+            self._load_window()
+        self.request_redraw(now=True)
+
+    def request_redraw(self, now: bool = False) -> None:
+        self._dirty = True
+        if now or time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
+            self._redraw_tick()
+
+    def play_tick(self) -> None:
+        """The playback timer: follow the file, then move on by the real time since the last call."""
+        now = self._clock()
+        dt = 0.0 if self._last_clock is None else now - self._last_clock
+        self._last_clock = now
+        p = self.player
+        if p.follow and now - self._last_poll >= self.poll_s:
+            self._last_poll = now
+            if p.refresh():
+                self.request_redraw()  # the scrubber's end moved
+                if time.monotonic() - self._moments_at >= MOMENTS_EVERY_S or not p.follow:
+                    self._find_moments()
+        old = p.index
+        was_playing = p.playing
+        if p.advance(dt):
+            self._moved(old)
+        if was_playing != p.playing:  # reached the end: show it stopped
+            self.request_redraw(now=True)
+
+    # --- moments (thread worker, own connection) -------------------------------------------------
+
+    def _find_moments(self) -> None:
+        self._moments_at = time.monotonic()
+        self._moments_worker(str(self.rec.path))
+
+    @work(thread=True, exclusive=True, group="moments", exit_on_error=False)
+    def _moments_worker(self, path: str) -> None:
+        from pgio_tui.store.reader import Recording
+
+        with Recording(path) as own:  # an older schema is migrated again, in this thread's memory
+            moments = find_moments(own)
+        self.post_message(MomentsFound(moments))
+
+    def on_moments_found(self, message: MomentsFound) -> None:
+        self.player.moments = message.moments
+        self.request_redraw(now=True)
+
+    # --- actions --------------------------------------------------------------------------------
+
+    def action_play_pause(self) -> None:
+        self.player.toggle()
+        self._last_clock = self._clock()
+        if self.player.index == 0 and self.history.last is not None and self.history.last.tick != self.player.tick:
+            self._load_window()
+        self.request_redraw(now=True)
+
+    def action_toggle_pause(self) -> None:  # the palette's "Pause / resume display"
+        self.action_play_pause()
+
+    def action_step(self, n: int) -> None:
+        old = self.player.index
+        self.player.step(n)
+        self._moved(old)
+        self.request_redraw(now=True)
+
+    def action_faster(self) -> None:
+        self.player.faster()
+        self.request_redraw(now=True)
+
+    def action_slower(self) -> None:
+        self.player.slower()
+        self.request_redraw(now=True)
+
+    def action_home(self) -> None:
+        self._seek(self.player.home)
+
+    def action_end(self) -> None:
+        self._seek(self.player.end)
+
+    def seek_time(self, t: float) -> None:
+        self._seek(lambda: self.player.seek_time(t))
+
+    def seek_tick(self, tick: int) -> None:
+        self._seek(lambda: self.player.seek_tick(tick))
+
+    def _seek(self, move: Callable[[], object]) -> None:
+        old = self.player.index
+        move()
+        if self.replay_screen is not None:
+            self.replay_screen.note = ""
+        self._last_clock = self._clock()
+        self._moved(old)
+        self.request_redraw(now=True)
+
+    def action_moment(self, direction: int) -> None:
+        p = self.player
+        old = p.index
+        m = p.next_moment() if direction > 0 else p.previous_moment()
+        screen = self.replay_screen
+        if m is None:
+            what = "after" if direction > 0 else "before"
+            self.notify(f"no event {what} this tick" + ("" if p.moments else " (still indexing)"), timeout=2)
+            return
+        if screen is not None:
+            screen.note = f"{m.kind.replace('_', ' ')}: {m.text}"
+        self._last_clock = self._clock()
+        self._moved(old)
+        self.request_redraw(now=True)
+
+    def action_jump(self) -> None:
+        self.push_screen(PromptScreen("Jump to", "", hint=JUMP_HINT, placeholder="e.g. +5m"), self._jump)
+
+    def _jump(self, text: str | None) -> None:
+        if not text:
+            return
+        try:
+            target = parse_jump(text, start_t=self.player.start_t, end_t=self.player.end_t, now_t=self.player.t)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error", timeout=4)
+            return
+        self._seek(lambda: self.player.seek_nearest(target))
+
+    def action_toggle_record(self) -> None:
+        self.notify("replay: nothing to record", timeout=2)
+
+    def action_annotate(self) -> None:
+        self.notify("replay: annotations go into a live session's recording", timeout=2)
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Replay: jump to a time", JUMP_HINT + " (j)", self.action_jump)
+        yield SystemCommand("Replay: next event", "Checkpoint, workload, annotation, gap, latency, Dirty (n)",
+                            lambda: self.action_moment(1))
+        yield SystemCommand("Replay: previous event", "(N)", lambda: self.action_moment(-1))
+        yield SystemCommand("Replay: start", "First tick (g)", self.action_home)
+        yield SystemCommand("Replay: end", "Last tick; follows a file still being written (G)", self.action_end)
+
+
+_SIZE_UNITS = {"B": 1 / 1024, "kB": 1, "8kB": 8, "MB": 1024, "GB": 1024 ** 2}
+
+
+def setting_text(value, unit: str | None) -> str:
+    """A setting as people write it: 16384 x 8kB -> 128MB, 300 s -> 5min."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if unit in _SIZE_UNITS:
+        kb = v * _SIZE_UNITS[unit]
+        for name, size in (("GB", 1024 ** 2), ("MB", 1024), ("kB", 1)):
+            if kb >= size and kb % size == 0:
+                return f"{kb / size:g}{name}"
+        return f"{kb:g}kB"
+    if unit in ("s", "min", "ms"):
+        secs = v * {"s": 1, "min": 60, "ms": 0.001}[unit]
+        if secs >= 60 and secs % 60 == 0:
+            return f"{secs / 60:g}min"
+        return f"{secs:g}s" if secs >= 1 else f"{secs * 1000:g}ms"
+    return f"{value}{unit or ''}" if unit and unit not in ("%",) else str(value)
+
+
+def workload_text(rec) -> str:
+    """The recording's workload(s), short: 'pgbench -c 8 -T 60 bench'."""
+    names = []
+    for w in rec.workloads():
+        argv = w.get("argv") or []
+        names.append(" ".join(str(a) for a in argv) if argv else str(w.get("kind") or ""))
+    return "; ".join(n for n in names if n)
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+def run_replay(args) -> int:
+    """`pgio-tui replay [FILE|FOLDER] [--speed X] [--start T] [--theme NAME]`."""
+    from pgio_tui.store.reader import Recording, RecordingError
+
+    target = args.file or RECORDINGS_DIR
+    if os.path.isdir(target):
+        from pgio_tui.tui.screens.picker import pick_recording
+        try:
+            picked = pick_recording(target, theme=getattr(args, "theme", None))
+        except RecordingError as exc:
+            print(f"pgio-tui: error: {exc}", file=sys.stderr)
+            return 1
+        if picked is None:  # the user left the list
+            return 0
+        target = picked
+    elif not args.file:
+        print(f"pgio-tui: error: no FILE given and no {RECORDINGS_DIR}/ folder here: give a recording or a "
+              "folder of recordings", file=sys.stderr)
+        return 1
+    try:
+        rec = Recording(target)
+    except RecordingError as exc:
+        print(f"pgio-tui: error: {exc}", file=sys.stderr)
+        return 1
+    with rec:
+        if rec.last_tick is None:
+            print(f"pgio-tui: error: {target} holds no ticks yet", file=sys.stderr)
+            return 1
+        start_t = None
+        if args.start:
+            try:
+                start_t = parse_jump(args.start, start_t=rec.start_t, end_t=rec.end_t, now_t=rec.start_t)
+            except ValueError as exc:
+                print(f"pgio-tui: error: --start: {exc}", file=sys.stderr)
+                return 1
+        app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=getattr(args, "theme", None))
+        app.run()
+    return app.return_code or 0
