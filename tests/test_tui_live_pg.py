@@ -6,6 +6,7 @@ send-keys, the screen read with capture-pane (skipped without tmux).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -138,3 +139,43 @@ def test_end_to_end_in_tmux(make_cluster, tmp_path):
     with Recording(rec) as r:
         assert r.tick_count >= 2
         assert r.events()[-1].event.kind == "stop"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_dropped_terminal_closes_the_recording_and_exits(make_cluster, tmp_path):
+    """An ssh link that drops: the terminal vanishes and SIGHUP arrives. The recording must be
+    closed cleanly and the process must not linger (Textual can hang writing to a dead pty)."""
+    cluster = make_cluster()
+    rec = tmp_path / "drop.pgio"
+    server = [*TMUX[:2], f"pgio-tui-drop-{time.monotonic_ns()}"]
+    cmd = (f"exec env -u COLUMNS -u LINES XDG_CONFIG_HOME={tmp_path} {sys.executable} -m pgio_tui live "
+           f"'{cluster.conninfo()}' --interval 0.5 --record {rec}")
+    subprocess.run([*server, "new-session", "-d", "-s", "a", "-x", "80", "-y", "24", cmd], check=True)
+    pid = int(subprocess.run([*server, "display", "-p", "-t", "a", "#{pane_pid}"], capture_output=True,
+                             text=True, check=True).stdout)
+    try:
+        deadline = time.monotonic() + 20
+        while not (rec.exists() and rec.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)
+        subprocess.run([*server, "kill-server"], capture_output=True)  # the terminal is gone
+        deadline = time.monotonic() + 15
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(pid), "pgio-tui still running 15 s after its terminal went away"
+    finally:
+        if _alive(pid):
+            os.kill(pid, 9)
+        subprocess.run([*server, "kill-server"], capture_output=True)
+    from pgio_tui.store.reader import Recording
+    with Recording(rec) as r:
+        assert r.tick_count >= 2
+        assert r.events()[-1].event.kind == "stop" and "SIGHUP" in r.events()[-1].event.text
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -306,6 +307,7 @@ def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
             asyncio.get_running_loop().call_soon_threadsafe(app.exit, 0)
         except RuntimeError:
             pass
+        _exit_later(feed, 128 + signum)
 
     previous = {}
     for sig in (signal.SIGHUP, signal.SIGTERM):
@@ -314,6 +316,26 @@ def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
         except (ValueError, OSError):  # not the main thread
             pass
     return previous
+
+
+_watchdog: list = []
+
+
+def _exit_later(feed: LiveFeed, code: int, grace: float = 5.0) -> None:
+    """With its terminal gone, Textual can block for ever in shutdown: its output thread dies on
+    EIO and the main thread then waits on the thread's full queue. Once the recording is closed,
+    give the normal exit `grace` seconds, then leave anyway."""
+    if _watchdog:
+        return
+
+    def run():
+        feed.wait_closed(15)
+        time.sleep(grace)
+        os._exit(code)
+
+    t = threading.Thread(target=run, name="pgio-tui-exit-watchdog", daemon=True)
+    _watchdog.append(t)
+    t.start()
 
 
 def run_live(args) -> int:
