@@ -1,0 +1,129 @@
+"""How fast does replay open a day-long recording and seek in it?
+
+Generates a synthetic 24 h recording at 1 Hz (tests/fixture_recording.py: 4 devices, the full
+metric catalog, 8 pg_stat_io backend types, waits, a checkpoint every 30 s), or reuses one given
+with --file. Then, in a fresh interpreter (so the generator's memory does not count): open it in a
+headless ReplayApp and time until the first frame is drawn, seek to 10 random positions (history
+window rebuilt from one batched read, panes redrawn), and print ms and peak RSS.
+Targets: <= 0.5 s to open, <= 50 ms per seek.
+
+    python bench/replay_open_seek.py [--hours 24] [--file F] [--keep F] [--size 160x48] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+OPEN_TARGET_MS, SEEK_TARGET_MS = 500, 50
+
+
+def generate(path: Path, ticks: int) -> float:
+    from fixture_recording import DEVICES, synthetic_frames
+
+    from pgio_tui.store.writer import Recorder
+
+    t0 = time.perf_counter()
+    with Recorder(path, force=True, meta={"interval_s": 1.0, "host": "bench-host", "server_version": "17.2"}) as rec:
+        for f in synthetic_frames(ticks, devices=DEVICES, incidents=False):
+            rec.write(f)
+    return time.perf_counter() - t0
+
+
+def measure(path: str, size: tuple[int, int], seed: int) -> dict:
+    """Runs in its own interpreter: imports first (not part of "open"), then the clock starts."""
+    from pgio_tui.store.reader import Recording
+    from pgio_tui.tui.replay import ReplayApp
+
+    out: dict = {}
+
+    async def run() -> None:
+        t0, t0_mono = time.perf_counter(), time.monotonic()
+        rec = Recording(path)
+        out["recording_open_ms"] = (time.perf_counter() - t0) * 1000
+        t1 = time.perf_counter()
+        app = ReplayApp(rec, playing=False)
+        out["player_and_window_ms"] = (time.perf_counter() - t1) * 1000
+        out["ticks"] = len(app.player)
+        async with app.run_test(size=size) as pilot:
+            while app.first_frame_at is None:
+                await pilot.pause(0.005)
+            out["first_frame_ms"] = (app.first_frame_at - t0_mono) * 1000
+            await app.workers.wait_for_complete()
+            out["moments_background_ms"] = (time.monotonic() - t0_mono) * 1000
+            out["moments"] = len(app.player.moments)
+            rng = random.Random(seed)
+            seeks, drawn = [], []
+            for _ in range(10):
+                tick = rng.randrange(app.player.ticks[0], app.player.ticks[-1] + 1)
+                s0 = time.perf_counter()
+                app.seek_tick(tick)  # player move + one batched read of the window + redraw
+                seeks.append((time.perf_counter() - s0) * 1000)
+                await pilot.pause()  # the compositor paints it
+                drawn.append((time.perf_counter() - s0) * 1000)
+                assert app.history.last.tick == app.player.tick
+            out["seek_ms"], out["seek_painted_ms"] = seeks, drawn
+            out["window_ticks"] = len(app.history)
+        rec.close()
+
+    asyncio.run(run())
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=24)
+    ap.add_argument("--file", type=Path, help="measure this recording (no generation)")
+    ap.add_argument("--keep", type=Path, help="write the generated recording here (reused next time)")
+    ap.add_argument("--size", default="160x48", help="terminal size, WxH")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--measure", help=argparse.SUPPRESS)  # the child: JSON on stdout
+    args = ap.parse_args()
+    w, h = (int(x) for x in args.size.split("x"))
+    if args.measure:
+        print(json.dumps(measure(args.measure, (w, h), args.seed)))
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.file or args.keep or Path(tmp) / "day.pgio"
+        ticks = int(args.hours * 3600)
+        if args.file is None and not (args.keep and args.keep.exists()):
+            print(f"generating {ticks} ticks ({args.hours:g} h at 1 Hz, 4 devices, full catalog)...", flush=True)
+            secs = generate(path, ticks)
+            print(f"  written in {secs:.1f} s")
+        print(f"file: {path.stat().st_size / 1e6:.1f} MB")
+        r = subprocess.run([sys.executable, __file__, "--measure", str(path), "--size", args.size,
+                            "--seed", str(args.seed)], capture_output=True, text=True)
+        if r.returncode:
+            sys.exit(r.stderr)
+        m = json.loads(r.stdout.strip().splitlines()[-1])
+
+    seeks, painted = sorted(m["seek_ms"]), sorted(m["seek_painted_ms"])
+    ok = lambda v, target: "OK" if v <= target else "OVER"  # noqa: E731
+    print(f"ticks: {m['ticks']}, history window at a seek: {m['window_ticks']} ticks, terminal {args.size}")
+    print(f"open:  Recording() {m['recording_open_ms']:.1f} ms, player index + first window "
+          f"{m['player_and_window_ms']:.1f} ms, first frame drawn {m['first_frame_ms']:.0f} ms "
+          f"(target <= {OPEN_TARGET_MS} ms: {ok(m['first_frame_ms'], OPEN_TARGET_MS)})")
+    print(f"seek:  10 random positions: median {seeks[4]:.1f} ms, max {seeks[-1]:.1f} ms "
+          f"(target <= {SEEK_TARGET_MS} ms: {ok(seeks[-1], SEEK_TARGET_MS)}); "
+          f"until painted: median {painted[4]:.1f} ms, max {painted[-1]:.1f} ms")
+    print(f"       each: {', '.join(f'{v:.0f}' for v in m['seek_ms'])} ms")
+    print(f"moments (n/N, scrubber marks): {m['moments']} found on a worker, ready "
+          f"{m['moments_background_ms']:.0f} ms after opening (the first frame does not wait for them)")
+    print(f"peak RSS: {m['peak_rss_mb']:.0f} MB (the replaying process)")
+
+
+if __name__ == "__main__":
+    main()
