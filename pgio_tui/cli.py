@@ -119,13 +119,15 @@ def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="launch pgbench or the pgio workload, watch and record it",
                        description="Launch a workload against the server and watch/record it.")
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
-    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged")
+    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged",
+                          usage="%(prog)s [options] [CONN] -- PGBENCH-ARGS",
+                          epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -T 60 -c 4 -j 2.")
     pb.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pb)
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
-    pb.add_argument("pgbench_args", nargs=argparse.REMAINDER, metavar="-- PGBENCH-ARGS")
+    pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pg)
@@ -383,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser()
     passthrough = None
-    if argv[:2] == ["bench", "pgbench"] and "--" in argv:  # else the optional CONN takes pgbench's first word
+    if argv[:2] == ["bench", "pgbench"] and "--" in argv:  # pgbench's words never meet our parser
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
