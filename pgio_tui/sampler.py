@@ -131,6 +131,11 @@ class Sampler:
             "features": self.pg.features.summary(), "device_roles": self.device_roles,
         }
 
+    @property
+    def postmaster_start(self) -> float | None:
+        """When the server last started (epoch s), as of the latest tick: the header's uptime."""
+        return self._postmaster_start
+
     def settings_rows(self) -> list[tuple[str, str, str, str]]:
         """The settings snapshot: PostgreSQL I/O settings, kernel, devices, machine."""
         rows = [(n, v, self.setting_units.get(n, ""), "postgres") for n, v in sorted(self.settings.items())]

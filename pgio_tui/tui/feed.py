@@ -134,7 +134,7 @@ class LiveFeed:
     def _status(self) -> FeedStatus:
         return FeedStatus(self._recording, self._ticks,
                           getattr(self.sampler, "postmaster_start", None)
-                          or getattr(self.sampler, "_postmaster_start", None))
+                          or getattr(self.sampler, "postmaster_start", None))
 
     def _apply_commands(self, frame: Frame) -> None:
         while True:
