@@ -132,9 +132,7 @@ class LiveFeed:
             self._closed.set()
 
     def _status(self) -> FeedStatus:
-        return FeedStatus(self._recording, self._ticks,
-                          getattr(self.sampler, "postmaster_start", None)
-                          or getattr(self.sampler, "postmaster_start", None))
+        return FeedStatus(self._recording, self._ticks, getattr(self.sampler, "postmaster_start", None))
 
     def _apply_commands(self, frame: Frame) -> None:
         while True:
