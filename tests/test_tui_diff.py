@@ -164,6 +164,7 @@ async def test_open_switch_tabs_and_quit(comparison):
         assert scr.active_tab == "summary"
         table = scr.query_one(SummaryTable)
         assert app.focused is table
+        assert scr.query_one("#summary-settings").styles.display == "none"  # no room at 80x24
         groups = comparison.groups()
         assert table.row_count == len(comparison.rows) + len(groups)
         await pilot.press("2")
@@ -215,6 +216,8 @@ async def test_chart_panes_overlay_both_runs_and_cycle_metrics(comparison):
         await pilot.pause()
         scr = screen_of(app)
         assert scr.has_class("-wide") and scr.has_class("-grid3")
+        side = rendered(scr.query_one("#side-settings").renderable_of())  # the settings beside the table
+        assert scr.query_one("#summary-settings").styles.display == "block" and "backend_flush_after" in side
         await pilot.press("2")
         await pilot.pause()
         panes = scr.chart_panes

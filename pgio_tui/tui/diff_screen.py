@@ -3,7 +3,8 @@
 Three tabs over one Comparison (analysis/compare.py), both runs loaded once (diff_series.py):
 
 - Summary: the rows of `--format table` with the noise verdict; the row under the cursor is charted
-  beside (wide terminals) or below (80x24) the table: A and B on the aligned axis;
+  beside (wide terminals) or below (80x24) the table: A and B on the aligned axis; on a large
+  terminal (~140 x 40 up) the settings diff sits under that chart too;
 - Charts: the main groups (latency, writes by source, Dirty/Writeback with thresholds, devices by
   role, checkpoints), A and B overlaid on one axis, seconds since the alignment point, checkpoint
   spans of both runs under every chart; grid of 3 x 2 (~150 x 28 up), 2 x 3 (~100 x 34 up), else a
@@ -20,7 +21,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Container, ScrollableContainer, VerticalScroll
+from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -44,6 +45,7 @@ from pgio_tui.tui.widgets.pane import View
 
 TABS = (("summary", "Summary"), ("charts", "Charts"), ("settings", "Settings"))
 WIDE = 140  # columns from which the summary's row chart sits beside the table
+TALL = 40  # rows from which, when wide too, the settings diff is on the Summary tab as well
 
 HELP = """\
 [b]Keys[/b]
@@ -103,10 +105,13 @@ class DiffScreen(Screen):
     DiffScreen TabPane { padding: 0; height: 1fr; }
     #summary-body { layout: vertical; height: 1fr; }
     #table { height: 1fr; }
-    #row-chart { height: 10; }
+    #summary-side { height: 10; }
+    #row-chart { height: 1fr; }
+    #summary-settings { display: none; }
     DiffScreen.-wide #summary-body { layout: horizontal; }
     DiffScreen.-wide #table { width: auto; max-width: 65%; height: 1fr; }
-    DiffScreen.-wide #row-chart { width: 1fr; height: 1fr; }
+    DiffScreen.-wide #summary-side { width: 1fr; height: 1fr; }
+    DiffScreen.-wide.-tall #summary-settings { display: block; height: auto; max-height: 60%; }
     #chart-grid { layout: grid; grid-size: 1; grid-rows: 10; grid-gutter: 0; height: 1fr; }
     DiffScreen.-grid2 #chart-grid { grid-size: 2 3; grid-rows: 1fr; }
     DiffScreen.-grid3 #chart-grid { grid-size: 3 2; grid-rows: 1fr; }
@@ -130,8 +135,11 @@ class DiffScreen(Screen):
             with TabPane(f"1 {TABS[0][1]}", id="summary"):
                 with Container(id="summary-body"):
                     yield SummaryTable(self.comparison, id="table")
-                    yield OverlayPane(self.data, "row", id="row-chart",
-                                      empty_text="no per-tick series in either run")
+                    with Vertical(id="summary-side"):
+                        yield OverlayPane(self.data, "row", id="row-chart",
+                                          empty_text="no per-tick series in either run")
+                        with VerticalScroll(id="summary-settings", can_focus=False):
+                            yield SettingsView(self.comparison, runs=False, id="side-settings")
             with TabPane(f"2 {TABS[1][1]}", id="charts"):
                 with ScrollableContainer(id="chart-grid", can_focus=False):
                     for i, (key, title, choices) in enumerate(CHART_PANES):
@@ -157,6 +165,7 @@ class DiffScreen(Screen):
 
     def _apply_layout(self, width: int, height: int) -> None:
         self.set_class(width >= WIDE, "-wide")
+        self.set_class(height >= TALL, "-tall")
         grid = grid_for(width, height)
         if grid != self.grid:
             self.grid = grid

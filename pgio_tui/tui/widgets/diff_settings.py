@@ -27,9 +27,10 @@ class SettingsView(Static):
     SettingsView { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, comparison: Comparison, *, id: str | None = None):
+    def __init__(self, comparison: Comparison, *, runs: bool = True, id: str | None = None):
         super().__init__(id=id)
         self.comparison = comparison
+        self.runs = runs  # the runs' table first (off beside the summary: the header names them)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _t: self.fill())
@@ -45,15 +46,17 @@ class SettingsView(Static):
 
         def table(*columns: str) -> Table:
             t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-            for col in columns:
+            for i, col in enumerate(columns):
                 style = a_style if col == "A" else (b_style if col == "B" else None)
-                t.add_column(col, header_style=style or "bold", overflow="fold")
+                t.add_column(col, header_style=style or "bold", overflow="fold", no_wrap=i == 0)  # names whole
             return t
 
-        runs = table("", "A", "B")
-        for what, a, b in header_rows(c):
-            runs.add_row(Text(what, style=muted), a, b)
-        parts: list = [head(f"runs (aligned on {c.align})"), runs]
+        parts: list = []
+        if self.runs:
+            runs = table("", "A", "B")
+            for what, a, b in header_rows(c):
+                runs.add_row(Text(what, style=muted), a, b)
+            parts += [head(f"runs (aligned on {c.align})"), runs]
         parts.append(head("settings that differ"))
         if c.settings:
             sett = table("setting", "kind", "A", "B")
