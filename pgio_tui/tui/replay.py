@@ -173,14 +173,14 @@ class ReplayApp(MonitorApp):
         self.history.extend(self.rec.frames(first, p.tick))
         self.loaded_from = first
 
-    def _moved(self, old_index: int) -> None:
+    def _moved(self, old_index: int, now: bool = False) -> None:
         """After the position changed: push the ticks played over, or reload the window."""
         p = self.player
         if p.index > old_index and p.index - old_index <= MAX_PUSH and len(self.history):
             self.history.extend(self.rec.frames(p.ticks[old_index + 1], p.tick))
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
-        self.request_redraw()
+        self.request_redraw(now=now)
 
     def window_changed(self) -> None:
         """Zoomed out past what is loaded: read the longer window."""
@@ -246,8 +246,7 @@ class ReplayApp(MonitorApp):
     def action_step(self, n: int) -> None:
         old = self.player.index
         self.player.step(n)
-        self._moved(old)
-        self.request_redraw(now=True)
+        self._moved(old, now=True)
 
     def action_faster(self) -> None:
         self.player.faster()
@@ -275,8 +274,7 @@ class ReplayApp(MonitorApp):
         if self.replay_screen is not None:
             self.replay_screen.note = ""
         self._last_clock = self._clock()
-        self._moved(old)
-        self.request_redraw(now=True)
+        self._moved(old, now=True)
 
     def action_moment(self, direction: int) -> None:
         p = self.player
@@ -290,8 +288,7 @@ class ReplayApp(MonitorApp):
         if screen is not None:
             screen.note = f"{m.kind.replace('_', ' ')}: {m.text}"
         self._last_clock = self._clock()
-        self._moved(old)
-        self.request_redraw(now=True)
+        self._moved(old, now=True)
 
     def action_jump(self) -> None:
         self.push_screen(PromptScreen("Jump to", "", hint=JUMP_HINT, placeholder="e.g. +5m"), self._jump)
