@@ -93,7 +93,8 @@ def info_line(player: Player, width: int, *, settings: dict[str, str], workload:
     groups: list[tuple[int, str, list[Run]]] = [
         (0, "l", [(" ", None), state, (speed_label(player.speed) + " ", "bold")]),
         (0, "l", [("│ ", "axis"), (clock(player.t) + " ", None)]),
-        (0, "l", [("│ ", "axis"), (hms(player.elapsed), None), (" / " + hms(player.end_t - player.start_t) + " ", "muted")]),
+        (0, "l", [("│ ", "axis"), (hms(player.elapsed), None),
+                  (" / " + hms(player.end_t - player.start_t) + " ", "muted")]),
         (1, "l", [("│ ", "axis"), ("tick ", "muted"), (f"{player.tick} ", None)]),
         (1, "l", [("│ ", "axis"), ("● following ", "crit")] if player.follow else []),
         (2, "l", [("│ ", "axis"), (note + " ", "mark")] if note else []),
