@@ -110,6 +110,7 @@ class ReplayApp(MonitorApp):
     BINDINGS = [  # live-only keys: kept (they explain themselves) but out of the footer
         Binding("r", "toggle_record", "Record", show=False, id="record"),
         Binding("m", "annotate", "Mark", show=False, id="annotate"),
+        Binding("w", "start_workload", "Workload", show=False, id="start_workload"),
     ]
 
     def __init__(self, rec, *, speed: float = 1.0, start_t: float | None = None, playing: bool = True,
@@ -308,6 +309,9 @@ class ReplayApp(MonitorApp):
 
     def action_annotate(self) -> None:
         self.notify("replay: annotations go into a live session's recording", timeout=2)
+
+    def action_start_workload(self) -> None:
+        self.notify("replay: workloads are launched in a live session", timeout=2)
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
