@@ -16,6 +16,7 @@ from rich.console import Console
 from test_diff_fixtures import write_pair
 
 from pgio_tui.analysis.compare import compare
+from pgio_tui.frame import Frame
 from pgio_tui.tui.diff_screen import DiffApp, DiffHelpScreen, DiffScreen, diff_app, grid_for
 from pgio_tui.tui.diff_series import load_series
 from pgio_tui.tui.history import FrameHistory
@@ -30,7 +31,6 @@ from pgio_tui.tui.widgets.diff_overlay_pane import (
     span_line,
 )
 from pgio_tui.tui.widgets.diff_summary_table import SummaryTable
-from pgio_tui.frame import Frame
 
 
 @pytest.fixture(autouse=True)
@@ -148,14 +148,11 @@ def test_layout_by_size():
 
 # --- the app ------------------------------------------------------------------------------------
 
-pytestmark_async = pytest.mark.asyncio
-
-
 def screen_of(app: DiffApp) -> DiffScreen:
     return app.diff_screen
 
 
-@pytestmark_async
+@pytest.mark.asyncio
 async def test_open_switch_tabs_and_quit(comparison):
     app = diff_app(comparison)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -186,7 +183,7 @@ async def test_open_switch_tabs_and_quit(comparison):
     assert app.return_code == 0
 
 
-@pytestmark_async
+@pytest.mark.asyncio
 async def test_row_chart_follows_the_cursor(comparison):
     app = diff_app(comparison)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -209,7 +206,7 @@ async def test_row_chart_follows_the_cursor(comparison):
         assert "A 50.00" in legend and "B 40.00" in legend and "-20.0 %" in legend
 
 
-@pytestmark_async
+@pytest.mark.asyncio
 async def test_chart_panes_overlay_both_runs_and_cycle_metrics(comparison):
     app = diff_app(comparison)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -237,7 +234,7 @@ async def test_chart_panes_overlay_both_runs_and_cycle_metrics(comparison):
         assert "A 1 (time 1)" in ckpt.section_text("text") and "B 1 (wal 1)" in ckpt.section_text("text")
 
 
-@pytestmark_async
+@pytest.mark.asyncio
 async def test_help_theme_and_palette_commands(comparison):
     app = diff_app(comparison)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -258,7 +255,7 @@ async def test_help_theme_and_palette_commands(comparison):
         assert app.diff_screen.active_tab == "charts"
 
 
-@pytestmark_async
+@pytest.mark.asyncio
 async def test_resize_reflows_the_charts(comparison):
     app = diff_app(comparison)
     async with app.run_test(size=(80, 24)) as pilot:

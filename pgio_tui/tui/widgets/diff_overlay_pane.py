@@ -66,6 +66,14 @@ def fmt_for(metric: str | None) -> Callable[[float | None], str]:
     return fmt.si
 
 
+def top_for(metric: str | None) -> float | None:
+    """A fixed y maximum for bounded metrics (util 100 %, fractions 1), as the live view has."""
+    if (metric or "").endswith("util_pct"):
+        return 100.0
+    m = lookup(metric) if metric else None
+    return 1.0 if m is not None and m.unit == "0-1" else None
+
+
 def choice_for_row(row: Row | None) -> Choice | None:
     """The chart behind a summary row: its two series; Dirty against the threshold a row counts."""
     if row is None:
@@ -80,7 +88,7 @@ def choice_for_row(row: Row | None) -> Choice | None:
         if metric in (a, b):
             return Choice(label, pair=("mem.dirty_kb", "mem.dirty_kb"), fmt=fmt.kib, row=row.name,
                           hlines=((metric, hl_label, style),))
-    return Choice(label, pair=(a, b), fmt=fmt_for(a or b), row=row.name)
+    return Choice(label, pair=(a, b), fmt=fmt_for(a or b), row=row.name, top=top_for(a or b))
 
 
 def _ms(v):
@@ -110,7 +118,7 @@ CHART_PANES: tuple[tuple[str, str, tuple[Choice, ...]], ...] = (
         Choice("Writeback", "mem.writeback_kb", fmt.kib, row="Writeback mean", hlines=THRESHOLDS))),
     ("devices", "Devices by role", tuple(
         c for role in ROLES for c in (
-            Choice(f"{role} util %", f"disk.{{{role}}}.util_pct", fmt.pct, row=f"{role} util mean"),
+            Choice(f"{role} util %", f"disk.{{{role}}}.util_pct", fmt.pct, row=f"{role} util mean", top=100.0),
             Choice(f"{role} w_await ms", f"disk.{{{role}}}.w_await_ms", _ms, row=f"{role} w_await mean"),
             Choice(f"{role} r_await ms", f"disk.{{{role}}}.r_await_ms", _ms, row=f"{role} r_await mean"),
             Choice(f"{role} write /s", f"disk.{{{role}}}.wkb_s", fmt.kib, row=f"{role} write MiB/s mean")))),
