@@ -28,11 +28,13 @@ from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.palette import chart_defaults
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
 from pgio_tui.tui.themes import DEFAULT_THEME, bundled_themes, user_themes
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
+QUIT_GRACE_S = 8.0  # q with a workload running: how long it may take to stop and write its summary
 RECORDINGS_DIR = "recordings"
 
 
@@ -48,6 +50,7 @@ class MonitorApp(App[int]):
         Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
         Binding("t", "next_theme", "Theme", id="theme"),
+        Binding("w", "start_workload", "Workload", id="start_workload"),
         Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload"),
     ]
 
@@ -68,6 +71,8 @@ class MonitorApp(App[int]):
         self._last_redraw = 0.0
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
         self._theme_errors: list[str] = []
+        self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values
+        self._quitting = False
         for t in bundled_themes():
             self.register_theme(t)
         themes, self._theme_errors = user_themes()
@@ -153,9 +158,31 @@ class MonitorApp(App[int]):
     # --- actions --------------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
+        """With a workload running, stop it first and let its end reach the recording (its exit
+        code and summary); q again quits at once."""
+        w = self.workload
+        if self.feed is not None and not self._quitting and w is not None and getattr(w, "running", False):
+            self._quitting = True
+            self.state.detail = "stopping workload…"
+            self.notify("stopping workload… (q again: quit now)", timeout=QUIT_GRACE_S)
+            self._redraw_tick_now()
+            self._stop_then_quit(w)
+            return
+        self._quit_now()
+
+    def _quit_now(self) -> None:
         if self.feed is not None:
             self.feed.stop()
         self.exit(0)
+
+    def _redraw_tick_now(self) -> None:
+        self._dirty = True
+        self._redraw_tick()
+
+    @work(thread=True, exit_on_error=False, group="quit")
+    def _stop_then_quit(self, workload) -> None:
+        end_workload(workload, QUIT_GRACE_S, until_recorded=3 * self.session.interval + 1)
+        self.call_from_thread(self._quit_now)
 
     def action_toggle_pause(self) -> None:
         screen = self.monitor
@@ -243,6 +270,45 @@ class MonitorApp(App[int]):
         except Exception as exc:
             self.post_message(FeedNotice(_notice(f"stopping the workload: {exc}", "error")))
 
+    def action_start_workload(self) -> None:
+        if self.feed is None:
+            self.notify("not live: a workload needs a live session", severity="warning")
+            return
+        w = self.workload
+        if w is not None and getattr(w, "running", False):
+            self.notify(f"{getattr(w, 'kind', 'a workload')} is running: one at a time (s stops it)",
+                        severity="warning")
+            return
+        kind, values = self._workload_form
+        self.push_screen(WorkloadScreen(self._build_workload, kind=kind, values=values), self._launch_workload)
+
+    def _build_workload(self, kind: str, fields: dict):
+        """The dialog's fields -> a workload on the monitored server (WorkloadError: one line)."""
+        from pgio_tui.workloads.launch import from_fields
+        self._workload_form = (kind, dict(fields))
+        return from_fields(kind, fields, self.feed.sampler)
+
+    def _launch_workload(self, workload) -> None:
+        if workload is None or self.feed is None:
+            return
+        self.workload = workload
+        screen = self.monitor
+        if screen is not None:
+            screen.set_workload(workload)
+        self.feed.attach_workload(workload)  # a tick source from the next tick on; recorded if recording
+        self._start_workload_thread(workload)
+
+    @work(thread=True, exit_on_error=False, group="workload")
+    def _start_workload_thread(self, workload) -> None:
+        """Off the UI thread: starting may do file and process work; setup then runs in the
+        workload's own thread and the strip shows its progress."""
+        try:
+            workload.start()
+        except Exception as exc:
+            self.post_message(FeedNotice(_notice(f"starting {workload.kind}: {exc}", "error")))
+        else:
+            self.post_message(FeedNotice(_notice(f"{workload.kind} started", "information")))
+
     # --- command palette ------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen):
@@ -259,13 +325,33 @@ class MonitorApp(App[int]):
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))
+        yield SystemCommand("Start workload…", "Launch pgbench or pgio on this server (w)", self.action_start_workload)
         if self.workload is not None:
             yield SystemCommand("Stop workload", "Stop the launched workload (s)", self.action_stop_workload)
 
 
-def _notice(text: str, severity: str):
+def _notice(text: str, severity: str = "information"):
     from pgio_tui.tui.feed import Notice
     return Notice(text, severity)
+
+
+def end_workload(workload: Any, grace: float = QUIT_GRACE_S, until_recorded: float = 0.0) -> None:
+    """Stop a running workload and wait (bounded) for its end, then up to `until_recorded` seconds
+    for a tick to carry its stop (its workload_stop event; the recording's row gets its summary)."""
+    if workload is None or not getattr(workload, "running", False):
+        return
+    workload.stop()
+    wait = getattr(workload, "wait", None)
+    if wait is None:
+        return
+    if not wait(grace):
+        kill = getattr(workload, "kill", None)
+        if kill is not None:
+            kill()
+            wait(2)
+    deadline = time.monotonic() + until_recorded
+    while not getattr(workload, "done", True) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 # --- entry points -------------------------------------------------------------------------------
@@ -289,6 +375,7 @@ def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = F
     try:
         app.run()
     finally:
+        end_workload(app.workload)  # however the app ended, a workload launched from it ends too
         feed.stop()
         if feed.started and not feed.wait_closed(15):
             print("pgio-tui: the sampler did not stop in 15 s; the recording may lack its last second",

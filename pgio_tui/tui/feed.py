@@ -76,6 +76,11 @@ class LiveFeed:
         """Recorded as an `annotation` event in the next frame (and drawn on every chart)."""
         self._commands.put(("annotate", text))
 
+    def attach_workload(self, workload: Any) -> None:
+        """A workload launched from the UI: from the next tick on it is a tick source of the sampler
+        (its latency, its start/stop events) and, when recording, its output goes into the file."""
+        self._commands.put(("workload", workload))
+
     def stop(self, reason: str = "quit") -> None:
         """End the loop; `reason` goes into the recording's stop event."""
         if not self._stop.is_set():
@@ -149,6 +154,8 @@ class LiveFeed:
                     self._open_recorder(cmd[1], cmd[2])
             elif cmd[0] == "stop_recording":
                 self._close_recorder("stopped from the live view")
+            elif cmd[0] == "workload":
+                self._attach(cmd[1])
 
     def _open_recorder(self, path: str, force: bool) -> None:
         from pgio_tui.store.writer import Recorder, RecordingError
@@ -186,6 +193,19 @@ class LiveFeed:
             self.on_notice(Notice(f"closing {path}: {exc}", "error"))
             return
         self.on_notice(Notice(f"recording saved: {path} ({ticks} ticks)"))
+
+    def _attach(self, workload: Any) -> None:
+        old, sources = self.workload, self.sampler.tick_sources
+        if old is not None and getattr(old, "done", True):  # its stop is in a frame: let it go
+            if self._recorder is not None:
+                self._tell_workload(None)
+            if old in sources:
+                sources.remove(old)
+        self.workload = workload
+        if workload not in sources:
+            sources.append(workload)
+        if self._recorder is not None:
+            self._tell_workload(self._recorder)
 
     def _tell_workload(self, recorder: Any) -> None:
         """A launched workload may keep its output in the recording: it is told, on this thread

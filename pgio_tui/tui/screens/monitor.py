@@ -130,6 +130,13 @@ class MonitorScreen(Screen):
         if tabs.active != tab_id:
             tabs.active = tab_id
 
+    def set_workload(self, workload) -> None:
+        """A workload launched from the dialog: its strip shows from now on."""
+        self.workload = workload
+        self._workload.set_class(workload is not None, "-on")
+        self.layout_name = ""  # the strip takes rows: lay out again
+        self._apply_layout(self.app.size.width, self.app.size.height)
+
     # --- pane focus -----------------------------------------------------------------------------
 
     def action_show_pane(self, index: int) -> None:

@@ -153,12 +153,28 @@ class WorkloadStrip(LinesView):
             return
         try:
             kind = str(getattr(workload, "kind", "workload"))
-            running = bool(getattr(workload, "running", False))
+            state = self.state(workload)
             tail = list(workload.output_tail(2)) if hasattr(workload, "output_tail") else []
         except Exception as exc:  # a workload bug must not take the monitor down
-            kind, running, tail = "workload", False, [f"(cannot read the workload: {exc})"]
-        state = [("▶ running", "ok"), ("  s: stop", "muted")] if running else [("■ finished", "muted")]
+            kind, state, tail = "workload", [("?", "warn")], [f"(cannot read the workload: {exc})"]
         lines: list[Line] = [((f" {kind} ", "primary"), *state)]
         for text in (tail + ["", ""])[:2]:
             lines.append(((" " + str(text).rstrip(), None),))
         self.set_lines(lines)
+
+    @staticmethod
+    def state(workload) -> list[Run]:
+        """What the workload does now: its phase (with progress while it sets up), or how it ended."""
+        if not getattr(workload, "running", False):
+            error = getattr(workload, "error", None)
+            if error:
+                return [("✗ failed: ", "crit"), (str(error), None)]
+            return [("■ finished", "muted")]
+        phase = getattr(workload, "phase", "run")
+        if phase == "stopping":
+            return [("◼ stopping…", "warn")]
+        if phase == "setup":
+            progress = getattr(workload, "progress", None)
+            done = f" {progress * 100:.0f}%" if isinstance(progress, (int, float)) else ""
+            return [(f"◔ setting up{done}", "warn"), ("  s: stop", "muted")]
+        return [("▶ running", "ok"), ("  s: stop", "muted")]
