@@ -94,7 +94,7 @@ def grid_for(width: int, height: int, chrome: int = 4) -> str:
 class DiffScreen(Screen):
     BINDINGS = [
         *(Binding(str(i + 1), f"show_tab('{key}')", title, show=False) for i, (key, title) in enumerate(TABS)),
-        Binding("tab", "cycle_tab(1)", "Next tab", show=False, priority=True),
+        Binding("tab", "cycle_tab(1)", "Tabs", key_display="tab/1-3", priority=True),
         Binding("shift+tab", "cycle_tab(-1)", "Previous tab", show=False, priority=True),
         Binding("left,h", "focus_chart(-1)", "Prev chart", show=False),
         Binding("right,l", "focus_chart(1)", "Next chart", show=False),
