@@ -160,6 +160,7 @@ def _add_diff(sub) -> None:
     p.add_argument("--align", choices=("start", "workload", "checkpoint"), default="start")
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen")
+    p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
 
 
 def _add_report(sub) -> None:
