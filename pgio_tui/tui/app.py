@@ -270,6 +270,12 @@ class MonitorApp(App[int]):
         except Exception as exc:
             self.post_message(FeedNotice(_notice(f"stopping the workload: {exc}", "error")))
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Launching a workload needs a live server: without one, `w` is out of the footer."""
+        if action == "start_workload" and self.feed is None:
+            return False
+        return True
+
     def action_start_workload(self) -> None:
         if self.feed is None:
             self.notify("not live: a workload needs a live session", severity="warning")
@@ -325,7 +331,9 @@ class MonitorApp(App[int]):
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))
-        yield SystemCommand("Start workload…", "Launch pgbench or pgio on this server (w)", self.action_start_workload)
+        if self.feed is not None:
+            yield SystemCommand("Start workload…", "Launch pgbench or pgio on this server (w)",
+                                self.action_start_workload)
         if self.workload is not None:
             yield SystemCommand("Stop workload", "Stop the launched workload (s)", self.action_stop_workload)
 
