@@ -53,6 +53,22 @@ def test_pgbench_fields_to_argv():
         pgbench_args({"clients": "1", "threads": "1", "duration": "5", "extra": "-f 'x.sql"})
 
 
+def test_strip_says_the_phase():
+    from types import SimpleNamespace as NS
+
+    from pgio_tui.tui.widgets.status import WorkloadStrip
+
+    def said(**kw) -> str:
+        return "".join(t for t, _ in WorkloadStrip.state(NS(**kw)))
+
+    assert said(running=True, phase="setup", progress=0.42) == "◔ setting up 42%  s: stop"
+    assert said(running=True, phase="setup", progress=None) == "◔ setting up  s: stop"
+    assert said(running=True, phase="stopping") == "◼ stopping…"
+    assert said(running=True, phase="run") == "▶ running  s: stop"
+    assert said(running=False, error="pgbench: invalid option") == "✗ failed: pgbench: invalid option"
+    assert said(running=False) == "■ finished"
+
+
 def test_pgio_fields():
     opts = pgio_options({"schemas": "2", "scale": "64M", "sessions": "3", "run_time": "10", "update_pct": "0",
                          "work_unit": "255", "setup": False})
@@ -210,3 +226,38 @@ async def test_quit_mid_run_keeps_the_summary(pg_cluster, tmp_path):
         assert row["exit_code"] is not None and s and not s.get("partial")
         assert s["interrupted"] is True and s["measured"]["transactions"] > 0
         assert [e.event.kind for e in rec.events(["workload_stop"])] == ["workload_stop"]
+
+
+@pytest.mark.asyncio
+async def test_start_pgio_from_the_dialog(pg_cluster, tmp_path):
+    sampler = open_sampler(pg_cluster, fresh_db(pg_cluster))
+    try:
+        app = live_app(sampler, tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: len(app.history) >= 1, timeout=20)
+            await pilot.press("w")
+            screen = app.screen
+            screen.query_one(TabbedContent).active = "pgio"
+            await pilot.pause()
+            for key, value in {"scale": "8M", "sessions": "1", "run_time": "2"}.items():
+                screen.query_one(f"#wl-{key}", Input).value = value
+            screen.query_one("#wl-scale", Input).focus()
+            await pilot.press("enter")
+            assert app.screen is app.monitor, error_of(screen)
+            w = app.workload
+            assert w.kind == "pgio" and "--setup" in w.argv
+            strip = app.monitor.query_one("#workload", LinesView)
+            seen: set[str] = set()
+
+            def ended() -> bool:
+                seen.add(text_of(strip).splitlines()[0] if text_of(strip) else "")
+                return w.done
+
+            await wait_for(pilot, ended, timeout=60)
+            assert any("running" in s for s in seen) and "finished" in text_of(strip), seen
+            assert app.history.has("latency.p50_ms")  # its statements' latency reached the Latency pane
+            assert w.exit_code == 0 and w.summary and w.summary.get("riops") is not None, w.summary
+            await pilot.press("q")
+        assert app.feed.wait_closed(15)
+    finally:
+        sampler.close()
