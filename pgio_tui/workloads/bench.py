@@ -6,7 +6,7 @@ import argparse
 
 from pgio_tui.cli import CliError, conninfo_of, open_sampler
 from pgio_tui.workloads.base import WorkloadError
-from pgio_tui.workloads.launch import data_devices, make_pgbench, make_pgio  # noqa: F401 - data_devices: old import path
+from pgio_tui.workloads.launch import make_pgbench, make_pgio
 from pgio_tui.workloads.session import run_session
 
 
