@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
-import time
 from datetime import datetime
 
 import pytest

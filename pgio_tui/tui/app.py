@@ -25,12 +25,11 @@ from pgio_tui.frame import Frame
 from pgio_tui.tui.feed import LiveFeed
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
-from pgio_tui.tui.palette import chart_defaults
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
-from pgio_tui.tui.themes import DEFAULT_THEME, bundled_themes, user_themes
+from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
@@ -38,7 +37,7 @@ QUIT_GRACE_S = 8.0  # q with a workload running: how long it may take to stop an
 RECORDINGS_DIR = "recordings"
 
 
-class MonitorApp(App[int]):
+class MonitorApp(ThemedApp, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pgio-tui"
     BINDINGS = [
@@ -70,34 +69,14 @@ class MonitorApp(App[int]):
         self._dirty = True
         self._last_redraw = 0.0
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
-        self._theme_errors: list[str] = []
         self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values
         self._quitting = False
-        for t in bundled_themes():
-            self.register_theme(t)
-        themes, self._theme_errors = user_themes()
-        for t in themes:
-            self.register_theme(t)
-        if not os.environ.get("TEXTUAL_THEME"):
-            self.theme = DEFAULT_THEME
-
-    # --- theme variables: the charts' colours ---------------------------------------------------
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        variables = self.current_theme.to_color_system().generate()
-        return chart_defaults({**variables, **self.current_theme.variables})
+        self.init_themes(theme)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        if self._wanted_theme:
-            if self._wanted_theme in self.available_themes:
-                self.theme = self._wanted_theme
-            else:
-                self.notify(f"unknown theme {self._wanted_theme!r}; see the palette (ctrl+p, Theme)",
-                            severity="warning")
-        if self._theme_errors:
-            self.notify("themes not loaded:\n" + "\n".join(self._theme_errors), severity="warning", timeout=10)
+        self.apply_wanted_theme()
         self.push_screen(MonitorScreen(self.history, self.session, self.state, self.workload))
         if self.feed is not None:
             self.feed.on_frame = lambda f, s: self.post_message(FrameArrived(f, s))
@@ -197,19 +176,6 @@ class MonitorApp(App[int]):
         screen = self.monitor
         if screen is not None:
             screen.zoom(step)
-
-    def action_next_theme(self) -> None:
-        names = self.theme_cycle()
-        i = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(i + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
-
-    def theme_cycle(self) -> list[str]:
-        """Bundled and user themes first, then Textual's (the ANSI ones follow the terminal's palette
-        and are left to the palette's Theme command)."""
-        ours = [t.name for t in bundled_themes()]
-        rest = sorted(n for n in self.available_themes if n not in ours and not n.startswith("textual-ansi"))
-        return ours + rest
 
     def action_show_pane(self, index: int) -> None:
         screen = self.monitor

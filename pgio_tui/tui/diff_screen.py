@@ -16,7 +16,6 @@ Nothing here computes a statistic: the table, the legends and the settings read 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -27,10 +26,9 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from pgio_tui.analysis.compare import Comparison
 from pgio_tui.tui.diff_series import DiffSeries, load_series
-from pgio_tui.tui.palette import chart_defaults
 from pgio_tui.tui.screens.dialogs import HelpScreen
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.themes import DEFAULT_THEME, bundled_themes, user_themes, user_themes_dir
+from pgio_tui.tui.themes import ThemedApp, user_themes_dir
 from pgio_tui.tui.widgets.diff_header import DiffHeader
 from pgio_tui.tui.widgets.diff_overlay_pane import (
     CHART_PANES,
@@ -246,7 +244,7 @@ class DiffScreen(Screen):
         self.row_chart.set_choices([choice] if choice else [], title=title)
 
 
-class DiffApp(App[int]):
+class DiffApp(ThemedApp, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pgio-tui diff"
     BINDINGS = [
@@ -258,28 +256,10 @@ class DiffApp(App[int]):
     def __init__(self, data: DiffSeries, *, theme: str | None = None):
         super().__init__()
         self.data = data
-        self._wanted_theme = theme
-        for t in bundled_themes():
-            self.register_theme(t)
-        themes, self._theme_errors = user_themes()
-        for t in themes:
-            self.register_theme(t)
-        if not os.environ.get("TEXTUAL_THEME"):
-            self.theme = DEFAULT_THEME
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        variables = self.current_theme.to_color_system().generate()
-        return chart_defaults({**variables, **self.current_theme.variables})
+        self.init_themes(theme)
 
     def on_mount(self) -> None:
-        if self._wanted_theme:
-            if self._wanted_theme in self.available_themes:
-                self.theme = self._wanted_theme
-            else:
-                self.notify(f"unknown theme {self._wanted_theme!r}; see the palette (ctrl+p, Theme)",
-                            severity="warning")
-        if self._theme_errors:
-            self.notify("themes not loaded:\n" + "\n".join(self._theme_errors), severity="warning", timeout=10)
+        self.apply_wanted_theme()
         self.push_screen(DiffScreen(self.data))
 
     @property
@@ -292,13 +272,6 @@ class DiffApp(App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(DiffHelpScreen())
-
-    def action_next_theme(self) -> None:
-        ours = [t.name for t in bundled_themes()]
-        names = ours + sorted(n for n in self.available_themes if n not in ours and not n.startswith("textual-ansi"))
-        i = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(i + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
 
     def _on_diff(self, action: str, *args: Any) -> None:
         screen = self.diff_screen

@@ -84,3 +84,50 @@ def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             errors.append(str(exc))
     return themes, errors
+
+
+class ThemedApp:
+    """What every pgio-tui app does with themes: bundled and user themes registered, the chart
+    colour variables derived from the current theme, --theme applied (or a warning), `t` cycles.
+
+    A mixin for `textual.app.App` subclasses: call `init_themes(theme)` in `__init__` and
+    `apply_wanted_theme()` in `on_mount`.
+    """
+
+    def init_themes(self, wanted: str | None) -> None:
+        self._wanted_theme = wanted
+        for t in bundled_themes():
+            self.register_theme(t)
+        themes, self._theme_errors = user_themes()
+        for t in themes:
+            self.register_theme(t)
+        if not os.environ.get("TEXTUAL_THEME"):
+            self.theme = DEFAULT_THEME
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        from pgio_tui.tui.palette import chart_defaults
+        variables = self.current_theme.to_color_system().generate()
+        return chart_defaults({**variables, **self.current_theme.variables})
+
+    def apply_wanted_theme(self) -> None:
+        if self._wanted_theme:
+            if self._wanted_theme in self.available_themes:
+                self.theme = self._wanted_theme
+            else:
+                self.notify(f"unknown theme {self._wanted_theme!r}; see the palette (ctrl+p, Theme)",
+                            severity="warning")
+        if self._theme_errors:
+            self.notify("themes not loaded:\n" + "\n".join(self._theme_errors), severity="warning", timeout=10)
+
+    def theme_cycle(self) -> list[str]:
+        """Bundled and user themes first, then Textual's (the ANSI ones follow the terminal's palette
+        and are left to the palette's Theme command)."""
+        ours = [t.name for t in bundled_themes()]
+        rest = sorted(n for n in self.available_themes if n not in ours and not n.startswith("textual-ansi"))
+        return ours + rest
+
+    def action_next_theme(self) -> None:
+        names = self.theme_cycle()
+        i = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(i + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
