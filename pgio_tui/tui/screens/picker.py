@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from pgio_tui.store.listing import RecordingInfo, list_recordings
 from pgio_tui.store.player import hms
-from pgio_tui.tui.themes import DEFAULT_THEME, bundled_themes
+from pgio_tui.tui.themes import ThemedApp
 
 
 def size_text(n: int) -> str:
@@ -30,7 +30,7 @@ def row_of(info: RecordingInfo) -> tuple[str, ...]:
             info.host, info.workload or "-", size_text(info.size))
 
 
-class PickerApp(App[str | None]):
+class PickerApp(ThemedApp, App[str | None]):
     TITLE = "pgio-tui replay"
     BINDINGS = [Binding("q,escape", "quit_picker", "Quit"), Binding("enter", "open", "Open", priority=True)]
     DEFAULT_CSS = """
@@ -41,9 +41,7 @@ class PickerApp(App[str | None]):
     def __init__(self, folder: str, infos: list[RecordingInfo], theme: str | None = None):
         super().__init__()
         self.folder, self.infos = folder, infos
-        for t in bundled_themes():
-            self.register_theme(t)
-        self.theme = theme if theme in self.available_themes else DEFAULT_THEME
+        self.init_themes(theme)
 
     def compose(self) -> ComposeResult:
         yield Static(f" {len(self.infos)} recordings in {os.path.abspath(self.folder)}  ·  enter: replay", id="where")
@@ -51,6 +49,7 @@ class PickerApp(App[str | None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.apply_wanted_theme()
         table = self.query_one(DataTable)
         table.add_columns("file", "start", "duration", "host", "workload", "size")
         for i, info in enumerate(self.infos):
