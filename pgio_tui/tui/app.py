@@ -77,7 +77,7 @@ class MonitorApp(ThemedApp, App[int]):
 
     def on_mount(self) -> None:
         self.apply_wanted_theme()
-        self.push_screen(MonitorScreen(self.history, self.session, self.state, self.workload))
+        self.push_screen(self.make_screen())
         if self.feed is not None:
             self.feed.on_frame = lambda f, s: self.post_message(FrameArrived(f, s))
             self.feed.on_notice = lambda n: self.post_message(FeedNotice(n))
@@ -101,13 +101,21 @@ class MonitorApp(ThemedApp, App[int]):
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
-        self._dirty = True
-        if time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
-            self._redraw_tick()  # show a tick at once; the timer catches up with bursts
+        self.request_redraw()  # show a tick at once; the timer catches up with bursts
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         n = message.notice
         self.notify(n.text, severity=n.severity, timeout=8 if n.severity == "error" else 4)
+
+    def make_screen(self) -> MonitorScreen:
+        """The screen the panes live on (replay puts the same panes on its own screen)."""
+        return MonitorScreen(self.history, self.session, self.state, self.workload)
+
+    def request_redraw(self, now: bool = False) -> None:
+        """Mark the panes stale; draw at once unless a draw happened within the frame budget."""
+        self._dirty = True
+        if now or time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
+            self._redraw_tick()
 
     def _redraw_tick(self) -> None:
         if not self._dirty:
@@ -144,7 +152,7 @@ class MonitorApp(ThemedApp, App[int]):
             self._quitting = True
             self.state.detail = "stopping workload…"
             self.notify("stopping workload… (q again: quit now)", timeout=QUIT_GRACE_S)
-            self._redraw_tick_now()
+            self.request_redraw(now=True)
             self._stop_then_quit(w)
             return
         self._quit_now()
@@ -153,10 +161,6 @@ class MonitorApp(ThemedApp, App[int]):
         if self.feed is not None:
             self.feed.stop()
         self.exit(0)
-
-    def _redraw_tick_now(self) -> None:
-        self._dirty = True
-        self._redraw_tick()
 
     @work(thread=True, exit_on_error=False, group="quit")
     def _stop_then_quit(self, workload) -> None:

@@ -133,13 +133,11 @@ class ReplayApp(MonitorApp):
 
     # --- the screen -----------------------------------------------------------------------------
 
-    def push_screen(self, screen, *args, **kwargs):
-        """MonitorApp mounts a MonitorScreen; replay shows the same screen with its timeline."""
-        if type(screen) is MonitorScreen:
-            replay = ReplayScreen(self.player, screen.history, screen.session, screen.state)
-            replay.workload_text = workload_text(self.rec)
-            screen = replay
-        return super().push_screen(screen, *args, **kwargs)
+    def make_screen(self) -> ReplayScreen:
+        """The live screen's panes, plus the timeline."""
+        screen = ReplayScreen(self.player, self.history, self.session, self.state)
+        screen.workload_text = workload_text(self.rec)
+        return screen
 
     def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
         self.set_interval(1 / self.play_hz, self.play_tick)
@@ -189,11 +187,6 @@ class ReplayApp(MonitorApp):
         if self.history.t and self.history.t[0] > max(p.start_t, p.t - self.window_s) + 1e-6:
             self._load_window()
         self.request_redraw(now=True)
-
-    def request_redraw(self, now: bool = False) -> None:
-        self._dirty = True
-        if now or time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
-            self._redraw_tick()
 
     def play_tick(self) -> None:
         """The playback timer: follow the file, then move on by the real time since the last call."""
