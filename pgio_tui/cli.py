@@ -150,6 +150,8 @@ def _add_demo(sub) -> None:
     p.add_argument("--record", metavar="FILE", help="keep the session in FILE")
     p.add_argument("--force", action="store_true", help="overwrite the --record FILE if it exists")
     p.add_argument("--duration", type=_positive, metavar="S", help="stop after S seconds")
+    p.add_argument("--scale", type=int, default=10, metavar="N",
+                   help="pgbench scale (default 10, ~160 MB); larger than shared_buffers + RAM cache shows reads")
     p.add_argument("--headless", action="store_true", help="no TUI: print a status line")
 
 

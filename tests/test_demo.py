@@ -82,8 +82,8 @@ def _postmaster(datadir: str) -> int:
     raise AssertionError("the demo's server did not start")
 
 
-def _stop_demo_at(pattern: str, sig: int) -> tuple[Demo, int, list[int], str]:
-    demo = Demo()
+def _stop_demo_at(pattern: str, sig: int, *args: str) -> tuple[Demo, int, list[int], str]:
+    demo = Demo(*args)
     datadir = demo.wait_for(r"starting a lab cluster .* in (\S+)").group(1)
     postmaster = _postmaster(datadir)
     demo.wait_for(pattern)
@@ -113,7 +113,8 @@ def test_sigterm_mid_run_leaves_nothing():
 
 @pytest.mark.slow
 def test_ctrl_c_during_init_leaves_nothing():
-    demo, postmaster, kids, datadir = _stop_demo_at(r"tuples \([1-5]0%\) done", signal.SIGINT)
+    # scale 40: data generation lasts ~2 s even on a fast machine, so the signal lands inside it
+    demo, postmaster, kids, datadir = _stop_demo_at(r"tuples \([1-5]0%\) done", signal.SIGINT, "--scale", "40")
     rc = demo.finish()
     _nothing_left(demo, postmaster, kids, datadir)
     assert rc == 0

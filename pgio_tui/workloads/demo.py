@@ -21,7 +21,7 @@ from pgio_tui.cli import PROG, CliError, _say, open_sampler
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.session import run_session
 
-DEMO_SCALE = 10  # pgbench scale: ~160 MB of tables
+DEMO_SCALE = 10  # pgbench scale by default: ~160 MB of tables
 DEMO_ARGS = ["-c", "4", "-j", "2"]
 DEMO_SETTINGS = {
     "shared_buffers": "32MB",
@@ -56,9 +56,10 @@ def run_demo(args: argparse.Namespace) -> int:
         _statement_stats(cluster)
         sampler = open_sampler(conninfo, 1.0)
         seconds = math.ceil(args.duration) if args.duration else FOREVER_S
-        workload = PgbenchWorkload(conninfo, [*DEMO_ARGS, "-T", str(seconds)], init_scale=DEMO_SCALE,
+        scale = getattr(args, "scale", None) or DEMO_SCALE
+        workload = PgbenchWorkload(conninfo, [*DEMO_ARGS, "-T", str(seconds)], init_scale=scale,
                                    pgbench=pgbench)
-        _say(f"{PROG}: demo: pgbench -i -s {DEMO_SCALE}, then pgbench {' '.join(DEMO_ARGS)} "
+        _say(f"{PROG}: demo: pgbench -i -s {scale}, then pgbench {' '.join(DEMO_ARGS)} "
              f"for {'%d s' % seconds if args.duration else 'as long as you watch'}")
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless)
     except (ClusterError, WorkloadError) as exc:
