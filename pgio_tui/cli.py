@@ -238,9 +238,10 @@ def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None
 
 def open_recorder(path: str, force: bool, sampler):
     """A Recorder holding the sampler's metadata and settings snapshot, or CliError."""
+    from pgio_tui.secrets import command_line
     from pgio_tui.store.writer import Recorder, RecordingError
     try:
-        recorder = Recorder(path, force=force, meta={**sampler.meta(), "command_line": _argv_line()})
+        recorder = Recorder(path, force=force, meta={**sampler.meta(), "command_line": command_line(PROG)})
     except RecordingError as exc:
         raise CliError(str(exc)) from None
     try:
@@ -266,11 +267,6 @@ def _close_quietly(recorder, why: str) -> None:
         recorder.close(why)
     except Exception:
         pass
-
-
-def _argv_line() -> str:
-    from pgio_tui.store.writer import scrub_secrets
-    return scrub_secrets(" ".join([PROG, *sys.argv[1:]]))
 
 
 def _say(text: str) -> None:

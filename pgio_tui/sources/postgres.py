@@ -7,11 +7,11 @@ prepared statements so the tick query is planned once.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import psycopg
 
+from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 
@@ -50,15 +50,6 @@ def conninfo_from_args(host=None, port=None, user=None, dbname=None) -> str:
         return psycopg.conninfo.make_conninfo(base, **extra)
     except psycopg.Error as exc:
         raise SourceError(f"{describe_error(exc)} (check the connection string given with -d)") from exc
-
-
-_SECRET = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
-_URI_SECRET = re.compile(r"(://[^:/@\s]*):[^@\s]*@")
-
-
-def scrub(conninfo: str) -> str:
-    """A conninfo or URI without its password, fit to show or store."""
-    return _URI_SECRET.sub(r"\1@", _SECRET.sub(r"\1***", conninfo))
 
 
 def connect(conninfo: str, connect_timeout: int = 5) -> psycopg.Connection:
@@ -123,7 +114,7 @@ class PostgresSource:
     @property
     def target(self) -> Target:
         info = self.conn.info
-        return Target(info.host, str(info.port), info.dbname, info.user, scrub(self.conninfo))
+        return Target(info.host, str(info.port), info.dbname, info.user, scrub_secrets(self.conninfo))
 
     def _start_log(self) -> None:
         """Start tailing at the current end of the server log: history is not this session's."""

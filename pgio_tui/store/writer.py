@@ -31,6 +31,7 @@ from typing import Any
 from sqlite_utils import Database
 
 import pgio_tui
+from pgio_tui.secrets import scrub_secrets
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
@@ -40,24 +41,8 @@ __all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
 
 COMMIT_EVERY_S = 1.0
 
-# --- secrets ------------------------------------------------------------------------------------
-# URI userinfo `scheme://user:secret@` (libpq stops the userinfo at the first '@' or '/').
-_URI_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@", re.I)
-# URI query parameter `?password=secret&...`.
-_QUERY_PASSWORD = re.compile(r"([?&])(?:ssl)?password=[^&#\s]*(?:&|(?=[#\s]|$))", re.I)
-# conninfo / environment `password=secret`, `password = 'se cret'`, `PGPASSWORD=secret`.
-_KV_PASSWORD = re.compile(
-    r"(?<![\w])(?:pg)?(?:ssl)?password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S*)\s*", re.I
-)
+# Keys of metadata dicts named like a password are dropped whatever their value.
 _SECRET_KEY = re.compile(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
-
-
-def scrub_secrets(text: str) -> str:
-    """`text` without passwords: drops `password=...` pairs of conninfo strings and the
-    `:password@` of URIs, so nothing secret ever reaches a recording."""
-    text = _URI_PASSWORD.sub(r"\1@", text)
-    text = _QUERY_PASSWORD.sub(r"\1", text)
-    return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
 
 
 def _scrub(value: Any) -> Any:

@@ -18,13 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pgio_tui.frame import Event, Frame
-
-
-def _command_line() -> str:
-    """As `record` stores it: the command as typed, secrets scrubbed."""
-    import sys
-    from pgio_tui.store.writer import scrub_secrets
-    return scrub_secrets(" ".join(["pgio-tui", *sys.argv[1:]]))
+from pgio_tui.secrets import command_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +155,7 @@ class LiveFeed:
         from pgio_tui.store.writer import Recorder, RecordingError
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            rec = Recorder(path, force=force, meta={**self.sampler.meta(), "command_line": _command_line()})
+            rec = Recorder(path, force=force, meta={**self.sampler.meta(), "command_line": command_line()})
             rec.set_settings(self.sampler.settings_rows())
         except (RecordingError, OSError) as exc:
             self.on_notice(Notice(f"cannot record: {exc}", "error"))
