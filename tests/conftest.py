@@ -7,8 +7,10 @@ unless PGIO_REQUIRE_PG is set (CI sets it), in which case they fail loudly.
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
+from fixture_recording import write_fixture
 
 from pgio_tui.workloads.cluster import Cluster, ClusterError, find_bindir
 
@@ -55,3 +57,26 @@ def make_cluster(pg_bindir):
     yield make
     for cluster in made:
         cluster.destroy()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path, monkeypatch):
+    """No test sees the user's themes or TEXTUAL_THEME: pictures and theme lists stay the same."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Clock times on screen and in parsing are UTC, whatever the machine's zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture(scope="module")
+def fixture_file(tmp_path_factory):
+    """The deterministic 300-tick fixture recording (tests/fixture_recording.py), one per module."""
+    return write_fixture(tmp_path_factory.mktemp("fixture") / "fixture.pgio", n=300)

@@ -4,10 +4,9 @@ means exactly that, however busy the machine is."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
-from fixture_recording import START_T, write_fixture
+from fixture_recording import START_T
 from tui_support import text_of, wait_for
 
 from pgio_tui.store.player import MAX
@@ -17,22 +16,7 @@ from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.widgets.timeline import Timeline, column_of, scrubber_line, time_at
 
 
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.fixture(scope="module")
-def fixture_file(tmp_path_factory):
-    return write_fixture(tmp_path_factory.mktemp("replay") / "fixture.pgio", n=300)
-
+pytestmark = pytest.mark.usefixtures("utc")
 
 class FakeClock:
     def __init__(self):

@@ -23,12 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FROZEN_V1 = ROOT / "tests" / "data" / "recordings" / "fixture-v1.sqlite"
 
 
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 def newer(tmp_path):
     path = write_fixture(tmp_path / "newer.pgio", n=10)
     with sqlite3.connect(path) as c:

@@ -33,12 +33,6 @@ WRITER = textwrap.dedent(f"""
 """)
 
 
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 def open_when_ready(path: Path, ticks: int, timeout: float = 20) -> Recording:
     deadline = time.monotonic() + timeout
     while True:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
-from fixture_recording import START_T, synthetic_frames, write_fixture
+from fixture_recording import START_T, synthetic_frames
 
 from pgio_tui.store.moments import find_moments, percentile
 from pgio_tui.store.player import MAX, MAX_BATCH, SPEEDS, Player, hms, parse_jump, parse_seconds, speed_label
@@ -13,19 +12,7 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 
 
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.fixture(scope="module")
-def fixture_file(tmp_path_factory):
-    return write_fixture(tmp_path_factory.mktemp("player") / "fixture.pgio", n=300)
-
+pytestmark = pytest.mark.usefixtures("utc")
 
 @pytest.fixture
 def rec(fixture_file):

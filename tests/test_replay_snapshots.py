@@ -4,30 +4,15 @@ timeline shows the recording's time of day). Update after a deliberate change wi
 
 from __future__ import annotations
 
-import time
 
 import pytest
-from fixture_recording import START_T, write_fixture
+from fixture_recording import START_T
 
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.replay import ReplayApp
 
 
-@pytest.fixture(scope="module")
-def fixture_file(tmp_path_factory):
-    return write_fixture(tmp_path_factory.mktemp("snap") / "fixture.pgio", n=300)
-
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
+pytestmark = pytest.mark.usefixtures("utc")
 
 def make_app(path, tick=150):
     """Paused at `tick`; the Recording stays open for the app's life (the test process ends it)."""

@@ -33,12 +33,6 @@ from pgio_tui.tui.widgets.diff_overlay_pane import (
 from pgio_tui.tui.widgets.diff_summary_table import SummaryTable
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user themes
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory):
     a, b = write_pair(tmp_path_factory.mktemp("diff"))

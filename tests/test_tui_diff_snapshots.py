@@ -21,12 +21,6 @@ def comparison(tmp_path_factory):
     return compare(a, b, "workload")
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 @pytest.mark.parametrize("tab", ["1", "2", "3"], ids=["summary", "charts", "settings"])
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_diff_screen(snap_compare, comparison, size, tab):

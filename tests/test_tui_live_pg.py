@@ -23,12 +23,6 @@ from pgio_tui.tui.session import session_from_sampler
 from pgio_tui.tui.widgets.lines import LinesView
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 def _load(cluster, stop: threading.Event) -> None:
     """Writes that dirty buffers and commit often: something for every pane to show."""
     with cluster.connect() as conn:

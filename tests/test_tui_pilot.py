@@ -20,12 +20,6 @@ from pgio_tui.tui.widgets.lines import LinesView
 pytestmark = pytest.mark.asyncio
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user themes
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
-
 def live_app(tmp_path, sampler=None, *, record_path=None, workload=None) -> MonitorApp:
     sampler = sampler or FakeSampler()
     feed = LiveFeed(sampler, record_path=record_path, workload=workload)

@@ -8,21 +8,9 @@ change with `pytest tests/test_tui_snapshots.py --snapshot-update` and look at t
 from __future__ import annotations
 
 import pytest
-from fixture_recording import write_fixture
 
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.app import recording_app
-
-
-@pytest.fixture(scope="module")
-def fixture_file(tmp_path_factory):
-    return write_fixture(tmp_path_factory.mktemp("snap") / "fixture.pgio", n=300)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
 
 
 def make_app(path, theme="pgio-dark"):

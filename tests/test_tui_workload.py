@@ -23,11 +23,6 @@ from pgio_tui.tui.widgets.lines import LinesView
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.launch import pgbench_args, pgio_options
 
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-
 
 def live_app(sampler, tmp_path, *, record_path=None, workload=None) -> MonitorApp:
     feed = LiveFeed(sampler, record_path=record_path, workload=workload)
