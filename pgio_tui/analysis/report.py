@@ -20,10 +20,11 @@ import pgio_tui
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import ORIGIN, AlignError, aligned_columns, auto_align, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
-from pgio_tui.analysis.formats import change, interval, number, window_text
+from pgio_tui.analysis.formats import change, interval, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
 from pgio_tui.cli import CliError
+from pgio_tui.format import number
 from pgio_tui.store.reader import Recording, RecordingError
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui.tui import drawing
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -41,7 +42,7 @@ class CheckpointPane(ChartPane):
         bar_w = max(4, min(30, width - LABEL - 28))
 
         def bar(label: str, frac, style: str, note: str) -> Line:
-            done, rest = fmt.bar(frac, bar_w)
+            done, rest = drawing.bar(frac, bar_w)
             return ((label.ljust(LABEL), "muted"), (done, style), (rest, "axis"),
                     (f" {_frac(frac):>4} ", None), (note, "muted"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 

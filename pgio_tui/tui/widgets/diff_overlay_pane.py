@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from pgio_tui.analysis.compare import Row
-from pgio_tui.analysis.formats import change, number
+from pgio_tui.analysis.formats import change
 from pgio_tui.metrics import lookup
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.diff_series import DiffSeries, Run
 from pgio_tui.tui.plot import GUTTER, ChartSpec, HLine, Line, Run as Cell, Series
 from pgio_tui.tui.widgets.chart import Chart
@@ -226,7 +226,7 @@ class OverlayPane(Pane):
         ma, mb = (choice.metric(r) for r in self.data.runs)
         row = self.data.row_for(ma, mb, choice.row) if choice.row or ma or mb else None
         if row is not None:
-            va, vb, unit, what = number(row.a, row.unit), number(row.b, row.unit), row.unit, row.name
+            va, vb, unit, what = fmt.number(row.a, row.unit), fmt.number(row.b, row.unit), row.unit, row.name
         else:  # no statistic behind it: the plain mean of the ticks
             va = choice.fmt(_mean(self.data.a.history, ma)) if ma else "–"
             vb = choice.fmt(_mean(self.data.b.history, mb)) if mb else "–"

@@ -14,7 +14,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from pgio_tui.analysis.compare import Comparison
-from pgio_tui.analysis.formats import DASH, header_rows
+from pgio_tui.analysis.formats import header_rows
+from pgio_tui.format import DASH
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.tui.palette import palette_of
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pgio_tui import metrics
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, HLine, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 

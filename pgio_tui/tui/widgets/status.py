@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.plot import Line, Run
 from pgio_tui.tui.widgets.lines import LinesView
 from pgio_tui.tui.widgets.devices_pane import ordered as ordered_devices

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui.tui.drawing import bar
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -45,7 +46,7 @@ class WaitsPane(ChartPane):
             text = f"{label} ({who})"
             if len(text) > label_w:
                 text = (label[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
-            done, _rest = fmt.bar(mean / biggest, bar_w)
+            done, _rest = bar(mean / biggest, bar_w)
             lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wt, "chart-6")),
                           (f"{fmt.si(mean):>5}", None), (f"{now:>4}", "muted")))
         return lines
