@@ -134,7 +134,3 @@ def test_derived_dirty_and_latency(tmp_path):
         m = [(x.tick, x.kind) for x in find_moments(r)]
     assert (60, "dirty_above") in m and (70, "dirty_below") in m
     assert [t for t, k in m if k == "latency_high"] == [93]  # one moment for a run of slow ticks
-
-
-def test_percentile():
-    assert percentile(list(range(1, 101)), 99) == 99 and percentile([], 99) is None and percentile([3], 99) == 3

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui.stats import percentile
+
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
@@ -24,15 +26,6 @@ class Moment(NamedTuple):
     t: float
     kind: str
     text: str
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0-100) of the values; None when there are none."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
-    return s[k]
 
 
 def find_moments(rec: Any) -> list[Moment]:
@@ -87,7 +80,7 @@ def latency_moments(rec: Any) -> list[Moment]:
     if metric is None:
         return []
     rows = [(tick, t, v) for tick, t, _, v in _rows(rec, [metric]) if v is not None]
-    p99 = percentile([v for _, _, v in rows], 99)
+    p99 = percentile(sorted(v for _, _, v in rows), 99)
     out, above = [], False
     for tick, t, v in rows:
         if v > p99 and not above:

@@ -15,18 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
+from pgio_tui.stats import percentile
 
 PERCENTILES = (50, 95, 99)
-
-
-def percentile(ordered: Sequence[float], pct: float) -> float | None:
-    """The pct-th percentile (0-100) of an ascending sequence, linear between closest ranks."""
-    if not ordered:
-        return None
-    pos = (len(ordered) - 1) * pct / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 @dataclass(slots=True)
