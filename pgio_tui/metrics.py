@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import DEVICE_FIELDS
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +101,9 @@ def writes(source: str) -> str:
     return f"writes.{source}"
 
 
-# Per-device metrics are disk.<device>.<field>, the fields of frame.DEVICE_FIELDS.
-DISK_PREFIX = "disk."
+# Per-device metrics are disk(<device>, <field>) = disk.<device>.<field>, the fields of frame.DEVICE_FIELDS.
 DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S = "r_s", "w_s", "rkb_s", "wkb_s"
 DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT = "r_await_ms", "w_await_ms", "aqu_sz", "util_pct"
-
-
-def disk(device: str, field: str) -> str:
-    """The metric of one device's field: disk("sda", DISK_UTIL_PCT) -> "disk.sda.util_pct"."""
-    return f"{DISK_PREFIX}{device}.{field}"
 
 
 def _m(name, unit, kind, pane, help, source, label=""):
@@ -282,7 +277,7 @@ def lookup(name: str) -> Metric | None:
     """The catalog entry of a metric, disk metrics included (`disk.sda.r_s` -> `disk.<device>.r_s`)."""
     if name in BY_NAME:
         return BY_NAME[name]
-    if name.startswith("disk."):
+    if name.startswith(DISK_PREFIX):
         fld = name.rsplit(".", 1)[-1]
         return next((m for m in DISK_METRICS if m.name.endswith("." + fld)), None)
     return None
@@ -299,6 +294,10 @@ def markdown() -> str:
         "are per second over the tick (counter delta / the tick's measured duration); *gauge* metrics",
         "are levels at the tick; a null means the source does not exist on this server or the value",
         "was not computable (first tick, counter reset, missing privilege).",
+        "",
+        "Percentiles (the per-tick p50/p95/p99, a recording's p99 in replay, the p95 rows of `diff`, the",
+        f"bootstrap interval) have one definition: {PERCENTILE_DEFINITION}.",
+        f"Latency thresholds (`latency.over_<N>ms`): {', '.join(str(ms) for ms in LATENCY_THRESHOLDS_MS)} ms.",
         "",
     ]
     panes: dict[str, list[Metric]] = {}

@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui import metrics as M
 from pgio_tui.stats import percentile
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
 KINDS = RECORDED + DERIVED
-LATENCY_METRICS = ("latency.p99_ms", "latency.mean_ms")  # the per-tick latency compared, first with data
-DIRTY, DIRTY_BG = "mem.dirty_kb", "mem.dirty_background_threshold_kb"
+LATENCY_METRICS = (M.LATENCY_P99_MS, M.LATENCY_MEAN_MS)  # the per-tick latency compared, first with data
+DIRTY, DIRTY_BG = M.MEM_DIRTY_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB
 
 
 class Moment(NamedTuple):

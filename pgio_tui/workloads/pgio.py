@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import errors, sql
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, frame_values, summarize
@@ -452,8 +453,8 @@ class PgioWorkload(Workload):
             lat, reads, hits = self._lat_pending, self._reads_pending, self._hits_pending
             self._lat_pending, self._reads_pending, self._hits_pending = [], 0, 0
         frame.values.update(frame_values(summarize(lat), frame.dt))
-        frame.values["pgio.reads_s"] = reads / frame.dt if frame.dt else None
-        frame.values["pgio.hits_s"] = hits / frame.dt if frame.dt else None
+        frame.values[M.PGIO_READS_S] = reads / frame.dt if frame.dt else None
+        frame.values[M.PGIO_HITS_S] = hits / frame.dt if frame.dt else None
 
     # -- measuring ------------------------------------------------------------------------------
 

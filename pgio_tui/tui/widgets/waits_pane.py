@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.tui.drawing import bar
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 CHART = ChartSpec(series=(
-    Series("sessions.active", "active", "chart-1"),
-    Series("sessions.io_wait", "IO wait", "chart-2"),
-    Series("sessions.lock_wait", "lock wait", "chart-5"),
+    series_of(M.SESSIONS_ACTIVE, "chart-1"),
+    series_of(M.SESSIONS_IO_WAIT, "chart-2"),
+    series_of(M.SESSIONS_LOCK_WAIT, "chart-5"),
 ))
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
