@@ -16,6 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS
 from pgio_tui.workloads.cluster import Cluster, find_bindir
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
@@ -66,7 +67,7 @@ def view_columns(conn, version: str) -> str:
 
 
 def main(argv: list[str]) -> None:
-    majors = [int(a) for a in argv] or [13, 14, 15, 16, 17, 18]
+    majors = [int(a) for a in argv] or list(SUPPORTED_MAJORS)
     for sub in ("logs", "views"):
         (DATA / sub).mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(len(majors)) as pool:

@@ -15,6 +15,7 @@ import psycopg
 from pgio_tui import metrics as M
 
 # Settings that shape I/O behaviour: snapshotted at start, fingerprinted every tick, re-read on change.
+SUPPORTED_MAJORS = (13, 14, 15, 16, 17, 18)  # supported and tested (scripts/pg-matrix.sh checks its pins)
 IO_SETTINGS = (
     "server_version", "block_size", "data_checksums", "shared_buffers", "huge_pages", "max_connections",
     "checkpoint_timeout", "checkpoint_completion_target", "checkpoint_flush_after", "checkpoint_warning",
