@@ -83,3 +83,26 @@ def test_one_duration_formatter():
     from pgio_tui.analysis import svg
     from pgio_tui.store import export, player
     assert svg.clock is fmt.clock and export.clock is fmt.clock and player.hms(-3) == "0:00"
+
+
+def test_one_set_of_pgio_defaults_for_the_cli_the_dialog_and_the_config():
+    from pgio_tui.cli import build_parser
+    from pgio_tui.tui.screens.workload_dialog import PGIO_FIELDS
+    from pgio_tui.workloads.launch import PGIO_DEFAULTS
+    from pgio_tui.workloads.pgio import PgioConfig, parse_scale
+    args = build_parser().parse_args(["bench", "pgio"])
+    cfg = PgioConfig()
+    for key, value in PGIO_DEFAULTS.items():
+        assert getattr(args, key) == value, key
+        assert getattr(cfg, key) == (parse_scale(value) if key == "scale" else value), key
+    assert {k: d for k, _label, d, _hint in PGIO_FIELDS} == {k: str(PGIO_DEFAULTS[k]) for k, *_ in PGIO_FIELDS}
+    assert dict((k, d) for k, _l, d, _h in PGIO_FIELDS)["sessions"] == "1"  # was 2 in the dialog, 1 on the CLI
+
+
+def test_one_list_of_supported_majors_and_the_matrix_pins_cover_it():
+    from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS
+    assert SUPPORTED_MAJORS == tuple(range(13, 19))
+    script = (ROOT.parent / "scripts" / "pg-matrix.sh").read_text()
+    for pins in re.findall(r"declare -A \w+=\((.*)\)", script):
+        assert tuple(sorted(int(m) for m in re.findall(r"\[(\d+)\]=", pins))) == SUPPORTED_MAJORS
+    assert "SUPPORTED_MAJORS" in script and '"13 14 15 16 17 18"' not in script

@@ -66,5 +66,6 @@ class LatencyPane(ChartPane):
                            (f"/{fmt.si(tot)} ", "muted")]
             second.append(("(tick/window)", "muted"))
         else:
-            second = [("counts >100..500 ms: need a workload launched by pgio-tui", "muted")]
+            low, high = M.LATENCY_THRESHOLDS_MS[0], M.LATENCY_THRESHOLDS_MS[-1]
+            second = [(f"counts >{low}..{high} ms: need a workload launched by pgio-tui", "muted")]
         return [tuple(first), tuple(second)]
