@@ -1,7 +1,10 @@
-"""The metric catalog: every public metric name with its unit, kind, pane, meaning and source.
+"""The metric catalog: every public metric name with its unit, kind, pane, meaning, source, label
+and formatter.
 
 This is the data contract: export columns, recording columns and docs/metrics.md all come from
-here (`python -m pgio_tui.metrics` writes the docs page; a test keeps it in step).
+here (`python -m pgio_tui.metrics` writes the docs page; a test keeps it in step). Code names a
+metric by its constant (MEM_DIRTY_KB, writes(source), disk(device, field), LATENCY_OVER[ms]) and
+shows it with its label and fmt, so a name, a unit or a format is written once.
 """
 
 from __future__ import annotations
