@@ -53,8 +53,8 @@ def test_strip_says_the_phase():
 
     from pgio_tui.tui.widgets.status import WorkloadStrip
 
-    def said(**kw) -> str:
-        return "".join(t for t, _ in WorkloadStrip.state(NS(**kw)))
+    def said(**kw) -> str:  # a workload's state as the strip reads it (WorkloadLike)
+        return "".join(t for t, _ in WorkloadStrip.state(NS(**{"phase": "run", "progress": None, "error": None, **kw})))
 
     assert said(running=True, phase="setup", progress=0.42) == "◔ setting up 42%  s: stop"
     assert said(running=True, phase="setup", progress=None) == "◔ setting up  s: stop"

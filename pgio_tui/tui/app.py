@@ -1,4 +1,5 @@
-"""MonitorApp and its entry point `run_monitor(sampler, ...)` (the live and bench commands call it).
+"""MonitorApp: the live view (and, through ReplayApp, replay) of a FrameHistory. Run on a live
+server by `pgio_tui.tui.live.run_monitor`.
 
 The app owns a FrameHistory and a MonitorScreen that draws it. Frames come from a LiveFeed (sampler
 and recorder on a thread worker, handed over with post_message) or, with no feed, from an iterable
@@ -9,12 +10,8 @@ at most REDRAW_HZ times a second, inside batch_update, and only when something c
 from __future__ import annotations
 
 import os
-import signal
-import sys
-import threading
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -22,13 +19,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from pgio_tui.frame import Frame
+from pgio_tui.interfaces import WorkloadLike
+from pgio_tui.session import end_workload
 from pgio_tui.tui.feed import LiveFeed
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
-from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
+from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.status import HeaderState
 
@@ -54,7 +53,7 @@ class MonitorApp(ThemedApp, App[int]):
     ]
 
     def __init__(self, session: SessionInfo, *, feed: LiveFeed | None = None, frames: Iterable[Frame] = (),
-                 theme: str | None = None, workload: Any = None, mode: str = "live",
+                 theme: str | None = None, workload: WorkloadLike | None = None, mode: str = "live",
                  recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ):
         super().__init__()
         self.session = session
@@ -148,7 +147,7 @@ class MonitorApp(ThemedApp, App[int]):
         """With a workload running, stop it first and let its end reach the recording (its exit
         code and summary); q again quits at once."""
         w = self.workload
-        if self.feed is not None and not self._quitting and w is not None and getattr(w, "running", False):
+        if self.feed is not None and not self._quitting and w is not None and w.running:
             self._quitting = True
             self.state.detail = "stopping workload…"
             self.notify("stopping workload… (q again: quit now)", timeout=QUIT_GRACE_S)
@@ -222,11 +221,10 @@ class MonitorApp(ThemedApp, App[int]):
 
     def action_stop_workload(self) -> None:
         w = self.workload
-        if w is None or not getattr(w, "running", False):
+        if w is None or not w.running:
             self.notify("no workload running", timeout=2)
             return
-        kind = getattr(w, "kind", "the workload")
-        self.push_screen(ConfirmScreen(f"Stop {kind}?"), self._stop_workload)
+        self.push_screen(ConfirmScreen(f"Stop {w.kind}?"), self._stop_workload)
 
     def _stop_workload(self, yes: bool | None) -> None:
         if yes:
@@ -251,8 +249,8 @@ class MonitorApp(ThemedApp, App[int]):
             self.notify("not live: a workload needs a live session", severity="warning")
             return
         w = self.workload
-        if w is not None and getattr(w, "running", False):
-            self.notify(f"{getattr(w, 'kind', 'a workload')} is running: one at a time (s stops it)",
+        if w is not None and w.running:
+            self.notify(f"{w.kind} is running: one at a time (s stops it)",
                         severity="warning")
             return
         kind, values = self._workload_form
@@ -311,96 +309,6 @@ class MonitorApp(ThemedApp, App[int]):
 def _notice(text: str, severity: str = "information"):
     from pgio_tui.tui.feed import Notice
     return Notice(text, severity)
-
-
-def end_workload(workload: Any, grace: float = QUIT_GRACE_S, until_recorded: float = 0.0) -> None:
-    """Stop a running workload and wait (bounded) for its end, then up to `until_recorded` seconds
-    for a tick to carry its stop (its workload_stop event; the recording's row gets its summary)."""
-    if workload is None or not getattr(workload, "running", False):
-        return
-    workload.stop()
-    wait = getattr(workload, "wait", None)
-    if wait is None:
-        return
-    if not wait(grace):
-        kill = getattr(workload, "kill", None)
-        if kill is not None:
-            kill()
-            wait(2)
-    deadline = time.monotonic() + until_recorded
-    while not getattr(workload, "done", True) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-# --- entry points -------------------------------------------------------------------------------
-
-def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = False, theme: str | None = None,
-                workload: Any = None) -> int:
-    """Run the live monitor on an already-opened Sampler until the user quits; returns an exit code.
-
-    The sampler (and the recorder, when recording) run on a thread worker; the caller keeps owning
-    the sampler and closes it afterwards. `workload` (optional) is a launched workload: an object
-    with `.kind`, `.running`, `.stop()` and `.output_tail(n) -> list[str]`; it may also have
-    `.on_recorder(recorder_or_None)`, called on the recorder's thread when recording starts/stops,
-    so it can store its output in the same file. Its output tail is shown and `s` stops it.
-    """
-    session = session_from_sampler(sampler)
-    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload)
-    first = feed.prime()  # one tick before the UI starts: the first paint has data
-    app = MonitorApp(session, feed=feed, frames=[first] if first is not None else [], theme=theme,
-                     workload=workload)
-    previous = _on_hangup(app, feed)
-    try:
-        app.run()
-    finally:
-        end_workload(app.workload)  # however the app ended, a workload launched from it ends too
-        feed.stop()
-        if feed.started and not feed.wait_closed(15):
-            print("pgio-tui: the sampler did not stop in 15 s; the recording may lack its last second",
-                  file=sys.stderr)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return app.return_code or 0
-
-
-def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
-    """SIGHUP (the ssh link dropped) and SIGTERM close the recording cleanly instead of killing it."""
-    def handler(signum, _frame):
-        feed.stop(f"signal {signal.Signals(signum).name}")
-        try:
-            import asyncio
-            asyncio.get_running_loop().call_soon_threadsafe(app.exit, 0)
-        except RuntimeError:
-            pass
-        _exit_later(feed, 128 + signum)
-
-    previous = {}
-    for sig in (signal.SIGHUP, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):  # not the main thread
-            pass
-    return previous
-
-
-_watchdog: list = []
-
-
-def _exit_later(feed: LiveFeed, code: int, grace: float = 5.0) -> None:
-    """With its terminal gone, Textual can block for ever in shutdown: its output thread dies on
-    EIO and the main thread then waits on the thread's full queue. Once the recording is closed,
-    give the normal exit `grace` seconds, then leave anyway."""
-    if _watchdog:
-        return
-
-    def run():
-        feed.wait_closed(15)
-        time.sleep(grace)
-        os._exit(code)
-
-    t = threading.Thread(target=run, name="pgio-tui-exit-watchdog", daemon=True)
-    _watchdog.append(t)
-    t.start()
 
 
 def recording_app(rec, *, theme: str | None = None, last_seconds: float = 3600) -> MonitorApp:
