@@ -19,6 +19,7 @@ from typing import Callable
 from pgio_tui.errors import CliError
 from pgio_tui.frame import Frame
 from pgio_tui.session import Session
+from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSink
 from pgio_tui.interfaces import SamplerLike, WorkloadLike
 
 
@@ -38,13 +39,10 @@ class Notice:
 
 
 class LiveFeed:
-    """A live source of Frames for the app: `run()` drives a Session on the calling thread (a
+    """The live FrameSource (tui/sources.py): `run()` drives a Session on the calling thread (a
     Textual thread worker) until stopped. It can record, annotate and take a workload."""
 
-    can_record = True
-    can_annotate = True
-    can_launch = True
-    can_seek = False
+    abilities = frozenset({RECORD, ANNOTATE, LAUNCH})
 
     def __init__(self, sampler: SamplerLike, *, record_path: str | None = None, force: bool = False,
                  workload: WorkloadLike | None = None):
@@ -64,6 +62,17 @@ class LiveFeed:
     @property
     def workload(self) -> WorkloadLike | None:
         return self.session.workload
+
+    # --- FrameSource ----------------------------------------------------------------------------
+
+    def attach(self, sink: FrameSink) -> None:
+        """Frames and notices go to the app; the loop runs on one of the app's threads."""
+        self.on_frame = sink.deliver
+        self.on_notice = sink.tell
+        sink.run_in_thread(self.run, "sampler")
+
+    def detach(self, reason: str = "quit") -> None:
+        self.stop(reason)
 
     # --- requests from the UI thread: never block ----------------------------------------------
 

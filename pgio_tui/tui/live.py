@@ -30,7 +30,7 @@ def run_monitor(sampler: SamplerLike, *, record_path: str | None = None, force: 
     """
     feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload)
     first = feed.prime()  # one tick before the UI starts: the first paint has data
-    app = MonitorApp(session_from_sampler(sampler), feed=feed, frames=[first] if first is not None else [],
+    app = MonitorApp(session_from_sampler(sampler), source=feed, frames=[first] if first is not None else [],
                      theme=theme, workload=workload)
     hangup = _HangUp(app, feed)
     with on_signals(hangup, (signal.SIGHUP, signal.SIGTERM)):
