@@ -52,7 +52,8 @@ def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
                 elif signals and stopping_since is None:  # first signal: stop the workload, keep ticking
                     stopping_since = time.monotonic()
                     workload.stop()
-                elif stopping_since is not None and (len(signals) > 1 or time.monotonic() - stopping_since > STOP_GRACE_S):
+                elif stopping_since is not None and (len(signals) > 1
+                                                     or time.monotonic() - stopping_since > STOP_GRACE_S):
                     session.stop("workload ended; workload cut short")
                     end_workload(workload, grace=0)
                 if session.stopped:
