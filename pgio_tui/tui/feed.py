@@ -46,7 +46,8 @@ class LiveFeed:
 
     def __init__(self, sampler: SamplerLike, *, record_path: str | None = None, force: bool = False,
                  workload: WorkloadLike | None = None):
-        self.session = Session(sampler, workload=workload, on_notice=lambda text, sev: self.on_notice(Notice(text, sev)))
+        self.session = Session(sampler, workload=workload,
+                               on_notice=lambda text, sev: self.on_notice(Notice(text, sev)))
         self._initial = (record_path, force) if record_path else None
         self._closed = threading.Event()
         self._started = threading.Event()
