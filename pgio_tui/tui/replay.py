@@ -3,8 +3,8 @@
 `ReplayApp` is the one `MonitorApp` on a recording (a `Recorded` source that can seek but not
 record, annotate or launch: those keys are out of the footer, the palette and the help), moved
 by a `Player` (pgio_tui/store/player.py): a Textual timer advances the player and pushes the
-Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no timer tick holds the UI on SQLite for
-long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
+Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no
+timer tick holds the UI on SQLite for long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
 `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
