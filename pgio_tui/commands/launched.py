@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-from pgio_tui.commands.common import check_overwrite
 from pgio_tui.errors import PROG, say
 from pgio_tui.headless import run_headless
 from pgio_tui.session import Session, end_workload
@@ -17,8 +16,8 @@ from pgio_tui.workloads.base import Workload
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
                 headless: bool = False, theme: str | None = None) -> int:
-    """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code."""
-    check_overwrite(record, force)
+    """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code.
+    The caller has checked `record` against --force before connecting (commands.common.check_overwrite)."""
     if headless or not sys.stdout.isatty():
         session = Session(sampler, workload=workload)
         if record:

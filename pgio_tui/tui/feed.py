@@ -18,7 +18,7 @@ from typing import Callable
 
 from pgio_tui.errors import CliError
 from pgio_tui.frame import Frame
-from pgio_tui.session import Session
+from pgio_tui.session import FrameConsumer, Session
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSink
 from pgio_tui.interfaces import SamplerLike, WorkloadLike
 
@@ -45,8 +45,8 @@ class LiveFeed:
     abilities = frozenset({RECORD, ANNOTATE, LAUNCH})
 
     def __init__(self, sampler: SamplerLike, *, record_path: str | None = None, force: bool = False,
-                 workload: WorkloadLike | None = None):
-        self.session = Session(sampler, workload=workload,
+                 workload: WorkloadLike | None = None, consumers: list[FrameConsumer] | None = None):
+        self.session = Session(sampler, workload=workload, consumers=consumers,
                                on_notice=lambda text, sev: self.on_notice(Notice(text, sev)))
         self._initial = (record_path, force) if record_path else None
         self._closed = threading.Event()
