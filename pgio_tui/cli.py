@@ -52,6 +52,19 @@ def _positive(text: str) -> float:
     return value
 
 
+def _listen(text: str) -> tuple[str, int]:
+    from pgio_tui.export.prometheus import ListenError, parse_listen
+    try:
+        return parse_listen(text)
+    except ListenError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _listen_option(p: argparse.ArgumentParser, required: bool = False) -> None:
+    p.add_argument("--listen", type=_listen, required=required, metavar="[HOST:]PORT",
+                   help="serve Prometheus /metrics on PORT (HOST defaults to 127.0.0.1; 0.0.0.0 for all)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Terminal monitor for PostgreSQL I/O: record, export and inspect sessions.")
@@ -68,11 +81,24 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
     rec.add_argument("--quiet", action="store_true", help="no status line")
+    _listen_option(rec)
+
+    srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
+                         description="Sample the server and serve the latest tick as Prometheus metrics. "
+                                     "Ctrl-C, SIGTERM or SIGHUP stop it.")
+    srv.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(srv)
+    _listen_option(srv, required=True)
+    srv.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
+    srv.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+    srv.add_argument("--quiet", action="store_true", help="no status line")
 
     exp = sub.add_parser("export", help="one row per tick, one column per metric",
-                         description="Write a recording's ticks as CSV or JSON Lines to stdout or a file.")
+                         description="Write a recording's ticks as CSV, JSON Lines or OpenMetrics to stdout "
+                                     "or a file.")
     exp.add_argument("file", metavar="FILE")
-    exp.add_argument("--format", choices=("csv", "json"), default="csv")
+    exp.add_argument("--format", choices=("csv", "json", "openmetrics"), default="csv",
+                     help="openmetrics: Prometheus names with timestamps, for promtool tsdb create-blocks-from")
     exp.add_argument("--metrics", action="append", metavar="GLOB",
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
@@ -188,6 +214,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from pgio_tui.store.writer import RecordingError
 
     path = args.output
+    exporter = None
     if os.path.exists(path) and not args.force:
         raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
@@ -196,15 +223,20 @@ def cmd_record(args: argparse.Namespace) -> int:
     reason = {"why": "duration reached" if args.duration else "stopped"}
     stop_on_signals(stop, reason)
     try:
+        exporter = open_exporter(args.listen, sampler)
         recorder = open_recorder(path, args.force, sampler)
     except CliError:
         sampler.close()
+        if exporter is not None:
+            exporter.close()
         raise
     status = StatusLine(enabled=not args.quiet)
     ticks = 0
     try:
         for frame in sampler.frames(stop, duration=args.duration):
             recorder.write(frame)
+            if exporter is not None:
+                exporter.on_frame(frame)
             ticks += 1
             status.show(frame, path)
     except RecordingError as exc:
@@ -215,6 +247,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise CliError(f"{exc}; the ticks recorded before it are kept") from None
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if exporter is not None:
+            exporter.close()
     status.done()
     recorder.close(reason["why"])
     sampler.close()
@@ -222,7 +256,49 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Sample and serve /metrics until a signal: record without the recording."""
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
+    sampler = open_sampler(conninfo_of(args), args.interval, devices)
+    stop = threading.Event()
+    reason = {"why": "stopped"}
+    stop_on_signals(stop, reason)
+    try:
+        exporter = open_exporter(args.listen, sampler)
+    except CliError:
+        sampler.close()
+        raise
+    status = StatusLine(enabled=not args.quiet)
+    ticks = 0
+    try:
+        for frame in sampler.frames(stop):
+            exporter.on_frame(frame)
+            ticks += 1
+            status.show(frame, exporter.url)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        exporter.close()
+        sampler.close()
+        status.done()
+    _say(f"{PROG}: served {ticks} ticks ({reason['why']})")
+    return 0
+
+
 # Pieces of a headless session, shared with `bench` and `demo` (pgio_tui.workloads.session).
+
+def open_exporter(listen: tuple[str, int] | None, sampler):
+    """A started Prometheus endpoint for `--listen` (None without it), or CliError."""
+    if listen is None:
+        return None
+    from pgio_tui.export.prometheus import Exporter, ListenError
+    from pgio_tui.export.promnames import server_label
+    exporter = Exporter(server_label(sampler.meta()), *listen)
+    try:
+        url = exporter.start()
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
+    _say(f"{PROG}: serving Prometheus metrics on {url}")
+    return exporter
 
 def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None = None):
     """An opened Sampler, or CliError saying why the server cannot be read."""
@@ -368,7 +444,7 @@ def _lazy(module: str, func: str):
 
 
 COMMANDS = {
-    "record": cmd_record, "export": cmd_export, "info": cmd_info,
+    "record": cmd_record, "serve": cmd_serve, "export": cmd_export, "info": cmd_info,
     "live": _lazy("pgio_tui.tui.app", "run_live"),
     "replay": _lazy("pgio_tui.tui.replay", "run_replay"),
     "bench": _lazy("pgio_tui.workloads.bench", "run_bench"),
