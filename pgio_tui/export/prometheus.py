@@ -30,8 +30,9 @@ def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
         host = ""
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if ":" in host:
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
         raise ListenError(f"--listen {text!r}: put an IPv6 address in brackets, e.g. [::1]:9808")
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ListenError(f"--listen {text!r}: expected [HOST:]PORT with a port 0-65535, e.g. 9808 or 0.0.0.0:9808")
