@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from prom_support import Prometheus, http_get, promtool_check_metrics, require_tool
 
+from pgio_tui.export.grafana import dashboard
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.schema import quantize
 from pgio_tui.workloads.cluster import free_port
@@ -53,6 +54,13 @@ def _writer(cluster, stop: threading.Event) -> None:
             conn.execute("INSERT INTO prom_load SELECT g, repeat('x', 200) FROM generate_series(1, 500) g")
 
 
+def _grafana_vars(expr: str) -> str:
+    """A dashboard expression as Grafana sends it with every variable on All."""
+    for var in ("$instance", "$server", "$device"):
+        expr = expr.replace(var, ".*")
+    return expr.replace("$__rate_interval", "1m")
+
+
 def test_prometheus_scrapes_record_listen(pg_cluster, tmp_path):
     require_tool("prometheus")
     port = free_port()
@@ -80,13 +88,19 @@ def test_prometheus_scrapes_record_listen(pg_cluster, tmp_path):
             "pgio_observer_collect_seconds", "pgio_wal_bytes_total", "pgio_mem_dirty_bytes",
             "pgio_disk_reads_completed_total", "pgio_up")}
         target = prom.query('up{job="pgio-tui"}')
-    finally:
+        board = dashboard()
+        exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+        exprs.append(board["annotations"]["list"][0]["expr"].replace("== 1", ">= 0"))  # no checkpoint may run
+        empty = [e for e in exprs if not prom.query(_grafana_vars(e), at=at)]
+    finally:    finally:
         stop_load.set()
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
         if prom is not None:
             prom.stop()
     assert target and target[0]["value"][1] == "1"
+    # every chart of the dashboard is valid PromQL with data, except waits (none may be sampled)
+    assert [e for e in empty if "wait_sessions" not in e] == []
     assert all(v == "1" for _ts, v in series["pgio_up"][0]["values"])
 
     with Recording(out) as rec:

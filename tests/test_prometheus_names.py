@@ -3,13 +3,16 @@ the recorded rates, and the endpoint's format (promtool check metrics, OpenMetri
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from prom_support import http_get, promtool_check_metrics
 
 from pgio_tui.export.prometheus import Exporter, ListenError, parse_listen
-from pgio_tui.export.promnames import FAMILIES, Converter, server_label
+from pgio_tui.export.grafana import dashboard
+from pgio_tui.export.promnames import FAMILIES, Converter, exposed_names, markdown, server_label
 from pgio_tui.metrics import BY_NAME, DISK_METRICS
 from pgio_tui.store.reader import Recording
 
@@ -127,3 +130,24 @@ def test_port_in_use_is_one_line():
             Exporter("h", port=first.port).start()
     finally:
         first.close()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_dashboard_file_is_generated_from_the_names():
+    board = dashboard()
+    assert json.loads((ROOT / "docs/grafana/pgio-tui.json").read_text()) == board, \
+        "run: python -m pgio_tui.export.grafana > docs/grafana/pgio-tui.json"
+    names = set(re.findall(r"\bpgio_\w+", json.dumps(board)))
+    assert names and names <= set(exposed_names()), names - set(exposed_names())
+    assert {v["name"] for v in board["templating"]["list"]} >= {"instance", "device"}
+    titles = " ".join(p["title"] for p in board["panels"])
+    for pane in ("Checkpoint", "Buffers written", "Dirty", "Devices", "Latency", "Waits"):
+        assert pane in titles
+    assert "pgio_checkpoint_active" in board["annotations"]["list"][0]["expr"]
+
+
+def test_docs_list_every_prometheus_name():
+    assert markdown() in (ROOT / "docs/prometheus.md").read_text(), \
+        "paste `python -m pgio_tui.export.promnames` into docs/prometheus.md"

@@ -225,3 +225,28 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     sources += [("checkpoint.kind", CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
+
+
+def markdown() -> str:
+    """The name table of docs/prometheus.md, generated so the docs cannot drift from the mapping."""
+    rows = ["| Prometheus name | type | labels | from |", "|---|---|---|---|"]
+    seen: dict[str, list[str]] = {}
+    for r in RULES:
+        seen.setdefault(r.family.name, []).append(f"`{r.metric}`" + "".join(f" ({v})" for _, v in r.labels))
+    seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
+    seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
+    seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    for r in DISK_RULES:
+        seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
+    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
+    for name, family in FAMILIES.items():
+        labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
+        if any(r.family is family for r in DISK_RULES):
+            labels |= {"device", "role"}
+        labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
+        rows.append(f"| `{family.sample_name}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
