@@ -1,41 +1,29 @@
 """`pgio-tui serve [CONN] --listen [HOST:]PORT`: the Prometheus endpoint without a recording.
 
-record without the recorder: the sampler's Frames go to the exporter only; Ctrl-C, SIGTERM and
-SIGHUP stop it.
+A Session with no recorder whose one frame consumer is the exporter, run by the headless driver;
+Ctrl-C, SIGTERM and SIGHUP stop it.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 
-from pgio_tui.commands.common import conninfo_of, devices_of
-from pgio_tui.errors import PROG, CliError, say
-from pgio_tui.session import StatusLine, open_exporter, open_sampler, stop_on_signals
+from pgio_tui.commands.common import conninfo_of, devices_of, open_exporter
+from pgio_tui.errors import PROG, say
+from pgio_tui.headless import run_headless
+from pgio_tui.session import Session, open_sampler
 
 
 def run(args: argparse.Namespace) -> int:
     sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
-    stop = threading.Event()
-    reason = {"why": "stopped"}
-    stop_on_signals(stop, reason)
+    exporter = None
     try:
         exporter = open_exporter(args.listen, sampler)
-    except CliError:
-        sampler.close()
-        raise
-    status = StatusLine(enabled=not args.quiet)
-    ticks = 0
-    try:
-        for frame in sampler.frames(stop):
-            exporter.on_frame(frame)
-            ticks += 1
-            status.show(frame, exporter.url)
+        session = Session(sampler, consumers=[exporter.on_frame])
+        why = run_headless(session, label=exporter.url, quiet=args.quiet)
+        say(f"{PROG}: served {exporter.ticks} ticks ({why})")
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        exporter.close()
+        if exporter is not None:
+            exporter.close()
         sampler.close()
-        status.done()
-    say(f"{PROG}: served {ticks} ticks ({reason['why']})")
     return 0

@@ -49,6 +49,7 @@ class Exporter:
         self._lock = threading.Lock()
         self._last_scrape_s: float | None = None
         self._httpd = None
+        self.ticks = 0  # frames served so far
 
     def start(self) -> str:
         """Listen; returns the URL of /metrics. ListenError when the address cannot be served."""
@@ -71,6 +72,7 @@ class Exporter:
         samples = self._converter.update(frame)
         with self._lock:
             self._samples = samples
+        self.ticks += 1
 
     def collect(self):
         """One Metric per family, then the scrape timer. Timed until the scraper asks for more
