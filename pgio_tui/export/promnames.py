@@ -1,0 +1,254 @@
+"""Our metric catalog under Prometheus names: the one mapping shared by the live /metrics endpoint
+and `export --format openmetrics`, so a backfilled recording and a scrape give the same series.
+
+Prometheus conventions: a `pgio_` prefix, base units (seconds, bytes, ratios 0-1), `_total`
+counters for cumulative quantities so rate() and increase() work, gauges for levels and states.
+Frames carry per-second rates; `Converter` turns them back into totals (rate x dt, summed since the
+exporter or the recording started), so rate(pgio_wal_bytes_total[1m]) is the WAL rate the TUI
+shows, averaged over the minute. Labels are bounded: server, device, role, backend_type and wait
+event names (PostgreSQL's fixed list). Never query text.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pgio_tui import metrics as M
+from pgio_tui.frame import Frame
+from pgio_tui.metrics import BY_NAME
+
+PREFIX = "pgio_"
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str  # counters without `_total`, as OpenMetrics names the family
+    type: str  # "gauge" or "counter"
+    unit: str  # "seconds", "bytes", "ratio" or "": the name ends with it
+    help: str
+
+    @property
+    def sample_name(self) -> str:
+        return self.name + "_total" if self.type == "counter" else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """How one catalog metric becomes one series: a level (gauge = value x scale), a rate
+    (counter += value x dt x scale) or a per-tick count (counter += value x scale)."""
+
+    metric: str
+    family: Family
+    how: str  # "level", "rate" or "count"
+    scale: float = 1.0
+    labels: Labels = ()
+
+
+FAMILIES: dict[str, Family] = {}
+RULES: list[Rule] = []  # scalar metrics (Frame.values)
+DISK_RULES: list[Rule] = []  # per-device fields (Frame.devices), labelled device and role
+
+
+def _family(name: str, type: str, help: str) -> Family:
+    unit = next((u for u in ("seconds", "bytes", "ratio") if name.endswith("_" + u)), "")
+    fam = FAMILIES.setdefault(PREFIX + name, Family(PREFIX + name, type, unit, help))
+    assert fam.type == type, name
+    return fam
+
+
+def _gauge(metric: str, name: str, scale: float = 1.0, help: str | None = None, **labels: str) -> None:
+    RULES.append(Rule(metric, _family(name, "gauge", help or BY_NAME[metric].help), "level", scale,
+                      tuple(labels.items())))
+
+
+def _counter(metric: str, name: str, help: str, scale: float = 1.0, how: str = "rate", **labels: str) -> None:
+    RULES.append(Rule(metric, _family(name, "counter", help), how, scale, tuple(labels.items())))
+
+
+MS, KB = 1e-3, 1024.0
+
+# --- checkpoint ---------------------------------------------------------------------------------
+_gauge(M.CHECKPOINT_ACTIVE, "checkpoint_active")
+_gauge(M.CHECKPOINT_PROGRESS, "checkpoint_progress_ratio")
+_gauge(M.CHECKPOINT_BUFFERS_WRITTEN, "checkpoint_buffers_written")
+_gauge(M.CHECKPOINT_BUFFERS_ESTIMATE, "checkpoint_buffers_estimate")
+_gauge(M.CHECKPOINT_ELAPSED_S, "checkpoint_elapsed_seconds")
+_gauge(M.CHECKPOINT_TIME_PROGRESS, "checkpoint_time_progress_ratio")
+_gauge(M.CHECKPOINT_WAL_PROGRESS, "checkpoint_wal_progress_ratio")
+CHECKPOINT_INFO = _family("checkpoint_info", "gauge",
+                          "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
+# --- buffers written by source --------------------------------------------------------------------
+_WRITTEN = "Shared buffers written, by who wrote them (pg_stat_io 16+, pg_stat_bgwriter/checkpointer before)."
+for _src in M.WRITE_SOURCES:
+    _counter(M.writes(_src), "buffers_written", _WRITTEN, backend_type=_src)
+_FSYNCS = "fsync calls, by who made them (backend: the checkpointer's request queue was full)."
+_counter(M.FSYNCS_BACKEND, "fsyncs", _FSYNCS, backend_type="backend")
+_counter(M.FSYNCS_CHECKPOINTER, "fsyncs", _FSYNCS, backend_type="checkpointer")
+_counter(M.EXTENDS_BACKEND, "buffers_extended", "Relation extensions (new blocks), by who made them.",
+         backend_type="backend")
+_counter(M.WRITEBACKS_TOTAL, "writeback_requests", BY_NAME[M.WRITEBACKS_TOTAL].help)
+_counter(M.BGWRITER_MAXWRITTEN_S, "bgwriter_maxwritten_stops", BY_NAME[M.BGWRITER_MAXWRITTEN_S].help)
+_counter(M.BUFFERS_ALLOC_S, "buffers_allocated", BY_NAME[M.BUFFERS_ALLOC_S].help)
+# --- kernel memory ------------------------------------------------------------------------------
+_gauge(M.MEM_DIRTY_KB, "mem_dirty_bytes", KB)
+_gauge(M.MEM_WRITEBACK_KB, "mem_writeback_bytes", KB)
+_gauge(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "mem_dirty_background_threshold_bytes", KB)
+_gauge(M.MEM_DIRTY_THRESHOLD_KB, "mem_dirty_threshold_bytes", KB)
+_gauge(M.MEM_AVAILABLE_KB, "mem_available_bytes", KB)
+_gauge(M.MEM_CACHED_KB, "mem_cached_bytes", KB)
+_PSI = "Time during which {} stalled on I/O (/proc/pressure/io)."
+_counter(M.IO_PRESSURE_SOME_PCT, "io_pressure_some_stalled_seconds", _PSI.format("at least one task"), 0.01)
+_counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format("all non-idle tasks"), 0.01)
+# --- latency ------------------------------------------------------------------------------------
+_counter(M.LATENCY_TPS, "transactions", BY_NAME[M.LATENCY_TPS].help)
+for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
+                M.LATENCY_MAX_MS):
+    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
+_counter(M.LATENCY_CALLS_S, "statements", BY_NAME[M.LATENCY_CALLS_S].help)
+_counter(M.LATENCY_TXNS, "latency_sampled_transactions",
+         "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
+         how="count")
+_counter(M.LATENCY_FAILED, "transactions_failed", BY_NAME[M.LATENCY_FAILED].help, how="count")
+for _ms, _metric in M.LATENCY_OVER.items():
+    _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
+             "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
+# --- database -----------------------------------------------------------------------------------
+_counter(M.PGIO_READS_S, "workload_blocks_read", BY_NAME[M.PGIO_READS_S].help)
+_counter(M.PGIO_HITS_S, "workload_blocks_hit", BY_NAME[M.PGIO_HITS_S].help)
+_counter(M.DB_BLKS_READ_S, "db_blocks_read", BY_NAME[M.DB_BLKS_READ_S].help)
+_counter(M.DB_BLKS_HIT_S, "db_blocks_hit", BY_NAME[M.DB_BLKS_HIT_S].help)
+_counter(M.DB_XACT_S, "db_transactions", BY_NAME[M.DB_XACT_S].help)
+_counter(M.DB_TEMP_BYTES_S, "db_temp_bytes", BY_NAME[M.DB_TEMP_BYTES_S].help)
+_counter(M.DB_BLK_READ_TIME_MS_S, "db_block_read_seconds", BY_NAME[M.DB_BLK_READ_TIME_MS_S].help, MS)
+_counter(M.DB_BLK_WRITE_TIME_MS_S, "db_block_write_seconds", BY_NAME[M.DB_BLK_WRITE_TIME_MS_S].help, MS)
+_gauge(M.DB_BACKENDS, "db_backends")
+_counter(M.WAL_BYTES_S, "wal_bytes", BY_NAME[M.WAL_BYTES_S].help)
+_counter(M.WAL_RECORDS_S, "wal_records", BY_NAME[M.WAL_RECORDS_S].help)
+_counter(M.WAL_FPI_S, "wal_fpi", BY_NAME[M.WAL_FPI_S].help)
+_counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S].help)
+# --- waits --------------------------------------------------------------------------------------
+_gauge(M.SESSIONS_ACTIVE, "sessions_active")
+_gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
+_gauge(M.SESSIONS_LOCK_WAIT, "sessions_lock_wait")
+WAITS = _family("wait_sessions", "gauge", "Backends sampled in a wait event (CPU/Running: not waiting).")
+# --- observer -----------------------------------------------------------------------------------
+_gauge(M.OBSERVER_COLLECT_MS, "observer_collect_seconds", MS)
+_counter(M.OBSERVER_CPU_MS, "observer_cpu_seconds", "Client CPU time (user+system) used by pgio-tui.", MS,
+         how="count")
+_gauge(M.OBSERVER_SERVER_MS, "observer_server_seconds", MS)
+_gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
+UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
+
+# --- devices (iostat -x) ------------------------------------------------------------------------
+for _fld, _name, _how, _scale, _help in (
+        ("r_s", "disk_reads_completed", "rate", 1.0, "Reads completed (/proc/diskstats)."),
+        ("w_s", "disk_writes_completed", "rate", 1.0, "Writes completed (/proc/diskstats)."),
+        ("rkb_s", "disk_read_bytes", "rate", KB, "Bytes read (/proc/diskstats)."),
+        ("wkb_s", "disk_written_bytes", "rate", KB, "Bytes written (/proc/diskstats)."),
+        ("r_await_ms", "disk_read_await_seconds", "level", MS, "Mean time a read took over the tick, queue included."),
+        ("w_await_ms", "disk_write_await_seconds", "level", MS, "Mean time a write took over the tick, queue included."),
+        ("aqu_sz", "disk_queue_size", "level", 1.0, "Average queue size over the tick."),
+        ("util_pct", "disk_utilization_ratio", "level", 0.01,
+         "Share of the tick the device had I/O in flight (not saturation on SSD/NVMe).")):
+    DISK_RULES.append(Rule(_fld, _family(_name, "counter" if _how == "rate" else "gauge", _help), _how, _scale))
+
+Sample = tuple[Family, Labels, float]
+
+
+def server_label(meta: dict) -> str:
+    """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
+    host, port = meta.get("host") or "", meta.get("port")
+    return f"{host}:{port}" if port else str(host or "unknown")
+
+
+class Converter:
+    """Frames in tick order -> the samples of each tick. Counters are totals since the first
+    Frame this converter saw; a counter series appears at its first known rate and then stays
+    (a tick without a rate, e.g. after a stats reset, adds nothing)."""
+
+    def __init__(self, server: str):
+        self.server = ("server", server)
+        self._totals: dict[tuple[str, Labels], float] = {}
+
+    def update(self, frame: Frame) -> list[Sample]:
+        out: list[Sample] = []
+        base = (self.server,)
+        values, dt = frame.values, frame.dt
+        out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
+        for rule in RULES:
+            self._apply(rule, values.get(rule.metric), dt, base + rule.labels, out)
+        kind = values.get(M.CHECKPOINT_KIND)
+        if isinstance(kind, str) and kind:
+            out.append((CHECKPOINT_INFO, base + (("kind", kind),), 1.0))
+        for dev, row in frame.devices.items():
+            role = frame.device_roles.get(dev)
+            labels = base + (("device", dev),) + ((("role", role),) if role else ())
+            for rule in DISK_RULES:
+                self._apply(rule, row.get(rule.metric), dt, labels, out)
+        for btype, wtype, event, n in frame.waits:
+            out.append((WAITS, base + (("backend_type", btype), ("wait_event_type", wtype), ("wait_event", event)),
+                        float(n)))
+        out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
+        return out
+
+    def _apply(self, rule: Rule, value, dt: float | None, labels: Labels, out: list[Sample]) -> None:
+        if isinstance(value, str):
+            return
+        if rule.how == "level":
+            if value is not None:
+                out.append((rule.family, labels, float(value) * rule.scale))
+            return
+        key = (rule.family.name, labels)
+        step = None
+        if value is not None:
+            step = float(value) * rule.scale * (1.0 if rule.how == "count" else (dt or 0.0))
+            step = step if step >= 0 and (rule.how == "count" or dt) else None
+        if step is not None:
+            self._totals[key] = self._totals.get(key, 0.0) + step
+        if key in self._totals:
+            out.append((rule.family, labels, self._totals[key]))
+
+
+FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
+
+
+def exposed_names() -> Iterable[str]:
+    """Every sample name pgio-tui exposes for a Frame (live and exported)."""
+    return (f.sample_name for f in FAMILIES.values())
+
+
+def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
+    """glob -> the families it selects: by our catalog name (`mem.*`, `disk.*.util_pct`) or by the
+    Prometheus name (`pgio_disk_*`)."""
+    sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
+    sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
+    return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
+            for g in globs}
+
+
+def markdown() -> str:
+    """The name table of docs/prometheus.md, generated so the docs cannot drift from the mapping."""
+    rows = ["| Prometheus name | type | labels | from |", "|---|---|---|---|"]
+    seen: dict[str, list[str]] = {}
+    for r in RULES:
+        seen.setdefault(r.family.name, []).append(f"`{r.metric}`" + "".join(f" ({v})" for _, v in r.labels))
+    seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
+    seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
+    seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    for r in DISK_RULES:
+        seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
+    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
+    for name, family in FAMILIES.items():
+        labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
+        if any(r.family is family for r in DISK_RULES):
+            labels |= {"device", "role"}
+        labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
+        rows.append(f"| `{family.sample_name}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
