@@ -3,6 +3,12 @@
 Every pane draws through it (charts, tables, bars, text), which keeps what goes to the terminal
 small: a line that did not change is not repainted, a run of one colour is one segment, and colours
 come from the theme through palette.py.
+
+Each segment costs its text plus a full SGR sequence and a reset (~30 bytes of truecolour), so
+`segments()` joins runs whose difference cannot be seen: a run of blanks takes the style of the
+run beside it when only the foreground colour or boldness differs (invisible on a blank cell). The
+cells look the same, cell by cell; a braille chart row becomes one segment per series instead of
+one per stretch of dots.
 """
 
 from __future__ import annotations
@@ -10,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
 from pgio_tui.tui.plot import Line
+
+terminal.install()  # every view drawn with LinesView sends only the cells that changed
 
 
 def changed_cells(a: Line, b: Line) -> tuple[int, int]:
@@ -62,6 +72,40 @@ def merge_rows(rows: list[Region]) -> list[Region]:
             cur, area = r, r.area
     out.append(cur)
     return out
+
+
+def _blank_look(style: Style) -> tuple:
+    """What of a style shows on a blank cell: not the foreground colour nor boldness."""
+    return (style.bgcolor, style.reverse, style.underline, style.strike, style.overline, style.underline2,
+            style.conceal)
+
+
+def segments(runs: Line, base: Style, pal: dict[str, Style]) -> list[Segment]:
+    """The runs as segments, blank runs folded into a neighbour that looks the same on blanks."""
+    out: list[list] = []  # [text, style, blank look, all blank]
+    for text, name in runs:
+        if not text:
+            continue
+        style = base + pal[name] if name else base
+        blank = text.isspace() and "\t" not in text
+        if out:
+            prev = out[-1]
+            if prev[1] == style:
+                prev[0] += text
+                prev[3] = prev[3] and blank
+                continue
+            if blank or prev[3]:
+                look = _blank_look(style)
+                if look == prev[2]:
+                    if blank:
+                        prev[0] += text
+                    else:  # the blanks before take this run's style
+                        prev[0] += text
+                        prev[1] = style
+                        prev[3] = False
+                    continue
+        out.append([text, style, _blank_look(style), blank])
+    return [Segment(text, style) for text, style, _, _ in out]
 
 
 class LinesView(Widget):
@@ -121,7 +165,6 @@ class LinesView(Widget):
         strip = self._strips[y]
         if strip is None or strip.cell_length != width:
             pal = palette_of(self.app)
-            segments = [Segment(text, base + pal[style] if style else base) for text, style in self._lines[y] if text]
-            strip = Strip(segments).adjust_cell_length(width, base)
+            strip = Strip(segments(self._lines[y], base, pal)).adjust_cell_length(width, base)
             self._strips[y] = strip
         return strip
