@@ -12,7 +12,7 @@ from pgio_tui.tui.plot import ChartCache, ChartSpec, chart_lines, reference_line
 from pgio_tui.tui.widgets import checkpoint_pane, devices_pane, latency_pane, memory_pane, waits_pane, writes_pane
 from pgio_tui.tui.widgets.lines import segments
 
-SPECS = [writes_pane.SPEC, memory_pane.SPEC, checkpoint_pane.SPEC, latency_pane.SPEC, waits_pane.SPEC,
+SPECS = [writes_pane.CHART, memory_pane.CHART, checkpoint_pane.CHART, latency_pane.CHART, waits_pane.CHART,
          ChartSpec(series=tuple(devices_pane.device_series("nvme0n1")), fixed_max={1: 100.0})]
 
 
@@ -42,7 +42,7 @@ def test_cached_drawing_follows_zoom_pause_and_a_restart():
     frames = list(synthetic_frames(150, incidents=True))
     history = FrameHistory()
     cache = ChartCache()
-    spec = memory_pane.SPEC  # threshold lines too
+    spec = memory_pane.CHART  # threshold lines too
     for f in frames[:100]:
         history.push(f)
     for window, t1 in [(300, history.end_t), (60, history.end_t), (60, history.end_t - 20), (120, history.end_t)]:
@@ -61,7 +61,7 @@ def test_a_chart_tick_between_shifts_changes_only_its_newest_cells():
     history = FrameHistory()
     history.extend(frames[:-1])
     cache = ChartCache()
-    spec = ChartSpec(series=writes_pane.SPEC.series[:1], legend=False)
+    spec = ChartSpec(series=writes_pane.CHART.series[:1], legend=False)
     t1 = history.end_t
     before = chart_lines(spec, history, t1 - 300, t1, 55, 8, cache=cache)
     rows_before = list(cache.raster.rows)
