@@ -110,3 +110,21 @@ def test_segments_join_blanks_without_changing_a_cell(runs):
 def test_chart_row_of_one_series_is_one_segment():
     segs = segments((("⣀⡀", "chart-1"), ("  ", None), ("⢀", "chart-1"), (" ", None), ("⣿⣿", "chart-1")), BASE, PAL)
     assert len(segs) == 1
+
+
+def test_y_scale_follows_the_window_not_an_old_spike():
+    """A spike sets the scale while it is in the window and not a tick longer (live, cached)."""
+    from pgio_tui.frame import Frame
+    from pgio_tui.tui import format as fmt
+    from pgio_tui.tui.plot import Series
+
+    history, cache = FrameHistory(), ChartCache()
+    spec = ChartSpec((Series("x", "x", "chart-1"),), legend=False)
+    tops = {}
+    for k in range(420):
+        history.push(Frame(tick=k, t=float(k), elapsed=float(k), dt=1.0, values={"x": 5e4 if k == 100 else 100.0}))
+        lines = chart_lines(spec, history, k - 300.0, float(k), 40, 6, cache=cache)
+        tops[k] = "".join(t for t, _ in lines[0]).split("┤")[0].strip()
+    assert tops[99] == fmt.si(200.0)
+    assert all(tops[k] == fmt.si(1e5) for k in range(100, 401))  # 5e4 x 1.05, rounded up
+    assert all(tops[k] == fmt.si(200.0) for k in range(401, 420))  # gone with the spike

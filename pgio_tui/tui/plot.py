@@ -16,6 +16,7 @@ samples, and the Raster (raster.py) redraws only the dot columns whose entries c
 from __future__ import annotations
 
 import math
+import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -380,8 +381,31 @@ def _fit(runs: list[Run], width: int) -> Line:
     return tuple(r for r in out if r[0])
 
 
+CLOCK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def _clock(cells: list[str], t0: float, t1: float, plot_w: int, dot_s: float, xof) -> None:
+    """Time of day on the axis at round times, a label every 12 cells or more (every 2 minutes on a
+    5-minute window 50 cells wide). The labels sit at absolute times: they move with the data and
+    change only when the chart shifts. Never over an event mark."""
+    cell_s = 2 * dot_s
+    step = next((s for s in CLOCK_STEPS if s / cell_s >= (12 if s >= 60 else 16)), None)
+    if step is None or plot_w < 12:
+        return
+    form = "%H:%M" if step >= 60 else "%H:%M:%S"
+    off = time.localtime(t1).tm_gmtoff
+    g = math.ceil((t0 + off) / step) * step - off
+    while g <= t1:
+        label = time.strftime(form, time.localtime(g))
+        c = xof(g) // 2
+        if 0 <= c and c + len(label) <= plot_w and all(ch in "─━" for ch in cells[c:c + len(label)]):
+            cells[c:c + len(label)] = label
+        g += step
+
+
 def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof) -> Line:
-    """The time axis: the window's length, checkpoint spans as a thick stretch, event marks."""
+    """The time axis: the window's length, time of day, checkpoint spans as a thick stretch
+    (labels over a span keep its colour), event marks."""
     cells = ["─"] * plot_w
     cstyle: list[str] = ["axis"] * plot_w
     for span in history.spans_in(t0, t1):
@@ -394,6 +418,7 @@ def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float
         c = xof(e.t) // 2
         if mark and 0 <= c < plot_w:
             cells[c], cstyle[c] = mark
+    _clock(cells, t0, t1, plot_w, dot_s, xof)
     runs: list[Run] = [(("-" + fmt.window(t1 - t0))[: GUTTER - 1].rjust(GUTTER - 1) + "└", "axis")]
     start = 0
     for c in range(1, plot_w + 1):
