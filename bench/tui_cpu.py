@@ -116,9 +116,9 @@ def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str]], size: tu
     c0 = {n: cpu_seconds(p) for n, p in pids.items()}
     b0 = {n: cpu_seconds(b) if b else None for n, b in backends.items()}
     for name in commands:
-        pipes[name] = outdir / f"{name}-{size[0]}x{size[1]}.bytes"
+        pipes[name] = outdir / f"{name.replace(' ', '_')}-{size[0]}x{size[1]}.bytes"
         pipes[name].unlink(missing_ok=True)
-        tmux("pipe-pane", "-o", "-t", name, f"cat >> {pipes[name]}")
+        tmux("pipe-pane", "-o", "-t", name, f"cat >> '{pipes[name]}'")
     time.sleep(duration)
     wall = time.monotonic() - t0
     out = {}
@@ -197,7 +197,7 @@ def main() -> int:
     total = args.warmup * 2 + args.duration + args.bytes_duration + args.starts * 3 * (2 if args.baseline else 1) + 60
     trees = {"pgio-tui": ROOT}
     if args.baseline:
-        trees["pgio-tui before"] = args.baseline.resolve()
+        trees["pgio-tui-before"] = args.baseline.resolve()
     with Cluster(settings={"shared_buffers": "128MB", "checkpoint_timeout": "60s",
                            "max_wal_size": "256MB"}) as cluster:
         conninfo = cluster.conninfo()
