@@ -393,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except CliError as exc:
-        _say(f"{PROG}: error: {exc}")
+        from pgio_tui.safe_text import printable
+        _say(f"{PROG}: error: {printable(exc)}")
         return 1
     except KeyboardInterrupt:
         return 130

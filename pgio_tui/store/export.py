@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
+from pgio_tui.safe_text import csv_cell, printable
 from pgio_tui.store.reader import Recording
 
 FORMATS = ("csv", "json")
@@ -53,12 +54,12 @@ def export(recording: Recording, out: TextIO, fmt: str = "csv", metrics: list[st
     n = 0
     if fmt == "csv":
         w = csv.writer(out, lineterminator="\n")
-        w.writerow(header)
+        w.writerow(map(csv_cell, header))
         for n, row in enumerate(rows, 1):
-            w.writerow(row)
+            w.writerow(map(csv_cell, row))
     else:
         for n, row in enumerate(rows, 1):
-            out.write(json.dumps(dict(zip(header, row)), separators=(",", ":")) + "\n")
+            out.write(json.dumps(dict(zip(header, row)), separators=(",", ":"), allow_nan=False) + "\n")
     return n
 
 
@@ -109,7 +110,7 @@ def describe(recording: Recording) -> str:
     for w in r.workloads() or [None]:
         lines.append(("workload", _workload(w) if w else "none"))
     width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+    return "\n".join(f"{k:<{width}}  {printable(v)}" for k, v in lines)
 
 
 def _gap_count(r: Recording) -> int:

@@ -21,6 +21,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from pgio_tui.safe_text import printable
 from pgio_tui.frame import Frame
 from pgio_tui.tui.feed import LiveFeed
 from pgio_tui.tui.history import FrameHistory
@@ -410,7 +411,7 @@ def run_live(args) -> int:
     from pgio_tui.sources.postgres import SourceError
 
     if args.record and os.path.exists(args.record) and not args.force:
-        print(f"pgio-tui: error: {args.record} exists: use --force to overwrite it, or choose another file",
+        print(f"pgio-tui: error: {printable(args.record)} exists: use --force to overwrite it, or choose another file",
               file=sys.stderr)
         return 1
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if getattr(args, "devices", None) else None
@@ -418,7 +419,7 @@ def run_live(args) -> int:
     try:
         sampler.open()
     except SourceError as exc:
-        print(f"pgio-tui: cannot connect: {exc}", file=sys.stderr)
+        print(f"pgio-tui: cannot connect: {printable(exc)}", file=sys.stderr)
         return 1
     try:
         return run_monitor(sampler, record_path=args.record, force=args.force, theme=args.theme)
@@ -442,7 +443,7 @@ def run_replay(args) -> int:
     try:
         rec = Recording(args.file)
     except RecordingError as exc:
-        print(f"pgio-tui: error: {exc}", file=sys.stderr)
+        print(f"pgio-tui: error: {printable(exc)}", file=sys.stderr)
         return 1
     with rec:
         app = recording_app(rec, theme=getattr(args, "theme", None))

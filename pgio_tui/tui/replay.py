@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
+from pgio_tui.safe_text import printable
 from pgio_tui.store.moments import Moment, find_moments
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
 from pgio_tui.tui.app import RECORDINGS_DIR, MonitorApp
@@ -360,7 +361,7 @@ def run_replay(args) -> int:
         try:
             picked = pick_recording(target, theme=getattr(args, "theme", None))
         except RecordingError as exc:
-            print(f"pgio-tui: error: {exc}", file=sys.stderr)
+            print(f"pgio-tui: error: {printable(exc)}", file=sys.stderr)
             return 1
         if picked is None:  # the user left the list
             return 0
@@ -372,18 +373,18 @@ def run_replay(args) -> int:
     try:
         rec = Recording(target)
     except RecordingError as exc:
-        print(f"pgio-tui: error: {exc}", file=sys.stderr)
+        print(f"pgio-tui: error: {printable(exc)}", file=sys.stderr)
         return 1
     with rec:
         if rec.last_tick is None:
-            print(f"pgio-tui: error: {target} holds no ticks yet", file=sys.stderr)
+            print(f"pgio-tui: error: {printable(target)} holds no ticks yet", file=sys.stderr)
             return 1
         start_t = None
         if args.start:
             try:
                 start_t = parse_jump(args.start, start_t=rec.start_t, end_t=rec.end_t, now_t=rec.start_t)
             except ValueError as exc:
-                print(f"pgio-tui: error: --start: {exc}", file=sys.stderr)
+                print(f"pgio-tui: error: --start: {printable(exc)}", file=sys.stderr)
                 return 1
         app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=getattr(args, "theme", None))
         app.run()
