@@ -392,9 +392,12 @@ def main(argv: list[str] | None = None) -> int:
         args.pgbench_args = passthrough
     try:
         return COMMANDS[args.command](args)
-    except CliError as exc:
+    except Exception as exc:
         from pgio_tui.safe_text import printable
-        _say(f"{PROG}: error: {printable(exc)}")
+        from pgio_tui.store.schema import RecordingError
+        if not isinstance(exc, (CliError, RecordingError)):
+            raise
+        _say(f"{PROG}: error: {printable(exc)}")  # one line, whatever the file or the server said
         return 1
     except KeyboardInterrupt:
         return 130
