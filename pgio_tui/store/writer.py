@@ -16,7 +16,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import shlex
 import socket
 import sqlite3
@@ -32,6 +31,7 @@ from sqlite_utils import Database
 
 import pgio_tui
 from pgio_tui.secrets import scrub_secrets
+from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
@@ -40,21 +40,6 @@ from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quo
 __all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
 
 COMMIT_EVERY_S = 1.0
-
-# Keys of metadata dicts named like a password are dropped whatever their value.
-_SECRET_KEY = re.compile(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
-
-
-def _scrub(value: Any) -> Any:
-    """scrub_secrets applied through dicts and lists; keys named like a password are dropped."""
-    if isinstance(value, str):
-        return scrub_secrets(value)
-    if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items() if not _SECRET_KEY.fullmatch(str(k))}
-    if isinstance(value, (list, tuple)):
-        return [_scrub(v) for v in value]
-    return value
-
 
 def _json(value: Any) -> str | None:
     return None if value in (None, {}, []) else json.dumps(_scrub(value), default=str)
