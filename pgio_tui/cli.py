@@ -7,6 +7,7 @@ that draw.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -47,8 +48,15 @@ def _positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError("must be a number greater than 0 (not nan or inf)")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = _positive(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
     return value
 
 
@@ -125,7 +133,7 @@ def _add_bench(sub) -> None:
     pb.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pb)
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
-    pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
+    pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")

@@ -79,6 +79,8 @@ def describe(recording: Recording) -> str:
     wal_size = wal.stat().st_size if wal.exists() else 0
     wal_note = f" + {_size(wal_size)} WAL: still being written, or not closed cleanly" if wal_size else ""
     lines = [("file", f"{r.path} ({_size(size)}{wal_note})")]
+    if r.note:
+        lines.append(("warning", r.note))
     lines.append(("schema", f"{r.schema_version} (recorded by pgio-tui {meta.get('tool_version', '?')})"))
     lines.append(("host", f"{meta.get('host', '?')}  {meta.get('os', '')}".rstrip()))
     if "server_version" in meta:

@@ -20,8 +20,8 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
-from pgio_tui.store.validate import (BoundedConnection, check_objects, check_ticks, decode, json_object,
-                                     meta_value, number, text, tick_number, value)
+from pgio_tui.store.validate import (BoundedConnection, check_objects, check_ticks, decode, file_problem,
+                                     json_object, meta_value, number, text, tick_number, value)
 from pgio_tui.store.validate import schema_version as validate_version
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
@@ -67,6 +67,9 @@ class Recording:
         if not self.path.is_file():
             raise RecordingError(f"{self.path}: no such file" if not self.path.exists()
                                  else f"{self.path} is not a file")
+        error, self.note = file_problem(self.path)
+        if error:
+            raise RecordingError(error)
         conn = self._open()
         try:
             version = self._schema_version(conn)

@@ -14,6 +14,7 @@ import functools
 import json
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from pgio_tui.store import schema
@@ -91,6 +92,36 @@ class BoundedConnection(sqlite3.Connection):
 
     def execute(self, sql, params=()):
         return self.cursor().execute(sql, params)
+
+
+# --- what the file on disk says before SQLite reads it -------------------------------------------
+
+def file_problem(path: Path) -> tuple[str | None, str | None]:
+    """(error, note) from the SQLite header: an error when the file is shorter than the header says
+    (truncated: its end is missing), a note when it was written in WAL mode, never closed, and has
+    no -wal file beside it (a copy taken while recording or after a crash: the last seconds, since
+    the writer's last checkpoint, are missing)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return None, None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\0"):
+        return None, None
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    valid = head[24:28] == head[92:96]  # the in-header size is valid when these counters agree
+    if valid and pages and size < page * pages:
+        return (f"{path}: the file is truncated ({size:,} of {page * pages:,} bytes): its end is missing; "
+                "copy it again in full"), None
+    wal = Path(f"{path}-wal")
+    if head[18] == 2 and (not wal.exists() or wal.stat().st_size == 0):  # a reader may leave an empty one
+        return None, ("no -wal file beside it and not closed cleanly: a copy taken while recording or after "
+                      "a crash; the last seconds (after the writer's last checkpoint, every "
+                      "~10 s) are missing")
+    return None, None
 
 
 # --- the objects a recording may hold -----------------------------------------------------------
