@@ -172,4 +172,4 @@ async def test_record_path_typed_with_r_is_text(tmp_path):
         await wait_for(pilot, lambda: "]b.pgio" in _shown(app))
         await pilot.press("r")
         await pilot.press("q")
-    assert app.feed.wait_closed(5)
+    assert app.source.wait_closed(5)

@@ -113,11 +113,14 @@ def file_problem(path: Path) -> tuple[str | None, str | None]:
     page = 65536 if page == 1 else page
     pages = int.from_bytes(head[28:32], "big")
     valid = head[24:28] == head[92:96]  # the in-header size is valid when these counters agree
+    wal = Path(f"{path}-wal")
+    in_wal = head[18] == 2 and wal.exists() and wal.stat().st_size > 0
+    if in_wal:  # the newest pages are in the -wal: the main file may be short, SQLite reads both
+        return None, None
     if valid and pages and size < page * pages:
         return (f"{path}: the file is truncated ({size:,} of {page * pages:,} bytes): its end is missing; "
                 "copy it again in full"), None
-    wal = Path(f"{path}-wal")
-    if head[18] == 2 and (not wal.exists() or wal.stat().st_size == 0):  # a reader may leave an empty one
+    if head[18] == 2:  # WAL mode, never closed, and no (or an empty: a reader may leave one) -wal
         return None, ("no -wal file beside it and not closed cleanly: a copy taken while recording or after "
                       "a crash; the last seconds (after the writer's last checkpoint, every "
                       "~10 s) are missing")
