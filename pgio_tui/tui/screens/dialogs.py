@@ -57,11 +57,13 @@ def help_keys(active_bindings) -> list[tuple[str, str]]:
     return [(" ".join(keys), text) for text, keys in lines.items()]
 
 
-def help_text(keys: list[tuple[str, str]]) -> Content:
+def help_text(keys: list[tuple[str, str]], keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING) -> Content:
+    """The keys (plain text: a tooltip is never markup), then the notes (markup; $themes is the
+    user themes folder)."""
     width = max([len(k) for k, _ in keys] + [11]) + 2
     rows = [Content.assemble("  ", (k, "bold"), " " * (width - len(k)), text, "\n") for k, text in keys]
-    return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(HELP_KEYS_NOTE), "\n",
-                            Content.from_markup(HELP_READING, themes=str(user_themes_dir())))
+    return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(keys_note), "\n",
+                            Content.from_markup(reading, themes=str(user_themes_dir())))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -74,15 +76,16 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, keys: list[tuple[str, str]] | None = None):
+    def __init__(self, keys: list[tuple[str, str]], *, title: str = "pgio-tui help",
+                 keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING):
         super().__init__()
-        self.keys = keys or []
+        self.keys, self.title_text, self.keys_note, self.reading = keys, title, keys_note, reading
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
-            box.border_title = "pgio-tui help"
+            box.border_title = self.title_text
             box.border_subtitle = "esc to close"
-            yield Static(help_text(self.keys))
+            yield Static(help_text(self.keys, self.keys_note, self.reading))
 
 
 class PromptScreen(ModalScreen[str | None]):
