@@ -20,7 +20,9 @@ from typing import Any
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
 
-QUERY_S = 3.0  # one query, or one step of a streamed one, may run this long
+# One query, or one step of a streamed one, may run this long: far beyond any legitimate query on a
+# day-long recording (the schema check already refuses views and triggers, the usual way to hang).
+QUERY_S = 15.0
 MAX_VALUE_BYTES = 16 << 20  # the largest text or blob SQLite hands back
 PROGRESS_STEPS = 20_000  # SQLite VM instructions between two checks of the clock
 # No metric comes near this (a petabyte in kB is 1e12); sums and squares of such values stay finite.
