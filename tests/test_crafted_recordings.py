@@ -79,3 +79,22 @@ def test_huge_values_are_refused_not_loaded(fixture_file, tmp_path):
         c.execute("UPDATE events SET text = zeroblob(40000000) WHERE id = 1")
     with Recording(path) as rec, pytest.raises(RecordingError, match="larger than"):
         rec.events()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("cases", [("metrics 9e999", "blob in a metric", "text in disk", "text in io"),
+                                   ("text in waits.count", "dangling device ids", "dangling wait ids",
+                                    "text in events.t", "non-JSON workloads", "escapes everywhere")])
+async def test_replay_screen_shows_what_is_sound(cases, fixture_file, tmp_path):
+    """The replay TUI draws a crafted (but not refused) recording: every pane, a step, a seek."""
+    from pgio_tui.tui.replay import ReplayApp
+
+    path = apply(fixture_file, tmp_path / "crafted.pgio", [s for c in cases for s in CASES[c]])
+    with Recording(path) as rec:
+        app = ReplayApp(rec, playing=False, start_t=rec.start_t + 100)
+        async with app.run_test(size=(160, 48)) as pilot:
+            for key in ("right", "right", "n", "1", "2", "3", "4", "5", "6", "end", "home"):
+                await pilot.press(key)
+            await pilot.pause()
+            assert app.is_running
+            await pilot.press("q")
