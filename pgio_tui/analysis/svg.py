@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
+from pgio_tui.safe_text import html_text as escape
 
 from pgio_tui.format import clock
 
