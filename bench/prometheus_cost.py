@@ -67,7 +67,7 @@ def run(conninfo: str, out: Path, seconds: float, listen: bool) -> tuple[float, 
             trips.append((time.perf_counter() - t0) * 1000)
             size = len(body)
             m = re.search(r"^pgio_exporter_last_scrape_duration_seconds (\S+)$", body, re.M)
-            if m:
+            if m and m.group(1) != "NaN":
                 inside.append(float(m.group(1)) * 1000)
 
     scraper = threading.Thread(target=scrape, daemon=True)
@@ -118,7 +118,7 @@ def main() -> None:
         print(f"scrape page                   : {size} bytes of OpenMetrics")
         print(f"scrape round trip ms (client) : median {pct(trips, .5):.2f}, p95 {pct(trips, .95):.2f}, "
               f"max {max(trips):.2f}  ({len(trips)} scrapes; target <= {SCRAPE_TARGET_MS:g} ms)")
-        print(f"scrape ms (endpoint's own)    : median {pct(inside, .5):.2f}, p95 {pct(inside, .95):.2f}, "
+        print(f"scrape ms (endpoint's answer) : median {pct(inside, .5):.2f}, p95 {pct(inside, .95):.2f}, "
               f"max {max(inside):.2f}")
         print(f"recorder CPU without --listen : {a * 100:.3f} % of one core  (runs: "
               f"{', '.join(f'{x * 100:.3f}' for x in without)})")

@@ -169,6 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     """GET /metrics (HTTP/1.1, kept alive); / says where the metrics are; anything else is 404."""
 
     protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and page leave in one send (flushed after each request)
     exporter: Exporter
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server name
