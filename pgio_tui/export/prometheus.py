@@ -21,12 +21,12 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 from prometheus_client.utils import floatToGoString
 
-from pgio_tui.export.promnames import PREFIX, Converter, Sample
+from pgio_tui.export.promnames import PREFIX, Converter, Family, Sample
 from pgio_tui.frame import Frame
 
 DEFAULT_HOST = "127.0.0.1"
-SCRAPE_NAME = PREFIX + "exporter_last_scrape_duration_seconds"
-SCRAPE_HELP = "Seconds the last scrape before this tick took to answer (NaN before the first)."
+SCRAPE = Family(PREFIX + "exporter_last_scrape_duration_seconds", "gauge", "seconds",
+                "Seconds the last scrape before this tick took to answer (NaN before the first).")
 
 
 class ListenError(Exception):
@@ -161,8 +161,7 @@ class Exporter:
 
 
 def _scrape_sample(seconds: float) -> Sample:
-    from pgio_tui.export.promnames import Family
-    return (Family(SCRAPE_NAME, "gauge", "seconds", SCRAPE_HELP), (), seconds)
+    return (SCRAPE, (), seconds)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -170,6 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     wbufsize = 1 << 16  # headers and page leave in one send (flushed after each request)
+    timeout = 300  # an idle kept-alive connection is dropped (and its thread ends) after this
     exporter: Exporter
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server name
