@@ -159,16 +159,27 @@ def _add_diff(sub) -> None:
     p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
-    p.add_argument("--align", choices=("start", "workload", "checkpoint"), default="start")
+    _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
 
 
+def _align_option(p: argparse.ArgumentParser) -> None:
+    from pgio_tui.analysis.align import ALIGNMENTS, DEFAULT_ALIGN
+    p.add_argument("--align", choices=ALIGNMENTS, default=DEFAULT_ALIGN,
+                   help="x = 0 and the stretch compared: auto (default: each workload's run when every "
+                        "recording has one, else the first tick), start, workload, checkpoint")
+
+
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
+                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
+    p.add_argument("a", metavar="FILE")
+    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
+    p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    _align_option(p)
 
 
 def conninfo_of(args: argparse.Namespace) -> str:

@@ -18,13 +18,13 @@ from string import Template
 
 import pgio_tui
 from pgio_tui.analysis import latency_cdf, svg
-from pgio_tui.analysis.align import ORIGIN, AlignError, aligned_columns, auto_align, window
+from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, AlignError, aligned_columns, resolve, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
 from pgio_tui.cli import CliError
-from pgio_tui.store.reader import Recording, RecordingError
+from pgio_tui.store.reader import Recording, RecordingError, workload_command, workload_outcome
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
     **{f"writes.{s}": c for s, c in zip(WRITE_SOURCES, svg.PALETTE)},
@@ -202,6 +202,19 @@ def settings_table(changes, two: bool) -> str:
     return f"<table>{head}{body}</table>"
 
 
+def workload_section(runs: list[Run], workloads: list[list[dict]]) -> str:
+    """Each run's workload: the command as given, how it ended, and its own summary as it printed it."""
+    parts = []
+    for run, ws in zip(runs, workloads):
+        for w in ws:
+            who = f"{run.label}: " if len(runs) > 1 else ""
+            parts.append(f"<h3>{escape(who + workload_command(w))}</h3><p>{escape(workload_outcome(w))}</p>")
+            lines = w.get("report") or []
+            if lines:
+                parts.append("<pre>" + escape("\n".join(lines)) + "</pre>")
+    return ("<h2>Workload</h2>" + "".join(parts)) if parts else ""
+
+
 def _runs_table(runs: list[Run]) -> str:
     def cells(label: str, fn) -> str:
         return f"<tr><th>{escape(label)}</th>" + "".join(_td(fn(r)) for r in runs) + "</tr>"
@@ -225,7 +238,8 @@ def build(paths: list[str | os.PathLike], align: str | None = None) -> str:
     with gc_paused():
         recs = [Recording(p) for p in paths]
         try:
-            align = align or auto_align(*recs)
+            align = resolve(align or DEFAULT_ALIGN, *recs)
+            workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
             comparison = None
             if len(recs) == 2:
                 comparison = compare_recordings(recs[0], recs[1], align)
@@ -236,10 +250,11 @@ def build(paths: list[str | os.PathLike], align: str | None = None) -> str:
         finally:
             for rec in recs:
                 rec.close()
-        return render(runs, comparison, align)
+        return render(runs, comparison, align, workloads)
 
 
-def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
+def render(runs: list[Run], comparison: Comparison | None, align: str,
+           workloads: list[list[dict]] | None = None) -> str:
     two = comparison is not None
     names = " vs ".join(r.summary.path.name for r in runs)
     title = f"pgio-tui {'comparison' if two else 'report'}: {names}"
@@ -254,6 +269,7 @@ def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
                  "excludes 0, <i>noise</i> when it does not (docs/diff.md).</p>", comparison_table(comparison)]
     else:
         body += ["<h2>Summary</h2>", summary_table(runs[0].summary)]
+    body.append(workload_section(runs, workloads or []))
     body.append("<h2>Timeline</h2><div class=charts><div id=readout></div>")
     for ch in charts(runs):
         body.append(_legend(ch, two) + svg.time_chart(ch, 0.0, x1, spans))
@@ -276,13 +292,14 @@ def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    if not 1 <= len(args.files) <= 2:
-        raise CliError("report takes one recording, or two to compare")
-    for path in args.files:
+    files = [f for f in (args.a, args.b) if f]
+    for path in files:
         if not os.path.exists(path):
             raise CliError(f"{path}: no such file")
+    if os.path.exists(args.output) and not args.force:
+        raise CliError(f"{args.output} exists: use --force to overwrite it, or choose another file")
     try:
-        html = build(args.files, getattr(args, "align", None))
+        html = build(files, args.align)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
     with open(args.output, "w", encoding="utf-8") as f:

@@ -26,6 +26,7 @@ from typing import Any
 
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
+from pgio_tui import quantiles
 from pgio_tui.metrics import lookup
 from pgio_tui.store.reader import Recording, Setting
 
@@ -85,14 +86,8 @@ def _total(per_unit: list[float]) -> Estimate:
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """q-quantile (0-1) by linear interpolation between closest ranks; None for no values."""
-    s = sorted(values)
-    if not s:
-        return None
-    pos = (len(s) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+    """q-quantile (0-1) of unordered values, by the one definition (pgio_tui.quantiles)."""
+    return quantiles.percentile(sorted(values), 100 * q)
 
 
 def _present(col: list) -> bool:
@@ -143,6 +138,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
                 setting_events=[(win.x(e.t), e.event.text) for e in rec.events(["setting_change"])
                                 if win.contains(e.t)])
     _latency(s, ticks)
+    _whole_run_latency(s, rec, win, workloads[0] if workloads else None)
     _writes(s, ticks)
     _checkpoints(s, done, win)
     _memory(s, ticks)
@@ -238,6 +234,64 @@ def _latency(s: Summary, t: _Ticks) -> None:
             over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
             est = _total(over)
             _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, "latency.mean_ms")
+
+
+def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True) -> None:
+    """Give a latency statistic its exact value (the workload's own, or from transactions)."""
+    if value is None:
+        return
+    st = s.get("latency", name)
+    if st is None:
+        unit = "1/s" if name == "tps" else "ms"
+        _add(s, "latency", name, unit, float(value), None, None, note)
+        return
+    st.value, st.note = float(value), note
+    if not keep_estimate:
+        st.estimate = None
+
+
+def workload_figures(workload: dict[str, Any] | None) -> tuple[dict[str, float | None], str]:
+    """tps, mean and stddev of a workload's whole run as the workload itself reported them, and
+    where they come from; ({}, "") when it reported none."""
+    summary = (workload or {}).get("summary")
+    if not isinstance(summary, dict) or summary.get("partial"):
+        return {}, ""
+    if workload.get("kind") == "pgbench":
+        if summary.get("source") == "pgbench" and summary.get("tps") is not None:
+            return {"tps": summary.get("tps"), "mean": summary.get("latency_avg_ms"),
+                    "stddev": summary.get("latency_stddev_ms")}, "pgbench's summary"
+        m = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+        if m.get("tps") is not None:
+            return {"tps": m.get("tps"), "mean": m.get("latency_mean_ms"), "stddev": m.get("latency_stddev_ms")}, \
+                "pgbench's per-transaction log (pgbench printed no summary)"
+    if workload.get("kind") == "pgio" and isinstance(summary.get("latency"), dict):
+        lat = summary["latency"]
+        return {"tps": summary.get("statements_s"), "mean": lat.get("mean_ms"),
+                "stddev": lat.get("stddev_ms")}, "pgio's summary (statements)"
+    return {}, ""
+
+
+def _whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dict[str, Any] | None) -> None:
+    """Whole-run figures that are exact rather than averaged per tick: the workload's own tps, mean
+    and stddev when the window is its whole run; percentiles from the transactions' histograms
+    (merged per-tick buckets) whenever the recording has them."""
+    if win.whole_workload:
+        figures, source = workload_figures(workload)
+        for name in ("tps", "mean", "stddev"):
+            _replace(s, name, figures.get(name), source)
+        if workload is not None and (workload.get("exit_code") == 130
+                                     or (workload.get("summary") or {}).get("interrupted")):
+            s.notes.append("workload ended early (exit 130: interrupted): its figures cover the run until then")
+    if win.start_tick is None:
+        return
+    hist = rec.latency_histogram(win.start_tick, win.end_tick)
+    if not hist.count:
+        if s.get("latency", "p50") is not None:
+            s.notes.append("latency percentiles: per-tick percentiles weighted by transactions "
+                           "(this recording has no latency histogram)")
+        return
+    for p in PERCENTILES:
+        _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False)
 
 
 # --- buffers written by source -------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui.store.reader import workload_command
+
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
@@ -62,7 +64,7 @@ def find_moments(rec: Any) -> list[Moment]:
                 add(c.get("end_tick"), c["end_t"], "checkpoint_end", f"{what} complete")
     if not kinds & {"workload_start", "workload_stop"}:
         for w in rec.workloads():
-            name = " ".join(w.get("argv") or []) or str(w.get("kind"))
+            name = workload_command(w)
             if w.get("start_t") is not None:
                 add(None, w["start_t"], "workload_start", f"started: {name}")
             if w.get("stop_t") is not None:

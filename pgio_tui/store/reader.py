@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
 
-__all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
+__all__ = ["Recording", "RecordingError", "Setting", "TickEvent", "workload_command"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
 _NEVER = math.inf
@@ -50,6 +51,54 @@ def _decode(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def workload_command(w: dict[str, Any]) -> str:
+    """A recorded workload's command as the user gave it (`pgbench -c 4 -T 60`): the program's
+    name without its path, and without the -P/-l/--log-prefix pgio-tui added for its own use."""
+    argv = w.get("argv") or []
+    if not isinstance(argv, list):
+        return str(argv)
+    params = w.get("params") if isinstance(w.get("params"), dict) else {}
+    user = params.get("user_args")
+    words = [str(a) for a in (user if isinstance(user, list) else argv[1:])]
+    if argv:
+        words.insert(0, os.path.basename(str(argv[0])))
+    return shlex.join(words) if words else str(w.get("kind") or "")
+
+
+def workload_failures(summary: Any) -> list[str]:
+    """What went wrong inside a workload's run, from its summary: pgbench's failed and skipped
+    transactions, pgio's deadlocks."""
+    if not isinstance(summary, dict):
+        return []
+    measured = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+    out = []
+    failed = summary.get("failed", measured.get("failed"))
+    if isinstance(failed, int) and failed:
+        pct = summary.get("failed_pct")
+        out.append(f"{failed} failed transactions" + (f" ({pct:g} %)" if isinstance(pct, (int, float)) else ""))
+    skipped = summary.get("skipped", measured.get("skipped"))
+    if isinstance(skipped, int) and skipped:
+        out.append(f"{skipped} skipped transactions")
+    deadlocks = summary.get("deadlocks")
+    if isinstance(deadlocks, int) and deadlocks:
+        out.append(f"{deadlocks} deadlocks")
+    return out
+
+
+def workload_outcome(w: dict[str, Any]) -> str:
+    """How a recorded workload ended, in a few words: exit status (130: ended early), failures."""
+    code, summary = w.get("exit_code"), w.get("summary")
+    if code is None:
+        words = ["no exit status (the recording ended while it ran)"]
+    elif code == 130 or (isinstance(summary, dict) and (summary.get("interrupted") or summary.get("stopped"))):
+        words = [f"ended early (exit {code}: interrupted)"]
+    elif code:
+        words = [f"failed (exit {code})"]
+    else:
+        words = ["exit 0"]
+    return ", ".join(words + workload_failures(summary))
 
 
 class Recording:
@@ -151,6 +200,8 @@ class Recording:
         self._sources = {id_: (bt, _NEVER if first is None else first) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: r[1:] for r in conn.execute("SELECT * FROM wait_events")}
+        self._has_latency_hist = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
         after = -1 if self.last_tick is None else self.last_tick
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
         if new:
@@ -228,11 +279,36 @@ class Recording:
         """Workloads launched during the recording, with argv, params and summary decoded."""
         return [{k: _decode(v) for k, v in row.items()} for row in self.db["workloads"].rows]
 
+    def workload_report(self, w: dict[str, Any]) -> list[str]:
+        """The workload's own end-of-run report as it printed it: pgbench's summary (its stdout;
+        progress goes to stderr), pgio's report block."""
+        out = self.workload_output(w["id"]) if w.get("id") is not None else []
+        if w.get("kind") == "pgbench":
+            return [line for _, stream, line in out if stream == "stdout"]
+        notes = [line for _, stream, line in out if stream == "note"]
+        start = next((i for i, line in enumerate(notes) if line.startswith("pg_stat_database stats:")), None)
+        return notes[start:] if start is not None else []
+
     def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
         return list(self.db.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
             (workload_id,)))
+
+    def latency_histogram(self, start_tick: int | None = None, end_tick: int | None = None):
+        """The launched workload's latencies over ticks [start_tick, end_tick] as one merged
+        LatencyHistogram (empty for a recording without one), clamped to the largest per-tick max."""
+        from pgio_tui.quantiles import LatencyHistogram
+        hist = LatencyHistogram()
+        if not self._has_latency_hist:
+            return hist
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        hist.merge(dict(self.db.conn.execute(
+            f"SELECT bucket, sum(count) FROM latency_hist{where} GROUP BY bucket", params)))
+        if hist.count and "latency.max_ms" in self._columns:
+            top = self.db.conn.execute(f"SELECT max({quote('latency.max_ms')}) FROM ticks{where}", params).fetchone()[0]
+            hist.max_ms = top
+        return hist
 
     # --- seeking and series ---------------------------------------------------------------------
 
@@ -335,6 +411,8 @@ class Recording:
         io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
         waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
         events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
+        hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
+            if self._has_latency_hist else {}
         cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                       "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
         device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
@@ -358,6 +436,7 @@ class Recording:
                 waits=[(*self._wait_events[id_], n) for id_, n in waits.get(tick, ())],
                 events=[Event(k, text or "", _decode(d) or {}) for k, text, d in events.get(tick, ())],
                 checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
+                latency_buckets=dict(hist.get(tick, ())),
             )
 
     # --- lifetime -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import Any
 
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
-from pgio_tui.workloads.latency import Histogram, combine, frame_values, summarize
+from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
 
 # ------------------------------------------------------------------------------------- parsing
 
@@ -479,7 +479,9 @@ class PgbenchWorkload(Workload):
                 taken = [e for e in self._pending if e.end_t <= cutoff]
                 self._pending = [e for e in self._pending if e.end_t > cutoff]
                 self._progress_pending.clear()
-                stats = summarize(e.latency_ms for e in taken if e.latency_ms is not None)
+                latencies = [e.latency_ms for e in taken if e.latency_ms is not None]
+                stats = summarize(latencies)
+                frame.latency_buckets = buckets_of(latencies)
                 failed = sum(1 for e in taken if e.status == "failed")
                 frame.values.update(frame_values(stats, frame.dt, 1.0 / self.sampling_rate, failed))
             else:  # no per-transaction log: pgbench's own per-second figures
@@ -530,6 +532,11 @@ class PgbenchWorkload(Workload):
         summary.update(partial=True, note="the recording ended while pgbench was running: figures so far, "
                                           "from its per-transaction log")
         return summary
+
+    def describe(self) -> str:
+        """The user's command: pgio-tui's own -P 1 -l --log-prefix are not the user's business."""
+        import shlex
+        return shlex.join(["pgbench", *self.params["user_args"]])
 
     def outcome(self) -> str:
         s = self.summary or {}
