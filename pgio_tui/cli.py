@@ -127,11 +127,13 @@ def _add_bench(sub) -> None:
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
+    _keep_recording_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pg)
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
+    _keep_recording_option(pg)
     pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
     pg.add_argument("--scale", default="64M", metavar="SIZE", help="per table: blocks, or M/G/T (default 64M)")
     pg.add_argument("--sessions", type=int, default=1, metavar="N", help="sessions per table (default 1)")
@@ -141,6 +143,12 @@ def _add_bench(sub) -> None:
     pg.add_argument("--update-work-unit", type=int, default=8, metavar="N", help="blocks per UPDATE (default 8)")
     pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=True,
                     help="build the tables first (default); --no-setup reuses them")
+
+
+def _keep_recording_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep-recording", action="store_true",
+                   help="go on recording after the workload ends, until stopped (default: the recording "
+                        "ends with the workload)")
 
 
 def _add_demo(sub) -> None:

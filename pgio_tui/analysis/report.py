@@ -24,7 +24,8 @@ from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
 from pgio_tui.cli import CliError
-from pgio_tui.store.reader import Recording, RecordingError, workload_command, workload_outcome
+from pgio_tui.store.reader import Recording, RecordingError
+from pgio_tui.workload_facts import workload_command, workload_outcome
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
     **{f"writes.{s}": c for s, c in zip(WRITE_SOURCES, svg.PALETTE)},

@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
-from pgio_tui.store.reader import Recording, workload_command, workload_outcome
+from pgio_tui.store.reader import Recording
+from pgio_tui.workload_facts import workload_command, workload_outcome
 
 FORMATS = ("csv", "json")
 FIXED_COLUMNS = ("tick", "t", "elapsed")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from pgio_tui.store.reader import workload_command
+from pgio_tui.workload_facts import workload_command
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")

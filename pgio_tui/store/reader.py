@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
 
-__all__ = ["Recording", "RecordingError", "Setting", "TickEvent", "workload_command"]
+__all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
 _NEVER = math.inf
@@ -51,54 +50,6 @@ def _decode(value: Any) -> Any:
         except ValueError:
             return value
     return value
-
-
-def workload_command(w: dict[str, Any]) -> str:
-    """A recorded workload's command as the user gave it (`pgbench -c 4 -T 60`): the program's
-    name without its path, and without the -P/-l/--log-prefix pgio-tui added for its own use."""
-    argv = w.get("argv") or []
-    if not isinstance(argv, list):
-        return str(argv)
-    params = w.get("params") if isinstance(w.get("params"), dict) else {}
-    user = params.get("user_args")
-    words = [str(a) for a in (user if isinstance(user, list) else argv[1:])]
-    if argv:
-        words.insert(0, os.path.basename(str(argv[0])))
-    return shlex.join(words) if words else str(w.get("kind") or "")
-
-
-def workload_failures(summary: Any) -> list[str]:
-    """What went wrong inside a workload's run, from its summary: pgbench's failed and skipped
-    transactions, pgio's deadlocks."""
-    if not isinstance(summary, dict):
-        return []
-    measured = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
-    out = []
-    failed = summary.get("failed", measured.get("failed"))
-    if isinstance(failed, int) and failed:
-        pct = summary.get("failed_pct")
-        out.append(f"{failed} failed transactions" + (f" ({pct:g} %)" if isinstance(pct, (int, float)) else ""))
-    skipped = summary.get("skipped", measured.get("skipped"))
-    if isinstance(skipped, int) and skipped:
-        out.append(f"{skipped} skipped transactions")
-    deadlocks = summary.get("deadlocks")
-    if isinstance(deadlocks, int) and deadlocks:
-        out.append(f"{deadlocks} deadlocks")
-    return out
-
-
-def workload_outcome(w: dict[str, Any]) -> str:
-    """How a recorded workload ended, in a few words: exit status (130: ended early), failures."""
-    code, summary = w.get("exit_code"), w.get("summary")
-    if code is None:
-        words = ["no exit status (the recording ended while it ran)"]
-    elif code == 130 or (isinstance(summary, dict) and (summary.get("interrupted") or summary.get("stopped"))):
-        words = [f"ended early (exit {code}: interrupted)"]
-    elif code:
-        words = [f"failed (exit {code})"]
-    else:
-        words = ["exit 0"]
-    return ", ".join(words + workload_failures(summary))
 
 
 class Recording:

@@ -335,17 +335,18 @@ def end_workload(workload: Any, grace: float = QUIT_GRACE_S, until_recorded: flo
 # --- entry points -------------------------------------------------------------------------------
 
 def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = False, theme: str | None = None,
-                workload: Any = None) -> int:
+                workload: Any = None, keep_recording: bool = False) -> int:
     """Run the live monitor on an already-opened Sampler until the user quits; returns an exit code.
 
     The sampler (and the recorder, when recording) run on a thread worker; the caller keeps owning
     the sampler and closes it afterwards. `workload` (optional) is a launched workload: an object
     with `.kind`, `.running`, `.stop()` and `.output_tail(n) -> list[str]`; it may also have
     `.on_recorder(recorder_or_None)`, called on the recorder's thread when recording starts/stops,
-    so it can store its output in the same file. Its output tail is shown and `s` stops it.
+    so it can store its output in the same file. Its output tail is shown and `s` stops it. The
+    recording ends with that workload unless `keep_recording`.
     """
     session = session_from_sampler(sampler)
-    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload)
+    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload, keep_recording=keep_recording)
     first = feed.prime()  # one tick before the UI starts: the first paint has data
     app = MonitorApp(session, feed=feed, frames=[first] if first is not None else [], theme=theme,
                      workload=workload)

@@ -40,9 +40,11 @@ class LiveFeed:
     """Runs `sampler.frames()` on the calling thread (a Textual thread worker) until stopped."""
 
     def __init__(self, sampler: Any, *, record_path: str | None = None, force: bool = False,
-                 workload: Any = None):
+                 workload: Any = None, keep_recording: bool = False):
         self.sampler = sampler
         self.workload = workload
+        # The session's workload (bench): its recording ends with it unless told to keep going.
+        self._stop_with = workload if record_path and not keep_recording else None
         self._initial = (record_path, force) if record_path else None
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
@@ -121,6 +123,7 @@ class LiveFeed:
             for frame in frames:
                 self._apply_commands(frame)
                 self._write(frame)
+                self._end_with_workload()
                 self.on_frame(frame, self._status())
         except Exception as exc:  # the UI must hear about it; the thread must not die silently
             line = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -129,6 +132,13 @@ class LiveFeed:
         finally:
             self._close_recorder(self._stop_reason if self._stop.is_set() else "sampling stopped")
             self._closed.set()
+
+    def _end_with_workload(self) -> None:
+        """The bench workload's end is in the file now: close the recording with it."""
+        w = self._stop_with
+        if w is not None and getattr(w, "done", False) and self._recorder is not None:
+            self._stop_with = None
+            self._close_recorder(f"{getattr(w, 'kind', 'workload')} ended")
 
     def _status(self) -> FeedStatus:
         return FeedStatus(self._recording, self._ticks, getattr(self.sampler, "postmaster_start", None))

@@ -341,7 +341,7 @@ def setting_text(value, unit: str | None) -> str:
 
 def workload_text(rec) -> str:
     """The recording's workload(s), short: 'pgbench -c 8 -T 60 bench'."""
-    from pgio_tui.store.reader import workload_command
+    from pgio_tui.workload_facts import workload_command
     return "; ".join(n for n in map(workload_command, rec.workloads()) if n)
 
 

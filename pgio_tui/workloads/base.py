@@ -205,6 +205,19 @@ class Workload:
         import shlex
         return shlex.join(self.argv)
 
+    def report_lines(self) -> list[str]:
+        """The workload's own end-of-run report, whole (pgbench's summary, pgio's report)."""
+        return []
+
+    def exit_line(self) -> str:
+        """One line for the end of a run: what it did, how it ended (exit status, 130 = ended
+        early), and what failed inside it (pgbench failed transactions, pgio deadlocks)."""
+        from pgio_tui.workload_facts import workload_outcome
+        how = workload_outcome({"exit_code": self.exit_code, "summary": self.summary})
+        if self.error:
+            return f"{self.kind}: {self.error} ({how})"
+        return f"{self.kind} {self.outcome()} ({how})"
+
     # -- for subclasses -------------------------------------------------------------------------
 
     def _run(self) -> None:

@@ -167,6 +167,7 @@ class PgioWorkload(Workload):
         self._run_started = False
         self.run_start_t: float | None = None
         self.run_end_t: float | None = None
+        self._report: list[str] = []
 
     # -- connections --------------------------------------------------------------------------
 
@@ -380,7 +381,8 @@ class PgioWorkload(Workload):
         after = self._stable_db_stats(admin)
         disk_b = _read_disks(self.devices)
         self.summary = self._make_summary(before, after, disk_a, disk_b, shared_buffers)
-        for line in self._report_lines(before, after):
+        self._report = self._report_lines(before, after)
+        for line in self._report:
             self.emit("note", line)
         failed = [s.error for s in self.sessions if s.error]
         if failed and not self.stop_requested:
@@ -541,6 +543,9 @@ class PgioWorkload(Workload):
             lines.append(f"  {x.table} {x.pid} {x.slices} {x.selects} {x.updates} {x.select_max_ms:.3f} "
                          f"{x.update_max_ms:.3f} {x.blks_read} {x.blks_hit} {x.deadlocks}")
         return lines
+
+    def report_lines(self) -> list[str]:
+        return list(self._report)
 
     def partial_summary(self) -> dict[str, Any] | None:
         if not self._run_started:

@@ -22,7 +22,7 @@ STOP_GRACE_S = 15.0
 
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
-                headless: bool = False, theme: str | None = None) -> int:
+                headless: bool = False, theme: str | None = None, keep_recording: bool = False) -> int:
     """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code."""
     if record and os.path.exists(record) and not force:
         raise CliError(f"{record} exists: use --force to overwrite it, or choose another file")
@@ -37,13 +37,14 @@ def run_session(sampler, workload: Workload, *, record: str | None = None, force
             _say(f"{PROG}: the live view is not available ({exc}); running headless")
             headless = True
     if headless:
-        return _headless(sampler, workload, record, force)
+        return _headless(sampler, workload, record, force, keep_recording)
     workload.start()
     try:
-        rc = run_monitor(sampler, record_path=record, force=force, theme=theme, workload=workload)
+        rc = run_monitor(sampler, record_path=record, force=force, theme=theme, workload=workload,
+                         keep_recording=keep_recording)
     finally:
         end_workload(workload)
-    _print_outcome(workload)
+    _print_outcome(workload, whole=True)  # the screen is gone: its report was only shown there
     return rc or (1 if workload.error and not workload.stop_requested else 0)
 
 
@@ -59,7 +60,7 @@ def end_workload(workload: Workload, grace: float = STOP_GRACE_S) -> None:
         workload.wait(5)
 
 
-def _headless(sampler, workload: Workload, record: str | None, force: bool) -> int:
+def _headless(sampler, workload: Workload, record: str | None, force: bool, keep_recording: bool = False) -> int:
     stop = threading.Event()
     reason = {"why": "workload ended"}
     stop_on_signals(stop, reason)
@@ -78,7 +79,9 @@ def _headless(sampler, workload: Workload, record: str | None, force: bool) -> i
                 recorder.write(frame)
             ticks += 1
             printer.show_status(frame, record or "not recorded")
-            if workload.done:
+            if workload.done and not keep_recording:
+                break
+            if workload.done and stop.is_set():  # --keep-recording: until the user stops it
                 break
             if stop.is_set() and stopping_since is None:  # first signal: stop the workload, keep ticking
                 stopping_since = time.monotonic()
@@ -110,11 +113,16 @@ def _headless(sampler, workload: Workload, record: str | None, force: bool) -> i
     return 1 if workload.error and not workload.stop_requested else 0
 
 
-def _print_outcome(workload: Workload) -> None:
-    if workload.error:
-        _say(f"{PROG}: {workload.kind}: {workload.error}")
-    else:
-        _say(f"{PROG}: {workload.kind} {workload.outcome()}")
+def _print_outcome(workload: Workload, whole: bool = False) -> None:
+    """The exit line (failures and early ends in it); with `whole`, the workload's own report first."""
+    if whole:
+        try:
+            for line in workload.report_lines():
+                print(line)
+            sys.stdout.flush()
+        except OSError:
+            pass
+    _say(f"{PROG}: {workload.exit_line()}")
 
 
 class _Printer:
