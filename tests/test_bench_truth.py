@@ -97,7 +97,7 @@ def test_diff_report_and_diff_screen_agree(pgbench_run, tmp_path):
     assert cli.main(["report", str(path), str(path), "-o", str(out)]) == 0
     html = out.read_text()
     assert f"{own:,.1f}" in html or f"{own:,.0f}" in html
-    assert "seconds from the workload run start" in html
+    assert "seconds from the workload start" in html
     command = re.search(r"<h2>Workload</h2><h3>(.*?)</h3>", html).group(1)
     assert command.startswith("A: pgbench -c 4 -j 2 -T 8 -l") and "-P 1" not in command  # the user's, not ours
     assert "number of transactions actually processed" in html  # pgbench's whole summary

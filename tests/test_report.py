@@ -41,7 +41,7 @@ def test_one_recording(pair):
     assert "<title>checkpoint time" in html  # the checkpoint is shaded, with its kind
     assert "background threshold" in html  # Dirty's threshold drawn (200 MiB is within 2x Dirty's peak)
     assert "backend_flush_after" in html and "<h2>Summary</h2>" in html
-    assert "Time axis: seconds from the workload run start" in html
+    assert "Time axis: seconds from the workload start" in html
 
 
 def test_two_recordings(pair, tmp_path, capsys):

@@ -14,7 +14,7 @@ from pgio_tui.store.reader import Recording
 
 ALIGNMENTS = ("auto", "start", "workload", "checkpoint")
 DEFAULT_ALIGN = "auto"  # diff, report and the diff screen: the workload's run when every recording has one
-ORIGIN = {"start": "first tick", "workload": "workload run start", "checkpoint": "first checkpoint start"}  # x = 0
+ORIGIN = {"start": "first tick", "workload": "workload start", "checkpoint": "first checkpoint start"}  # x = 0
 _EPS = 1e-6
 
 

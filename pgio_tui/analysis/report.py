@@ -12,6 +12,7 @@ import argparse
 import os
 import statistics
 from dataclasses import dataclass
+from typing import Any
 from html import escape
 from importlib.resources import files
 from string import Template
@@ -47,6 +48,7 @@ class Run:
     x: list[float]
     dt: list[float]
     cols: dict[str, list]
+    hist: Any = None  # quantiles.LatencyHistogram of the window's transactions (empty: none recorded)
 
     def points(self, metric: str, scale: float = 1.0) -> list[tuple[float, float | None]]:
         col = self.cols.get(metric) or []
@@ -59,11 +61,11 @@ class Run:
 def _load_run(rec: Recording, label: str, s: Summary) -> Run:
     devs = [f"disk.{d}.{f}" for d in dict.fromkeys(s.role_devices.values())
             for f in ("util_pct", "w_await_ms", "r_await_ms", "r_s", "w_s")]
-    scalars = [m for m in rec.metric_names() if m.split(".")[0] in ("writes", "mem", "latency", "checkpoint")
+    scalars = [m for m in rec.metric_names() if m.split(".")[0] in ("writes", "mem", "latency", "statements", "checkpoint")
                and not m.startswith("latency.over_")]
     metrics = list(dict.fromkeys(scalars + devs))
     c = aligned_columns(rec, s.window, metrics)
-    return Run(label, s, c.x, c.dt, c.values)
+    return Run(label, s, c.x, c.dt, c.values, rec.latency_histogram(s.window.start_tick, s.window.end_tick))
 
 
 # --- charts -------------------------------------------------------------------------------------
@@ -132,6 +134,9 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
         c.lines = _lines(runs, lambda r: "latency.mean_ms", "mean", SERIES_COLORS["latency.mean_ms"])
         c.title = "latency (per-tick mean)"
     out.append(c)
+    c = svg.Chart("statement execution time (pg_stat_statements, not transactions)", "ms")
+    c.lines = _lines(runs, lambda r: "statements.mean_ms", "statement mean", SERIES_COLORS["latency.mean_ms"])
+    out.append(c)
     c = svg.Chart("throughput", "tps", height=100)
     c.lines = _lines(runs, lambda r: "latency.tps", "tps", SERIES_COLORS["latency.tps"])
     out.append(c)
@@ -149,6 +154,10 @@ def _legend(chart: svg.Chart, two: bool) -> str:
 def cdf_section(runs: list[Run]) -> str:
     dists = []
     for run in runs:
+        exact = latency_cdf.from_histogram(run.hist) if run.hist is not None else None
+        if exact is not None:
+            dists.append(exact)
+            continue
         weights = [(t or 0.0) * dt for t, dt in zip(run.cols.get("latency.tps") or [0.0] * len(run.x), run.dt)]
         if not any(weights):
             weights = [1.0] * len(run.x)

@@ -4,10 +4,11 @@ Each statistic (`Stat`) carries its value and, where it is a mean, total, share 
 per-tick (or per-checkpoint) values, an `Estimate` the noise judgement can resample. How each
 figure is computed is in docs/diff.md; the short form:
 
-- latency: tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
+- latency (transactions of a launched workload): tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
   transactions of each tick (pgbench) or the statements (pg_stat_statements); stddev is pooled
   from per-tick mean and stddev; max is the largest per-tick max; counts over 100-500 ms add up the
   per-tick counts `latency.over_<N>ms` (else: ticks whose mean is over N ms);
+- statements: pg_stat_statements' execution time (never called latency), weighted by calls;
 - writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
 - checkpoints: those that started inside the window;
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
@@ -29,8 +30,9 @@ from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
 from pgio_tui import quantiles
 from pgio_tui.metrics import lookup
 from pgio_tui.store.reader import Recording, Setting
+from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
-GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio")
+GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "devices", "pgio")
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 PERCENTILES = ("p50", "p95", "p99")
@@ -139,6 +141,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
                                 if win.contains(e.t)])
     _latency(s, ticks)
     _whole_run_latency(s, rec, win, workloads[0] if workloads else None)
+    _statements(s, ticks)
     _writes(s, ticks)
     _checkpoints(s, done, win)
     _memory(s, ticks)
@@ -152,6 +155,7 @@ def _scalar_metrics() -> list[str]:
     return ([f"latency.{n}" for n in ("tps", "calls_s", "txns", "mean_ms", "stddev_ms", "p50_ms", "p95_ms",
                                       "p99_ms", "max_ms")]
             + [f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS]
+            + ["statements.mean_ms", "statements.stddev_ms", "statements.calls_s"]
             + [f"writes.{src}" for src in WRITE_SOURCES] + ["fsyncs.backend"]
             + ["mem.dirty_kb", "mem.writeback_kb", "mem.dirty_background_threshold_kb", "mem.dirty_threshold_kb"]
             + ["pgio.reads_s", "pgio.hits_s", "db.blks_read_s", "db.blks_hit_s"])
@@ -187,7 +191,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         weights, what = [v or 0.0 for v in t.col("latency.txns")], "transactions"
     elif launched or not t.has("latency.calls_s"):
         weights, what = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)], "transactions"
-    else:
+    else:  # recordings made before statements.* existed: latency.* then held statement figures
         weights, what = [(r or 0.0) * dt for r, dt in zip(t.col("latency.calls_s"), t.dt)], "statements"
     if not any(weights):
         weights, what = [1.0] * t.n, "ticks"
@@ -279,19 +283,43 @@ def _whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dict[s
         figures, source = workload_figures(workload)
         for name in ("tps", "mean", "stddev"):
             _replace(s, name, figures.get(name), source)
-        if workload is not None and (workload.get("exit_code") == 130
+        if workload is not None and (workload.get("exit_code") == EXIT_INTERRUPTED
                                      or (workload.get("summary") or {}).get("interrupted")):
-            s.notes.append("workload ended early (exit 130: interrupted): its figures cover the run until then")
+            s.notes.append(f"workload ended early (exit {EXIT_INTERRUPTED}: interrupted): its figures cover "
+                           "the run until then")
     if win.start_tick is None:
         return
     hist = rec.latency_histogram(win.start_tick, win.end_tick)
     if not hist.count:
         if s.get("latency", "p50") is not None:
-            s.notes.append("latency percentiles: per-tick percentiles weighted by transactions "
-                           "(this recording has no latency histogram)")
+            s.notes.append("latency percentiles: per tick, weighted (no latency histogram recorded)")
         return
     for p in PERCENTILES:
         _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False)
+
+
+# --- statements (pg_stat_statements) ------------------------------------------------------------
+
+def _statements(s: Summary, t: _Ticks) -> None:
+    """Statement execution time (not transaction latency): mean and stddev weighted by the calls
+    of each tick, pooled; calls per second."""
+    mean, sd, calls = t.col("statements.mean_ms"), t.col("statements.stddev_ms"), t.col("statements.calls_s")
+    if not _present(mean):
+        return
+    n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
+    est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
+    _add(s, "statements", "mean", "ms", est.value(), est, "statements.mean_ms")
+    if _present(sd):
+        n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
+        est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
+                        [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
+        _add(s, "statements", "stddev", "ms", est.value(), est, "statements.stddev_ms")
+    num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
+    den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
+    est = Estimate((num, den), ratio)
+    _add(s, "statements", "calls/s", "1/s", est.value(), est, "statements.calls_s")
+    s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
+                   "(utility statements and pgio-tui's own left out), not transaction latency")
 
 
 # --- buffers written by source -------------------------------------------------------------------
