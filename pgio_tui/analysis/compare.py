@@ -58,7 +58,8 @@ class Row:
         return {"group": self.group, "name": self.name, "unit": self.unit, "a": self.a, "b": self.b,
                 "change_pct": self.change_pct, "ci_low": self.judgement.low, "ci_high": self.judgement.high,
                 "ci_low_pct": self.judgement.low_pct, "ci_high_pct": self.judgement.high_pct, "verdict": self.verdict,
-                "metric_a": self.metric_a, "metric_b": self.metric_b, "note": self.note}
+                "why_no_verdict": self.judgement.why or None, "metric_a": self.metric_a,
+                "metric_b": self.metric_b, "note": self.note}
 
 
 @dataclass(slots=True)

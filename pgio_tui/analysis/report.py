@@ -23,7 +23,7 @@ from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, AlignError, aligned_c
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
-from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
+from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, device_labels, summarize
 from pgio_tui.cli import CliError
 from pgio_tui.store.reader import Recording, RecordingError
 from pgio_tui.workload_facts import workload_command, workload_outcome
@@ -111,20 +111,22 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
             f"{name} {' / '.join(number(v) for v in dict.fromkeys(round(v) for v in levels))} MiB"
             for name, levels in off_scale.items())
     out.append(c)
-    roles = list(dict.fromkeys(role for run in runs for role in run.summary.role_devices))
+    labelled = [device_labels(run.summary.role_devices) for run in runs]  # a shared device once, with both roles
+    roles = list(dict.fromkeys(label for labels in labelled for label in labels))
+    by_run = {id(run): labels for run, labels in zip(runs, labelled)}
 
     def dev_metric(role: str, field: str):
-        return lambda r: (f"disk.{r.summary.role_devices[role]}.{field}" if role in r.summary.role_devices else None)
+        return lambda r: (f"disk.{by_run[id(r)][role]}.{field}" if role in by_run[id(r)] else None)
 
     c = svg.Chart("device utilisation", "%")
     for role in roles:
-        c.lines += _lines(runs, dev_metric(role, "util_pct"), role, ROLE_COLORS.get(role, svg.PALETTE[5]))
+        c.lines += _lines(runs, dev_metric(role, "util_pct"), role, ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5]))
     out.append(c)
     c = svg.Chart("device await", "ms")
     for role in roles:
-        color = ROLE_COLORS.get(role, svg.PALETTE[5])
+        color = ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5])
         c.lines += _lines(runs, dev_metric(role, "w_await_ms"), f"{role} w_await", color)
-        if any(any(run.cols.get(f"disk.{run.summary.role_devices.get(role)}.r_s") or []) for run in runs):
+        if any(any(run.cols.get(f"disk.{by_run[id(run)].get(role)}.r_s") or []) for run in runs):
             c.lines += _lines(runs, dev_metric(role, "r_await_ms"), f"{role} r_await", svg.PALETTE[7])
     out.append(c)
     c = svg.Chart("latency", "ms")
@@ -235,7 +237,8 @@ def _runs_table(runs: list[Run]) -> str:
             + cells("server", lambda r: str(r.summary.meta.get("server_version", "–")))
             + cells("recorded", lambda r: str(r.summary.meta.get("created_at", "–")))
             + cells("window", lambda r: window_text(r.summary))
-            + cells("devices", lambda r: ", ".join(f"{k} {v}" for k, v in r.summary.role_devices.items()) or "–")
+            + cells("devices", lambda r: ", ".join(f"{k} {v}" for k, v in device_labels(r.summary.role_devices).items())
+                    or "–")
             + "</table>")
 
 

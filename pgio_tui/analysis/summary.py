@@ -408,8 +408,17 @@ def _memory(s: Summary, t: _Ticks) -> None:
 
 # --- devices -------------------------------------------------------------------------------------
 
+def device_labels(role_devices: dict[str, str]) -> dict[str, str]:
+    """One label per device, naming all its roles ("PGDATA+WAL" when pg_wal shares PGDATA's device),
+    so a shared device's figures are shown once."""
+    labels: dict[str, list[str]] = {}
+    for role, dev in role_devices.items():
+        labels.setdefault(dev, []).append(role)
+    return {"+".join(roles): dev for dev, roles in labels.items()}
+
+
 def _devices(s: Summary, t: _Ticks) -> None:
-    for label, dev in s.role_devices.items():
+    for label, dev in device_labels(s.role_devices).items():
         prefix = f"disk.{dev}."
         util = [v for v in t.col(prefix + "util_pct") if v is not None]
         if not util:

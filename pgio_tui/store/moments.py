@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui import quantiles
 from pgio_tui.workload_facts import workload_command
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
@@ -29,12 +30,8 @@ class Moment(NamedTuple):
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0-100) of the values; None when there are none."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
-    return s[k]
+    """The q-th percentile (0-100) of unordered values by the one definition (pgio_tui.quantiles)."""
+    return quantiles.percentile(sorted(values), q)
 
 
 def find_moments(rec: Any) -> list[Moment]:
