@@ -8,24 +8,22 @@ time axis, the diff table (compare.py) and the settings that differ.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 from dataclasses import dataclass
-from typing import Any
 from html import escape
 from importlib.resources import files
+from typing import Any
 from string import Template
 
 import pgio_tui
 from pgio_tui.analysis import latency_cdf, svg
-from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, AlignError, aligned_columns, resolve, window
+from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, device_labels, summarize
-from pgio_tui.cli import CliError
-from pgio_tui.store.reader import Recording, RecordingError
+from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command, workload_outcome
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
@@ -302,20 +300,3 @@ def render(runs: list[Run], comparison: Comparison | None, align: str,
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
     return template.substitute(title=escape(title), body="\n".join(body), version=pgio_tui.__version__)
-
-
-def run_report(args: argparse.Namespace) -> int:
-    files = [f for f in (args.a, args.b) if f]
-    for path in files:
-        if not os.path.exists(path):
-            raise CliError(f"{path}: no such file")
-    if os.path.exists(args.output) and not args.force:
-        raise CliError(f"{args.output} exists: use --force to overwrite it, or choose another file")
-    try:
-        html = build(files, args.align)
-    except (RecordingError, AlignError) as exc:
-        raise CliError(str(exc)) from None
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(html)
-    print(f"pgio-tui: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
-    return 0
