@@ -17,7 +17,8 @@ import uuid
 import pytest
 
 from pgio_tui import cli
-from pgio_tui.analysis import diff_cmd, report
+from pgio_tui.analysis import report
+from pgio_tui.commands import diff as diff_cmd
 from pgio_tui.analysis.align import window
 from pgio_tui.analysis.summary import summarize
 from pgio_tui.quantiles import percentile
