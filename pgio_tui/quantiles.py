@@ -1,8 +1,8 @@
-"""Percentiles: the one definition, and the latency histogram recordings keep per tick.
+"""The latency histogram recordings keep per tick, and percentiles read from it.
 
-A percentile interpolates linearly between the closest ranks (numpy's default, Hyndman-Fan type 7;
-pct in 0-100). Every percentile pgio-tui shows is this one: of a tick's latencies, of a whole run
-merged from per-tick histograms, of per-tick device figures.
+Percentiles follow the one definition (pgio_tui.stats: linear between the closest ranks), applied
+to the bucket values, so a whole run's percentile merged from per-tick histograms is the one the
+transactions themselves would give, within the bucket width.
 
 The histogram has log buckets 1 % wide: bucket i holds [FLOOR * RATIO**i, FLOOR * RATIO**(i+1)) ms,
 and a value is taken as its bucket's geometric midpoint, so any percentile read from it is within
@@ -14,21 +14,11 @@ recording format (table `latency_hist`): never change them without a schema vers
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 FLOOR_MS = 0.001  # bucket 0 holds everything below 1 µs * RATIO
 RATIO = 1.01
 _LOG_RATIO = math.log(RATIO)
-
-
-def percentile(ordered: Sequence[float], pct: float) -> float | None:
-    """The pct-th percentile (0-100) of an ascending sequence, linear between closest ranks."""
-    if not ordered:
-        return None
-    pos = (len(ordered) - 1) * pct / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def bucket_of(ms: float) -> int:

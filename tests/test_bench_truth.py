@@ -21,7 +21,7 @@ from pgio_tui.analysis import report
 from pgio_tui.commands import diff as diff_cmd
 from pgio_tui.analysis.align import window
 from pgio_tui.analysis.summary import summarize
-from pgio_tui.quantiles import percentile
+from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording
 from pgio_tui.workloads.pgbench import PgbenchWorkload, parse_log_line
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from pgio_tui.stats import percentile
 from pgio_tui.workloads import pgbench as pb
-from pgio_tui.workloads.latency import Histogram, combine, frame_values, percentile, summarize
+from pgio_tui.workloads.latency import Histogram, combine, frame_values, summarize
 
 DATA = Path(__file__).parent / "data" / "pgbench"
 REAL = ("pg15", "pg18")

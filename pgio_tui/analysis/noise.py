@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
 
-from pgio_tui import quantiles
+from pgio_tui.stats import percentile
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -186,11 +186,6 @@ def resampled(e: Estimate, seed: int) -> list[float] | None:
     return [max(floor, value + (v - value) * w) for v in raw]
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    """The q-quantile (0-1) by the one definition (pgio_tui.quantiles)."""
-    return quantiles.percentile(sorted_values, 100 * q)
-
-
 def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
     """The 95 % interval of B/A − 1 (when no draw of A is 0; else only that of B − A), and
     whether the interval excludes 0."""
@@ -205,9 +200,9 @@ def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
                          f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})")
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
-    lo, hi = _percentile(diffs, q), _percentile(diffs, 1 - q)
+    lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))
     if all(x > 0 for x in ra) or all(x < 0 for x in ra):
         rel = sorted(100 * (y / x - 1) for x, y in zip(ra, rb))
-        lo_pct, hi_pct = _percentile(rel, q), _percentile(rel, 1 - q)
+        lo_pct, hi_pct = percentile(rel, 100 * q), percentile(rel, 100 * (1 - q))
         return Judgement(lo, hi, lo_pct, hi_pct, lo_pct > 0 or hi_pct < 0)
     return Judgement(lo, hi, None, None, lo > 0 or hi < 0)

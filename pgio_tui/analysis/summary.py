@@ -27,8 +27,8 @@ from typing import Any
 
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
-from pgio_tui import quantiles
 from pgio_tui.metrics import lookup
+from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording, Setting
 from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
@@ -85,11 +85,6 @@ def _pct(sums: Sequence[float]) -> float | None:
 
 def _total(per_unit: list[float]) -> Estimate:
     return Estimate((per_unit, [1.0] * len(per_unit)), total_over(len(per_unit)))
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """q-quantile (0-1) of unordered values, by the one definition (pgio_tui.quantiles)."""
-    return quantiles.percentile(sorted(values), 100 * q)
 
 
 def _present(col: list) -> bool:
@@ -394,7 +389,7 @@ def _memory(s: Summary, t: _Ticks) -> None:
             continue
         est = Estimate((col, [1.0] * len(col)), ratio)
         _add(s, "memory", f"{label} mean", "MiB", est.value(), est, metric)
-        _add(s, "memory", f"{label} p95", "MiB", percentile(col, 0.95), None, metric)
+        _add(s, "memory", f"{label} p95", "MiB", percentile(sorted(col), 95), None, metric)
         _add(s, "memory", f"{label} max", "MiB", max(col), None, metric)
     dirty = t.col("mem.dirty_kb")
     for metric, label in (("mem.dirty_background_threshold_kb", "background"), ("mem.dirty_threshold_kb", "throttle")):
@@ -425,7 +420,7 @@ def _devices(s: Summary, t: _Ticks) -> None:
             continue
         est = Estimate((util, [1.0] * len(util)), ratio)
         _add(s, "devices", f"{label} util mean", "%", est.value(), est, prefix + "util_pct", dev)
-        _add(s, "devices", f"{label} util p95", "%", percentile(util, 0.95), None, prefix + "util_pct", dev)
+        _add(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, prefix + "util_pct", dev)
         for f, name in (("wkb_s", "write"), ("rkb_s", "read")):
             rate = t.col(prefix + f)
             if f == "rkb_s" and not any(rate):
@@ -441,7 +436,7 @@ def _devices(s: Summary, t: _Ticks) -> None:
                 continue
             est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
             _add(s, "devices", f"{label} {name} mean", "ms", est.value(), est, prefix + aw, dev)
-            _add(s, "devices", f"{label} {name} p95", "ms", percentile([av for av, _ in busy], 0.95), None,
+            _add(s, "devices", f"{label} {name} p95", "ms", percentile(sorted(av for av, _ in busy), 95), None,
                  prefix + aw, dev)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from pgio_tui import quantiles
+from pgio_tui.stats import percentile
 from pgio_tui.workload_facts import workload_command
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
@@ -27,11 +27,6 @@ class Moment(NamedTuple):
     t: float
     kind: str
     text: str
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The q-th percentile (0-100) of unordered values by the one definition (pgio_tui.quantiles)."""
-    return quantiles.percentile(sorted(values), q)
 
 
 def find_moments(rec: Any) -> list[Moment]:
@@ -86,7 +81,7 @@ def latency_moments(rec: Any) -> list[Moment]:
     if metric is None:
         return []
     rows = [(tick, t, v) for tick, t, _, v in _rows(rec, [metric]) if v is not None]
-    p99 = percentile([v for _, _, v in rows], 99)
+    p99 = percentile(sorted(v for _, _, v in rows), 99)
     out, above = [], False
     for tick, t, v in rows:
         if v > p99 and not above:

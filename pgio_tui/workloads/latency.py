@@ -3,7 +3,7 @@
 Per tick the workloads hand over the latencies of that tick (pgbench transactions from its
 per-transaction log, pgio statements from its slices) and get exact figures back; for a whole run,
 whose latencies may not fit in memory, a log-bucketed Histogram gives the same figures within 1 %.
-Percentiles are pgio_tui.quantiles' (the one definition); standard deviations are population
+Percentiles are pgio_tui.stats' (the one definition); standard deviations are population
 ones, as pgbench computes its own.
 """
 
@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
-from pgio_tui.quantiles import LatencyHistogram, buckets_of, percentile
+from pgio_tui.stats import percentile
+from pgio_tui.quantiles import LatencyHistogram, buckets_of
 
-__all__ = ["Histogram", "LatencyStats", "combine", "frame_values", "percentile", "summarize", "buckets_of"]
+__all__ = ["Histogram", "LatencyStats", "buckets_of", "combine", "frame_values", "summarize"]
 
 PERCENTILES = (50, 95, 99)
 
