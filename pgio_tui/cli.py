@@ -154,11 +154,13 @@ def _add_bench(sub) -> None:
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
+    _keep_recording_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pg)
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
+    _keep_recording_option(pg)
     from pgio_tui.workloads.launch import PGIO_DEFAULTS as d  # the dialog's defaults too
 
     def opt(flag: str, help: str, **kw) -> None:
@@ -173,6 +175,12 @@ def _add_bench(sub) -> None:
     opt("--update-work-unit", "blocks per UPDATE", type=int, metavar="N")
     pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=d["setup"],
                     help="build the tables first (default); --no-setup reuses them")
+
+
+def _keep_recording_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep-recording", action="store_true",
+                   help="go on recording after the workload ends, until stopped (default: the recording "
+                        "ends with the workload)")
 
 
 def _add_demo(sub) -> None:
@@ -191,16 +199,27 @@ def _add_diff(sub) -> None:
     p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
-    p.add_argument("--align", choices=("start", "workload", "checkpoint"), default="start")
+    _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
 
 
+def _align_option(p: argparse.ArgumentParser) -> None:
+    from pgio_tui.analysis.align import ALIGNMENTS, DEFAULT_ALIGN
+    p.add_argument("--align", choices=ALIGNMENTS, default=DEFAULT_ALIGN,
+                   help="x = 0 and the stretch compared: auto (default: each workload's run when every "
+                        "recording has one, else the first tick), start, workload, checkpoint")
+
+
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
+                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
+    p.add_argument("a", metavar="FILE")
+    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
+    p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    _align_option(p)
 
 
 def _lazy(name: str):

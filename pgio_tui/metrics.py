@@ -36,6 +36,8 @@ class Metric:
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
+_PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
+         "and those marked /* pgio-tui */ excluded")
 
 # --- names: code refers to a metric by these constants, never by a string literal (a test checks) ---
 CHECKPOINT_ACTIVE = "checkpoint.active"
@@ -72,7 +74,6 @@ LATENCY_P50_MS = "latency.p50_ms"
 LATENCY_P95_MS = "latency.p95_ms"
 LATENCY_P99_MS = "latency.p99_ms"
 LATENCY_MAX_MS = "latency.max_ms"
-LATENCY_CALLS_S = "latency.calls_s"
 LATENCY_TXNS = "latency.txns"
 LATENCY_FAILED = "latency.failed"
 PGIO_READS_S = "pgio.reads_s"
@@ -95,6 +96,10 @@ OBSERVER_COLLECT_MS = "observer.collect_ms"
 OBSERVER_CPU_MS = "observer.cpu_ms"
 OBSERVER_SERVER_MS = "observer.server_ms"
 OBSERVER_LATE_MS = "observer.late_ms"
+STATEMENTS_CALLS_S = "statements.calls_s"
+STATEMENTS_MEAN_MS = "statements.mean_ms"
+STATEMENTS_STDDEV_MS = "statements.stddev_ms"
+LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
 LATENCY_OVER: dict[int, str] = {ms: f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}  # per threshold
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")  # writes.<source>
 
@@ -200,17 +205,15 @@ CATALOG: tuple[Metric, ...] = (
        "pgio statements; else the server's commits and rollbacks).",
        "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
     _m(LATENCY_MEAN_MS, "ms", "gauge", "latency",
-       "Mean latency over the tick (a launched pgbench's transactions or pgio's statements, else statements "
-       "from pg_stat_statements).",
-       "pgbench log; else delta total_exec_time / delta calls (13+; total_time on old extension versions)"),
+       "Mean transaction latency over the tick (a launched pgbench's transactions, pgio's statements); "
+       "null without a launched workload (see statements.mean_ms).",
+       _LAUNCHED),
     _m(LATENCY_STDDEV_MS, "ms", "gauge", "latency",
-       "Standard deviation of latency over the tick.",
-       "pgbench log; else from pg_stat_statements calls, mean and stddev (sum of squares)"),
+       "Standard deviation of transaction latency over the tick.", _LAUNCHED),
     _m(LATENCY_P50_MS, "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
     _m(LATENCY_P95_MS, "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
     _m(LATENCY_P99_MS, "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
     _m(LATENCY_MAX_MS, "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
-    _m(LATENCY_CALLS_S, "1/s", "rate", "latency", "Statements per second.", "pg_stat_statements delta calls"),
     _m(LATENCY_TXNS, "count", "gauge", "latency",
        "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
        "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
@@ -221,6 +224,18 @@ CATALOG: tuple[Metric, ...] = (
     *(_m(LATENCY_OVER[ms], "count", "gauge", "latency",
          f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
+    # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
+    _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       _PGSS),
+    _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
+       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
+       "are left out so microsecond statements do not pull it down).",
+       _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
+    _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
+       "Standard deviation of the execution time of the statements completed in the tick.",
+       _PGSS + "; from calls, mean and stddev (sum of squares)"),
     # --- database --------------------------------------------------------------------------
     _m(PGIO_READS_S, "blocks/s", "rate", "database",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",

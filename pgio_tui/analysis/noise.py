@@ -92,6 +92,7 @@ class Judgement:
     low_pct: float | None  # 95 % interval of B/A − 1 in % (None when a draw of A is 0)
     high_pct: float | None
     beyond_noise: bool | None  # None: not judged (too few units, no value)
+    why: str = ""  # why a judged statistic got no verdict, for the user
 
 
 NOT_JUDGED = Judgement(None, None, None, None, None)
@@ -194,7 +195,9 @@ def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
         return NOT_JUDGED
     ra, rb = resampled(a, SEED), resampled(b, SEED + 1)
     if not ra or not rb:
-        return NOT_JUDGED
+        short = [label for label, r in (("A", ra), ("B", rb)) if not r]
+        return Judgement(None, None, None, None, None,
+                         f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})")
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
     lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))

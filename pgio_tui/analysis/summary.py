@@ -4,10 +4,11 @@ Each statistic (`Stat`) carries its value and, where it is a mean, total, share 
 per-tick (or per-checkpoint) values, an `Estimate` the noise judgement can resample. How each
 figure is computed is in docs/diff.md; the short form:
 
-- latency: tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
+- latency (transactions of a launched workload): tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
   transactions of each tick (pgbench) or the statements (pg_stat_statements); stddev is pooled
   from per-tick mean and stddev; max is the largest per-tick max; counts over 100-500 ms add up the
   per-tick counts `latency.over_<N>ms` (else: ticks whose mean is over N ms);
+- statements: pg_stat_statements' execution time (never called latency), weighted by calls;
 - writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
 - checkpoints: those that started inside the window;
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
@@ -30,9 +31,11 @@ from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
 from pgio_tui.metrics import lookup
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording, Setting
+from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
-GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio")
-PERCENTILES = ((M.LATENCY_P50_MS, "p50"), (M.LATENCY_P95_MS, "p95"), (M.LATENCY_P99_MS, "p99"))
+GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "devices", "pgio")
+PERCENTILES = ("p50", "p95", "p99")
+PERCENTILE_METRICS = {"p50": M.LATENCY_P50_MS, "p95": M.LATENCY_P95_MS, "p99": M.LATENCY_P99_MS}
 ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}
 KB_PER_MIB = 1024
 
@@ -134,6 +137,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
                 setting_events=[(win.x(e.t), e.event.text) for e in rec.events(["setting_change"])
                                 if win.contains(e.t)])
     _latency(s, ticks)
+    _whole_run_latency(s, rec, win, workloads[0] if workloads else None)
+    _statements(s, ticks)
     _writes(s, ticks)
     _checkpoints(s, done, win)
     _memory(s, ticks)
@@ -147,6 +152,7 @@ def _scalar_metrics() -> list[str]:
     return ([M.LATENCY_TPS, M.LATENCY_CALLS_S, M.LATENCY_TXNS, M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS,
              M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS, M.LATENCY_MAX_MS]
             + list(M.LATENCY_OVER.values())
+            + [M.STATEMENTS_MEAN_MS, M.STATEMENTS_STDDEV_MS, M.STATEMENTS_CALLS_S]
             + [M.writes(src) for src in M.WRITE_SOURCES] + [M.FSYNCS_BACKEND]
             + [M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, M.MEM_DIRTY_THRESHOLD_KB]
             + [M.PGIO_READS_S, M.PGIO_HITS_S, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S])
@@ -183,7 +189,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         weights, what = [v or 0.0 for v in t.col(M.LATENCY_TXNS)], "transactions"
     elif launched or not t.has(M.LATENCY_CALLS_S):
         weights, what = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)], "transactions"
-    else:
+    else:  # recordings made before statements.* existed: latency.* then held statement figures
         weights, what = [(r or 0.0) * dt for r, dt in zip(t.col(M.LATENCY_CALLS_S), t.dt)], "statements"
     if not any(weights):
         weights, what = [1.0] * t.n, "ticks"
@@ -211,7 +217,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         nq = [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n, mean, sd)]
         est = Estimate((n, nm, nq), pooled_stddev)
         _add(s, "latency", "stddev", "ms", est.value(), est, M.LATENCY_STDDEV_MS)
-    for metric, p in PERCENTILES:
+    for p, metric in PERCENTILE_METRICS.items():
         weighted(metric, p)
     mx = [v for v in t.col(M.LATENCY_MAX_MS) if v is not None]
     if mx:
@@ -229,6 +235,88 @@ def _latency(s: Summary, t: _Ticks) -> None:
             over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
             est = _total(over)
             _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, M.LATENCY_MEAN_MS)
+
+
+def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True) -> None:
+    """Give a latency statistic its exact value (the workload's own, or from transactions)."""
+    if value is None:
+        return
+    st = s.get("latency", name)
+    if st is None:
+        unit = "1/s" if name == "tps" else "ms"
+        _add(s, "latency", name, unit, float(value), None, None, note)
+        return
+    st.value, st.note = float(value), note
+    if not keep_estimate:
+        st.estimate = None
+
+
+def workload_figures(workload: dict[str, Any] | None) -> tuple[dict[str, float | None], str]:
+    """tps, mean and stddev of a workload's whole run as the workload itself reported them, and
+    where they come from; ({}, "") when it reported none."""
+    summary = (workload or {}).get("summary")
+    if not isinstance(summary, dict) or summary.get("partial"):
+        return {}, ""
+    if workload.get("kind") == "pgbench":
+        if summary.get("source") == "pgbench" and summary.get("tps") is not None:
+            return {"tps": summary.get("tps"), "mean": summary.get("latency_avg_ms"),
+                    "stddev": summary.get("latency_stddev_ms")}, "pgbench's summary"
+        m = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+        if m.get("tps") is not None:
+            return {"tps": m.get("tps"), "mean": m.get("latency_mean_ms"), "stddev": m.get("latency_stddev_ms")}, \
+                "pgbench's per-transaction log (pgbench printed no summary)"
+    if workload.get("kind") == "pgio" and isinstance(summary.get("latency"), dict):
+        lat = summary["latency"]
+        return {"tps": summary.get("statements_s"), "mean": lat.get("mean_ms"),
+                "stddev": lat.get("stddev_ms")}, "pgio's summary (statements)"
+    return {}, ""
+
+
+def _whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dict[str, Any] | None) -> None:
+    """Whole-run figures that are exact rather than averaged per tick: the workload's own tps, mean
+    and stddev when the window is its whole run; percentiles from the transactions' histograms
+    (merged per-tick buckets) whenever the recording has them."""
+    if win.whole_workload:
+        figures, source = workload_figures(workload)
+        for name in ("tps", "mean", "stddev"):
+            _replace(s, name, figures.get(name), source)
+        if workload is not None and (workload.get("exit_code") == EXIT_INTERRUPTED
+                                     or (workload.get("summary") or {}).get("interrupted")):
+            s.notes.append(f"workload ended early (exit {EXIT_INTERRUPTED}: interrupted): its figures cover "
+                           "the run until then")
+    if win.start_tick is None:
+        return
+    hist = rec.latency_histogram(win.start_tick, win.end_tick)
+    if not hist.count:
+        if s.get("latency", "p50") is not None:
+            s.notes.append("latency percentiles: per tick, weighted (no latency histogram recorded)")
+        return
+    for p in PERCENTILES:
+        _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False)
+
+
+# --- statements (pg_stat_statements) ------------------------------------------------------------
+
+def _statements(s: Summary, t: _Ticks) -> None:
+    """Statement execution time (not transaction latency): mean and stddev weighted by the calls
+    of each tick, pooled; calls per second."""
+    mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
+    if not _present(mean):
+        return
+    n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
+    est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
+    _add(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS)
+    if _present(sd):
+        n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
+        est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
+                        [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
+        _add(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS)
+    num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
+    den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
+    est = Estimate((num, den), ratio)
+    _add(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S)
+    s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
+                   "(utility statements and pgio-tui's own left out), not transaction latency")
 
 
 # --- buffers written by source -------------------------------------------------------------------
@@ -317,8 +405,17 @@ def _memory(s: Summary, t: _Ticks) -> None:
 
 # --- devices -------------------------------------------------------------------------------------
 
+def device_labels(role_devices: dict[str, str]) -> dict[str, str]:
+    """One label per device, naming all its roles ("PGDATA+WAL" when pg_wal shares PGDATA's device),
+    so a shared device's figures are shown once."""
+    labels: dict[str, list[str]] = {}
+    for role, dev in role_devices.items():
+        labels.setdefault(dev, []).append(role)
+    return {"+".join(roles): dev for dev, roles in labels.items()}
+
+
 def _devices(s: Summary, t: _Ticks) -> None:
-    for label, dev in s.role_devices.items():
+    for label, dev in device_labels(s.role_devices).items():
         util_m = M.disk(dev, M.DISK_UTIL_PCT)
         util = [v for v in t.col(util_m) if v is not None]
         if not util:

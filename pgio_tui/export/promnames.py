@@ -108,7 +108,6 @@ _counter(M.LATENCY_TPS, "transactions", BY_NAME[M.LATENCY_TPS].help)
 for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
                 M.LATENCY_MAX_MS):
     _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
-_counter(M.LATENCY_CALLS_S, "statements", BY_NAME[M.LATENCY_CALLS_S].help)
 _counter(M.LATENCY_TXNS, "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
@@ -116,6 +115,10 @@ _counter(M.LATENCY_FAILED, "transactions_failed", BY_NAME[M.LATENCY_FAILED].help
 for _ms, _metric in M.LATENCY_OVER.items():
     _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
              "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
+# --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
+_counter(M.STATEMENTS_CALLS_S, "statements", BY_NAME[M.STATEMENTS_CALLS_S].help)
+_gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
+_gauge(M.STATEMENTS_STDDEV_MS, "statement_exec_stddev_seconds", MS)
 # --- database -----------------------------------------------------------------------------------
 _counter(M.PGIO_READS_S, "workload_blocks_read", BY_NAME[M.PGIO_READS_S].help)
 _counter(M.PGIO_HITS_S, "workload_blocks_hit", BY_NAME[M.PGIO_HITS_S].help)

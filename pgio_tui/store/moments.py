@@ -13,12 +13,13 @@ from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
 from pgio_tui.stats import percentile
+from pgio_tui.workload_facts import workload_command
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
 KINDS = RECORDED + DERIVED
-LATENCY_METRICS = (M.LATENCY_P99_MS, M.LATENCY_MEAN_MS)  # the per-tick latency compared, first with data
+LATENCY_METRICS = (M.LATENCY_P99_MS, M.LATENCY_MEAN_MS, M.STATEMENTS_MEAN_MS)  # compared: the first with data
 DIRTY, DIRTY_BG = M.MEM_DIRTY_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB
 
 
@@ -56,7 +57,7 @@ def find_moments(rec: Any) -> list[Moment]:
                 add(c.get("end_tick"), c["end_t"], "checkpoint_end", f"{what} complete")
     if not kinds & {"workload_start", "workload_stop"}:
         for w in rec.workloads():
-            name = " ".join(w.get("argv") or []) or str(w.get("kind"))
+            name = workload_command(w)
             if w.get("start_t") is not None:
                 add(None, w["start_t"], "workload_start", f"started: {name}")
             if w.get("stop_t") is not None:

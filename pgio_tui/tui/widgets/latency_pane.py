@@ -1,4 +1,8 @@
-"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms."""
+"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms.
+
+Transaction latency comes only from a launched workload. Without one the pane shows statement
+execution time from pg_stat_statements, labelled as such ("stmt"), never with transaction words.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,10 @@ LATENCY = (
     series_of(M.LATENCY_P99_MS, "chart-3", unit=True),
     series_of(M.LATENCY_TPS, "chart-4", group=1),
 )
+STATEMENTS = (
+    series_of(M.STATEMENTS_MEAN_MS, "chart-1", label="stmt mean ms"),
+    series_of(M.LATENCY_TPS, "chart-4", group=1),
+)
 TPS_ALONE = series_of(M.LATENCY_TPS, "chart-4")
 CHART = ChartSpec(series=LATENCY)
 
@@ -24,9 +32,12 @@ class LatencyPane(ChartPane):
     SPEC = PaneSpec("5", "Latency", CHART, ("latency",))
 
     def series(self, view: View) -> list[Series]:
-        series = [s for s in LATENCY if view.history.has(s.metric)]
-        if series and all(s.group for s in series):  # tps alone: give it the gutter's scale
-            series = [TPS_ALONE]
+        h = view.history
+        series = [s for s in LATENCY if h.has(s.metric)]
+        if series and all(s.group for s in series):  # no transaction latency: statements, else tps alone
+            series = [s for s in STATEMENTS if h.has(s.metric)]
+            if all(s.group for s in series):
+                series = [TPS_ALONE]
         return series or list(LATENCY)
 
     def subtitle(self, view: View) -> str:
@@ -44,7 +55,9 @@ class LatencyPane(ChartPane):
         if h.has(M.LATENCY_P50_MS):
             return "per transaction (workload log)"
         if h.has(M.LATENCY_MEAN_MS):
-            return "pg_stat_statements: all statements"
+            return "per transaction (workload)"
+        if h.has(M.STATEMENTS_MEAN_MS):
+            return "statements (pg_stat_statements), not transactions"
         if h.has(M.LATENCY_TPS):
             return "tps only: " + ("pg_stat_statements not installed" if not view.session.pgss
                                    else "no statements ran")
@@ -54,9 +67,14 @@ class LatencyPane(ChartPane):
     def text_lines(view: View) -> list[Line]:
         h, t0, t1 = view.history, view.t0, view.t1
         g = lambda m: h.latest(m, t1)  # noqa: E731
-        first: list = [("stddev ", "muted"), (fmt.ms(g(M.LATENCY_STDDEV_MS)), None), ("  p50 ", "muted"),
-                       (fmt.ms(g(M.LATENCY_P50_MS)), None), ("  max ", "muted"), (fmt.ms(g(M.LATENCY_MAX_MS)), None),
-                       ("  stmts/s ", "muted"), (fmt.si(g(M.LATENCY_CALLS_S)), None)]
+        if h.has(M.LATENCY_MEAN_MS) or not h.has(M.STATEMENTS_MEAN_MS):
+            first: list = [("stddev ", "muted"), (fmt.ms(g(M.LATENCY_STDDEV_MS)), None), ("  p50 ", "muted"),
+                           (fmt.ms(g(M.LATENCY_P50_MS)), None), ("  max ", "muted"),
+                           (fmt.ms(g(M.LATENCY_MAX_MS)), None)]
+        else:
+            first = [("stmt mean ", "muted"), (fmt.ms(g(M.STATEMENTS_MEAN_MS)), None), ("  stmt stddev ", "muted"),
+                     (fmt.ms(g(M.STATEMENTS_STDDEV_MS)), None), ("  stmts/s ", "muted"),
+                     (fmt.si(g(M.STATEMENTS_CALLS_S)), None)]
         if any(h.has(m) for m in M.LATENCY_OVER.values()):
             second: list = [("> ms ", "muted")]
             for n, m in M.LATENCY_OVER.items():

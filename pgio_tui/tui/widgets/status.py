@@ -130,10 +130,13 @@ class Vitals(LinesView):
         runs += [sep, ("tps ", "muted"), (fmt.si(g(M.LATENCY_TPS)), None)]
         p99 = g(M.LATENCY_P99_MS)
         mean = g(M.LATENCY_MEAN_MS)
+        stmt = g(M.STATEMENTS_MEAN_MS)
         if p99 is not None:
             runs += [(" p99 ", "muted"), (fmt.ms(p99), None)]
         elif mean is not None:
             runs += [(" mean ", "muted"), (fmt.ms(mean), None)]
+        elif stmt is not None:  # statement time, not a transaction's: said so
+            runs += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
         io = g(M.SESSIONS_IO_WAIT)
         if io is not None:
             runs += [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]
