@@ -57,6 +57,12 @@ CATALOG: tuple[Metric, ...] = (
     _m("checkpoint.wal_progress", "0-1", "gauge", "checkpoint",
        "WAL since the last checkpoint's redo point as a fraction of the distance that triggers a WAL checkpoint.",
        "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)"),
+    _m("checkpoint.timeout_s", "s", "gauge", "checkpoint",
+       "checkpoint_timeout in force at this tick (a reload mid-session shows here).",
+       "pg_settings, re-read when the settings fingerprint changes"),
+    _m("checkpoint.completion_target", "0-1", "gauge", "checkpoint",
+       "checkpoint_completion_target in force at this tick.",
+       "pg_settings, re-read when the settings fingerprint changes"),
     # --- buffers written by source ---------------------------------------------------------
     _m("writes.checkpointer", "buffers/s", "rate", "writes",
        "Shared buffers written by the checkpointer.",

@@ -80,6 +80,12 @@ def log_time(line: str, server_t: float, window: float) -> float | None:
     return stamp if server_t - window - 5 <= stamp <= server_t + 1 else None
 
 
+def checkpoint_buffers(row: dict) -> int | None:
+    """Buffers a finished checkpoint wrote: the server log's own figure when it had the line (it
+    is what the checkpointer counted; 14-17 include SLRU pages), else the statistics counters'."""
+    return row.get("log_buffers") if row.get("log_buffers") is not None else row.get("buffers")
+
+
 def lsn_to_int(lsn: str | None) -> int | None:
     if not lsn:
         return None
@@ -296,10 +302,12 @@ class CheckpointTracker:
         progress * completion_target >= max(elapsed / timeout, WAL since start / trigger); so when
         it is seen sleeping, that schedule *is* the progress. Otherwise (behind schedule, I/O bound,
         immediate) count buffers against the dirty buffers at start, which undercounts buffers
-        that backends and the bgwriter wrote for it.
+        that backends and the bgwriter wrote for it. With checkpoint_completion_target = 0 the
+        checkpointer is never on schedule (it writes flat out), so there is no schedule to show.
         """
         s = self.settings
-        spread = r.kind not in ("immediate", "shutdown", "end-of-recovery")
+        spread = r.kind not in ("immediate", "shutdown", "end-of-recovery") and s.completion_target > 0 \
+            and s.timeout_s > 0
         schedule = None
         if spread:
             by_wal = 0.0
@@ -318,7 +326,9 @@ class CheckpointTracker:
         shown = r or next((f for f in self._finishing if f.end_tick == x.tick), None)
         vals = {"checkpoint.active": 1 if active else 0, "checkpoint.kind": self._last["kind"],
                 "checkpoint.buffers_written": None, "checkpoint.buffers_estimate": None,
-                "checkpoint.progress": None, "checkpoint.elapsed_s": None}
+                "checkpoint.progress": None, "checkpoint.elapsed_s": None,
+                # The settings in force at this tick: views read these, never a copy from the start.
+                "checkpoint.timeout_s": s.timeout_s, "checkpoint.completion_target": s.completion_target}
         if shown is not None:
             written = x.counters["buffers"] - shown.buffers_before
             elapsed = x.t - shown.start_t
