@@ -19,7 +19,7 @@ from typing import Callable
 
 from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.sources import disks, kernel, pgfeatures
+from pgio_tui.sources import disks, kernel, pgfeatures, serverlog
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
@@ -66,6 +66,7 @@ class Sampler:
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
+        self.log_filter = serverlog.CheckpointerLines()
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
         self._prev_raw: dict | None = None
@@ -86,10 +87,25 @@ class Sampler:
         """Connect and look around. Raises SourceError (one line) when the server can't be read."""
         features = self.pg.open()
         self._load_settings()
-        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), features.logfile)
         self._setup_os()
+        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
         for note in features.notes:
             self._pending.append(Event("note", note))
+
+    def _log_trusted(self) -> bool:
+        """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
+        if not self.pg.features.logfile:
+            return False
+        self.log_filter = serverlog.CheckpointerLines(serverlog.log_format(self.pg.log_file),
+                                                      self.settings.get("log_line_prefix", ""))
+        why = self.log_filter.why_not
+        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None:
+            why = ("the checkpointer's PID is hidden (needs pg_monitor): its log lines cannot be told from "
+                   "a forged RAISE LOG, so checkpoint kinds and timings come from counters only")
+        if why is not None:
+            self.pg.features.notes.append(why)
+            return False
+        return True
 
     def _load_settings(self) -> list[tuple[str, str, str, str]]:
         rows = self.pg.settings()
@@ -295,7 +311,8 @@ class Sampler:
             tick=frame.tick, t=frame.t, counters=counters, busy=pgfeatures.checkpointer_busy(raw["activity"]),
             wait=pgfeatures.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
-            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"], log_lines=raw["log_lines"],
+            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
+            log_entries=self.log_filter.entries(raw["log_lines"], raw.get("checkpointer_pid")),
             dirty_buffers=bufcache.get("buffers_dirty")))
         if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
             written = counters["buffers"] - pcounters["buffers"]
@@ -376,6 +393,10 @@ class Sampler:
                 frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
                                           {"name": name, "old": old.get(name), "new": value, "unit": unit}))
         self.tracker.settings = CheckpointSettings.from_settings(self.settings)
+        if old.get("log_line_prefix") != self.settings.get("log_line_prefix") and self.tracker.mode == "log":
+            if not self._log_trusted():
+                self.tracker.mode = "counters"
+                frame.events.append(Event("note", self.pg.features.notes[-1]))
 
 
 def _tablespace_dirs(datadir: str) -> list[str]:

@@ -86,7 +86,7 @@ def test_tracker_with_completion_target_zero_shows_a_running_spread_checkpoint()
     def tick(i, lines=(), buffers=100, wait="checkpointwritedelay"):
         return tracker.update(TickInput(tick=i, t=1000.0 + i, counters={**counters, "buffers": buffers},
                                         busy=True, checkpoint_lsn="0/100", checkpoint_time=900.0,
-                                        redo_lsn="0/100", wal_pos=4096.0 * i, log_lines=list(lines),
+                                        redo_lsn="0/100", wal_pos=4096.0 * i, log_entries=[(None, ln) for ln in lines],
                                         wait=wait, dirty_buffers=400))
 
     tick(0)

@@ -131,7 +131,9 @@ class TickInput:
     checkpoint_time: float | None
     redo_lsn: str | None
     wal_pos: float | None
-    log_lines: list[str] = field(default_factory=list)
+    # The checkpointer's own log entries of this tick: (time stamp text or None, message);
+    # serverlog.CheckpointerLines has already dropped every other process's lines.
+    log_entries: list[tuple[str | None, str]] = field(default_factory=list)
     wait: str | None = None  # the checkpointer's wait event, normalised (pgfeatures.normalise_wait)
     server_t: float | None = None  # the server's clock at this sample (for log line times)
     dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
@@ -190,12 +192,12 @@ class CheckpointTracker:
         c, pc = x.counters, prev.counters
 
         if self.mode == "log":
-            for line in x.log_lines:
-                parsed = parse_log_line(line)
+            for stamp, message in x.log_entries:
+                parsed = parse_log_line(message)
                 if parsed is None:
                     continue
                 what, info = parsed
-                at = self._when(line, x, prev)
+                at = self._when(stamp, x, prev)
                 if what == "start" and self._running is None:
                     self._begin(x, prev, info["kind"], "log", events, at)
                     wants_scan = self._running.estimate is None
@@ -203,7 +205,7 @@ class CheckpointTracker:
                     self._running.log = info
                     self._end(x, events, at)
                 elif what == "too_frequent":
-                    events.append(("note", line.strip(), info))
+                    events.append(("note", message.strip(), info))
             if c["started"] > pc["started"] and self._running is None and not self._finishing \
                     and c["buffers"] == pc["buffers"] and x.checkpoint_lsn == prev.checkpoint_lsn:
                 self._last_start_t = x.t  # a skipped checkpoint (idle system) still resets the timer
@@ -236,11 +238,11 @@ class CheckpointTracker:
 
     # -- helpers ----------------------------------------------------------------------------
     @staticmethod
-    def _when(line: str, x: TickInput, prev: TickInput) -> float:
+    def _when(stamp_text: str | None, x: TickInput, prev: TickInput) -> float:
         """When a log line was written, on our clock: its own time stamp when it has one (the
         server's clock, corrected by the skew seen in this sample), else mid-tick."""
-        if x.server_t is not None:
-            stamp = log_time(line, x.server_t, x.t - prev.t)
+        if x.server_t is not None and stamp_text:
+            stamp = log_time(stamp_text, x.server_t, x.t - prev.t)
             if stamp is not None:
                 return min(x.t, max(prev.t, stamp - (x.server_t - x.t)))
         return (prev.t + x.t) / 2

@@ -25,7 +25,7 @@ IO_SETTINGS = (
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
     "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
-    "shared_preload_libraries",
+    "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 
 # Marker so our own statement can be recognised (and excluded) in pg_stat_statements.
@@ -169,6 +169,8 @@ def tick_sql(f: Features) -> str:
         "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
         "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
         "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
+    # Whose log lines are the checkpointer's (visible with pg_read_all_stats; NULL otherwise).
+    cols.append("(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1) AS checkpointer_pid")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")

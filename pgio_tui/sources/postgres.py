@@ -116,6 +116,20 @@ class PostgresSource:
         info = self.conn.info
         return Target(info.host, str(info.port), info.dbname, info.user, scrub_secrets(self.conninfo))
 
+    @property
+    def log_file(self) -> str | None:
+        """The server log file being tailed (its name tells stderr, csvlog and jsonlog apart)."""
+        return self._log_file
+
+    def checkpointer_pid(self) -> int | None:
+        """The checkpointer's PID, when this role may see it (pg_read_all_stats)."""
+        try:
+            row = self.conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1").fetchone()
+        except psycopg.Error:
+            return None
+        return row[0] if row else None
+
     def _start_log(self) -> None:
         """Start tailing at the current end of the server log: history is not this session's."""
         if not self.features.logfile:
