@@ -19,7 +19,7 @@ from typing import Callable
 
 from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.sources import disks, kernel, pgfeatures, serverlog
+from pgio_tui.sources import disks, kernel, locallog, pgfeatures, serverlog
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
@@ -67,6 +67,7 @@ class Sampler:
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
         self.log_filter = serverlog.CheckpointerLines()
+        self._local_ckpt_pid: int | None = None  # from /proc when pg_stat_activity hides it
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
         self._prev_raw: dict | None = None
@@ -88,18 +89,34 @@ class Sampler:
         features = self.pg.open()
         self._load_settings()
         self._setup_os()
+        if not features.logfile and self.os_mode == "local":
+            self._find_local_log()
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
         for note in features.notes:
             self._pending.append(Event("note", note))
 
+    def _find_local_log(self) -> None:
+        """No log through SQL, but we are on the database host: read the file itself if we may."""
+        f = self.pg.features
+        path = locallog.find_server_log(f.data_directory, self.pg.current_logfile())
+        if path is None:
+            return
+        self.pg.local_log = locallog.LogTail(path)
+        f.log_path = path
+        f.notes[:] = [n for n in f.notes if n != pgfeatures.LOG_NOT_READABLE]
+
     def _log_trusted(self) -> bool:
         """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
-        if not self.pg.features.logfile:
+        if not (self.pg.features.logfile or self.pg.local_log is not None):
             return False
         self.log_filter = serverlog.CheckpointerLines(serverlog.log_format(self.pg.log_file),
                                                       self.settings.get("log_line_prefix", ""))
         why = self.log_filter.why_not
-        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None:
+        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None \
+                and self.os_mode == "local":
+            self._local_ckpt_pid = locallog.checkpointer_pid(self.pg.features.data_directory)
+        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None \
+                and self._local_ckpt_pid is None:
             why = ("the checkpointer's PID is hidden (needs pg_monitor): its log lines cannot be told from "
                    "a forged RAISE LOG, so checkpoint kinds and timings come from counters only")
         if why is not None:
@@ -312,7 +329,7 @@ class Sampler:
             wait=pgfeatures.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
-            log_entries=self.log_filter.entries(raw["log_lines"], raw.get("checkpointer_pid")),
+            log_entries=self.log_filter.entries(raw["log_lines"], raw.get("checkpointer_pid") or self._local_ckpt_pid),
             dirty_buffers=bufcache.get("buffers_dirty")))
         if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
             written = counters["buffers"] - pcounters["buffers"]

@@ -53,6 +53,7 @@ class Features:
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
+    log_path: str | None = None  # else the log file read directly on the database host (locallog)
     data_directory: str | None = None  # needs pg_read_all_settings
     notes: list[str] = field(default_factory=list)  # what is degraded and why, for the user
 
@@ -67,7 +68,8 @@ class Features:
             "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
-            "pg_buffercache_summary": self.buffercache_summary is not None, "server_log": self.logfile,
+            "pg_buffercache_summary": self.buffercache_summary is not None,
+            "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
 
@@ -129,9 +131,13 @@ def detect(conn: psycopg.Connection) -> Features:
     f.logfile = bool(_try(
         conn, "SELECT pg_read_binary_file(pg_current_logfile(), 0, 0, true) IS NOT NULL"))
     if not f.logfile:
-        f.notes.append("server log not readable (needs logging_collector and pg_read_server_files/superuser): "
-                       "checkpoint kinds and timings come from counters only")
+        f.notes.append(LOG_NOT_READABLE)
     return f
+
+
+LOG_NOT_READABLE = ("server log not readable (needs logging_collector and pg_read_server_files/superuser, "
+                    "or running on the database host as a user who may read the log file): "
+                    "checkpoint kinds and timings come from counters only")
 
 
 def _json_row(sql: str) -> str:
