@@ -211,6 +211,18 @@ def markdown() -> str:
         "are levels at the tick; a null means the source does not exist on this server or the value",
         "was not computable (first tick, counter reset, missing privilege).",
         "",
+        "**Counters published in bursts.** Backends do not publish their statistics as they work: they",
+        "flush pg_stat_io (16+), pg_stat_database and pg_stat_wal at most about once a second, and before",
+        "17 the backends' share of pg_stat_bgwriter (`buffers_backend`, `buffers_backend_fsync`) arrives in",
+        "lumps of about 1024 every few seconds. Sampled as is, `writes.backend` would read 0, 0, 0, 6534,",
+        "0, 0, 6767 while the disk writes steadily. The sampler watches each counter's publication cadence",
+        "(the longest of its last four gaps between rises) and pays a rise out evenly over that many",
+        "ticks: the rate is steady, the total over the run is unchanged, and the figure lags the work by",
+        "at most one publication interval. A rise after more than 15 s of silence is shown at once. The",
+        "checkpointer's and background writer's own counters (`writes.checkpointer`, `writes.bgwriter`,",
+        "`fsyncs.checkpointer`, `bgwriter.maxwritten_s`, `buffers.alloc_s`) are published as they",
+        "work and are never spread: their timing is the point.",
+        "",
     ]
     panes: dict[str, list[Metric]] = {}
     for m in CATALOG + DISK_METRICS:

@@ -19,6 +19,7 @@ from typing import Callable
 
 from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.publication import Spreader
 from pgio_tui.sources import disks, kernel, locallog, pgfeatures, serverlog
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PostgresSource, SourceError
@@ -67,6 +68,7 @@ class Sampler:
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
         self.log_filter = serverlog.CheckpointerLines()
+        self.spreader = Spreader()  # counters published in bursts, paid out evenly
         self._local_ckpt_pid: int | None = None  # from /proc when pg_stat_activity hides it
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
@@ -340,24 +342,32 @@ class Sampler:
         frame.values["observer.server_ms"] = raw["server_ms"]
         self._prev_raw = raw
 
-    @staticmethod
-    def _rates(raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:
+    def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
+        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
+        r = rate(cur, prev, dt)
+        if name in pgfeatures.PUBLISHED_AS_WRITTEN:
+            return r
+        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt)
+        return None if paid is None else paid / dt
+
+    def _rates(self, raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:
         """Every cumulative counter of the sample as a per-second rate, in this one place."""
-        v = frame.values
+        v, tick = frame.values, frame.tick
         writes = pgfeatures.writes_by_source(raw["bgwriter"], raw["io"])
         pwrites = pgfeatures.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
         for name, value in writes.items():
-            v[name] = rate(value, pwrites.get(name), dt)
+            v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
-            v[metric] = rate((raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt)
-        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)
+            v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
+        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v["db.backends"] = (raw["db"] or {}).get("backends")
         v["latency.tps"] = v["db.xact_s"]  # a launched workload replaces it with its own count
         Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
             pcols = pio.get(btype) or [None] * len(cols)
-            frame.sources[btype] = {f: rate(c, pc, dt) for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
+            frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
+                                    for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:

@@ -123,3 +123,29 @@ def test_debian_service_without_logging_collector_uses_log_mode(debian_cluster, 
                 print(f"debian {MAJOR} service: log start {c['start']:.3f} end {c['end']:.3f} wrote {c['wrote']} | "
                       f"recorded start {row['start_t']:.3f} end {row['end_t']:.3f} (ticks {row['start_tick']}-"
                       f"{row['end_tick']}) log_buffers {row['log_buffers']} counter buffers {row['buffers']}")
+
+
+@pytest.mark.slow
+@pytest.mark.matrix
+def test_pg_ctl_stderr_log_without_collector_is_read_on_the_host(make_cluster, tmp_path):
+    """13-18: pg_ctl -l FILE, logging_collector off: the postmaster's stderr is the log."""
+    cluster = make_cluster(logging_collector="off", log_timezone="UTC")
+    with cluster.connect() as conn:
+        assert conn.execute("SELECT pg_current_logfile()").fetchone()[0] is None
+        conn.execute("CREATE TABLE t AS SELECT g FROM generate_series(1, 20000) g")
+    sampler = Sampler(cluster.conninfo(), interval=0.2)
+    sampler.open()
+    assert sampler.pg.features.log_path == str(cluster.base_dir / "startup.log"), sampler.pg.features.notes
+    assert sampler.tracker.mode == "log"
+    frames = []
+    for frame in sampler.frames(duration=2.0):
+        frames.append(frame)
+        if frame.tick == 3:
+            with cluster.connect() as conn:
+                conn.execute("UPDATE t SET g = g + 1")
+                conn.execute("CHECKPOINT")
+    sampler.close()
+    rows = [c for f in frames for c in f.checkpoints]
+    wrote = [int(m[1]) for m in re.finditer(r"checkpoint complete: wrote (\d+) buffers",
+                                             (cluster.base_dir / "startup.log").read_text())]
+    assert len(rows) == 1 and rows[0]["source"] == "log" and rows[0]["log_buffers"] == wrote[-1], (rows, wrote)
