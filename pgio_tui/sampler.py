@@ -100,7 +100,8 @@ class Sampler:
     def _find_local_log(self) -> None:
         """No log through SQL, but we are on the database host: read the file itself if we may."""
         f = self.pg.features
-        path = locallog.find_server_log(f.data_directory, self.pg.current_logfile())
+        path = locallog.find_server_log(f.data_directory, self.pg.current_logfile(),
+                                        self.settings.get("logging_collector") == "on")
         if path is None:
             return
         self.pg.local_log = locallog.LogTail(path)

@@ -39,15 +39,31 @@ def stderr_file(pid: int) -> str | None:
     return target
 
 
-def find_server_log(datadir: str | None, current_logfile: str | None) -> str | None:
-    """The server log's path on this host, if this OS user can read it; else None."""
+def collector_file(datadir: str) -> str | None:
+    """The collector's current file, from the data directory's current_logfiles (stderr first)."""
+    try:
+        with open(os.path.join(datadir, "current_logfiles")) as fh:
+            entries = dict(line.rstrip("\n").split(" ", 1) for line in fh if " " in line)
+    except (OSError, ValueError):
+        return None
+    return next((entries[k] for k in ("stderr", "csvlog", "jsonlog") if k in entries), None)
+
+
+def find_server_log(datadir: str | None, current_logfile: str | None, collector: bool) -> str | None:
+    """The server log's path on this host, if this OS user can read it; else None.
+
+    With logging_collector on, the log is the collector's file (the postmaster's stderr then
+    holds only what was said before the collector started); without it, the postmaster's stderr.
+    """
     candidates = []
-    if current_logfile:
-        candidates.append(current_logfile if current_logfile.startswith("/")
-                          else os.path.join(datadir or "", current_logfile))
-    pid = postmaster_pid(datadir) if datadir else None
-    if pid is not None and (path := stderr_file(pid)):
-        candidates.append(path)
+    if collector:
+        name = current_logfile or (collector_file(datadir) if datadir else None)
+        if name:
+            candidates.append(name if name.startswith("/") else os.path.join(datadir or "", name))
+    else:
+        pid = postmaster_pid(datadir) if datadir else None
+        if pid is not None and (path := stderr_file(pid)):
+            candidates.append(path)
     for path in candidates:
         if os.path.isabs(path) and os.access(path, os.R_OK):
             return path

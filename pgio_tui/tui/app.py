@@ -30,6 +30,7 @@ from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
 from pgio_tui.tui.themes import ThemedApp
+from pgio_tui.tui.widgets.degraded import warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
@@ -98,6 +99,8 @@ class MonitorApp(ThemedApp, App[int]):
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         self.history.push(message.frame)
+        for text in warnings_of(message.frame):  # "checkpoints are occurring too frequently", ...
+            self.notify(text, severity="warning", timeout=8, markup=False)
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
@@ -174,7 +177,7 @@ class MonitorApp(ThemedApp, App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(notes=self.session.notes))
 
     def action_zoom(self, step: int) -> None:
         screen = self.monitor

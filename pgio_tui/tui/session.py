@@ -11,6 +11,8 @@ from typing import Any
 
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "
            "or grant pg_read_server_files to read the server's /proc")
+REMOTE_OS_NOTE = ("OS metrics read remotely from the server's /proc through SQL: "
+                  "coarser and dearer than running pgio-tui on the database host")
 NO_PGSS = "pg_stat_statements not installed: latency needs it, or a workload launched by pgio-tui"
 NO_MONITOR = "needs pg_monitor (pg_read_all_stats): other roles' sessions are hidden"
 
@@ -93,6 +95,8 @@ def session_from_sampler(sampler: Any) -> SessionInfo:
     notes = list(getattr(f, "notes", []) or [])
     if sampler.os_mode == "none" and not any("OS metrics" in n for n in notes):
         notes.append(OS_NOTE)
+    if sampler.os_mode == "remote":
+        notes.append(REMOTE_OS_NOTE)
     return SessionInfo(
         source="live", host=str(meta.get("host") or ""), port=str(meta.get("port") or ""),
         dbname=str(meta.get("dbname") or ""), server_version=str(meta.get("server_version") or ""),

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from pgio_tui.tui.themes import user_themes_dir
+from pgio_tui.tui.widgets.degraded import help_section
 
 HELP = """\
 [b]Keys[/b]
@@ -59,10 +60,16 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, notes: list[str] | None = None):
+        super().__init__()
+        self.notes = notes  # what is degraded in this session (None: not a live/replayed session)
+
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = "pgio-tui help"
             box.border_subtitle = "esc to close"
+            if self.notes is not None:
+                yield Static(help_section(self.notes), id="help-degraded")
             yield Static(HELP.format(themes=user_themes_dir()))
 
 
