@@ -15,6 +15,7 @@ Counters that the checkpointer and the background writer publish as they work ar
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 MAX_SPREAD_S = 15.0  # PostgreSQL 15+ flushes an idle backend's statistics within 10 s
@@ -38,8 +39,10 @@ class Spreader:
     def reset(self) -> None:
         self._c.clear()
 
-    def delta(self, name: str, delta: float | None, tick: int, dt: float | None) -> float | None:
-        """This tick's share of the counter's published total; None when unknown (and forget it)."""
+    def delta(self, name: str, delta: float | None, tick: int, dt: float | None,
+              final: bool = False) -> float | None:
+        """This tick's share of the counter's published total; None when unknown (and forget it).
+        `final`: the session's last tick, so whatever is still owed is paid now."""
         if delta is None or delta < 0 or not dt:
             self._c.pop(name, None)
             return None
@@ -57,14 +60,12 @@ class Spreader:
                 c.left = max(c.gaps)
         if delta > 0:
             c.last_rise = tick
-        if c.left <= 0:
-            return 0.0 if c.pool == 0 else self._drain(c)
-        pay = c.pool / c.left
+        if final or c.left <= 1:
+            pay, c.pool, c.left = c.pool, 0.0, 0
+            return pay
+        # Whole events per tick (counters count events, and the recorder stores rates so), the
+        # remainder carried: the pool is an integer count, so the total stays exact.
+        pay = float(math.floor(c.pool / c.left + 0.5))
         c.pool -= pay
         c.left -= 1
-        return pay
-
-    @staticmethod
-    def _drain(c: _Counter) -> float:
-        pay, c.pool = c.pool, 0.0
         return pay

@@ -45,6 +45,10 @@ COUNTER_RATES = (
 )
 
 
+class UnknownDevices(SourceError):
+    """--devices named a device the database host does not have."""
+
+
 def rate(cur, prev, dt) -> float | None:
     """Per-second rate of a cumulative counter; None when unknown or the counter went backwards."""
     if cur is None or prev is None or not dt:
@@ -69,6 +73,7 @@ class Sampler:
         self.tracker: CheckpointTracker | None = None
         self.log_filter = serverlog.CheckpointerLines()
         self.spreader = Spreader()  # counters published in bursts, paid out evenly
+        self._final = False  # this tick is the session's last
         self._local_ckpt_pid: int | None = None  # from /proc when pg_stat_activity hides it
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
@@ -150,9 +155,14 @@ class Sampler:
             tablespaces = _tablespace_dirs(datadir) if self.os_mode == "local" else ()
             self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces, reader)
         devices = self.wanted_devices
+        stats = disks.parse_diskstats(reader.read("/proc/diskstats") or "")
         if devices is None:  # the real disks, plus whatever PGDATA and pg_wal sit on
-            found = disks.default_devices(disks.parse_diskstats(reader.read("/proc/diskstats") or ""))
+            found = disks.default_devices(stats)
             devices = found + [d for d in self.device_roles if d not in found]
+        elif unknown := [d for d in devices if d not in stats]:
+            self.pg.close()
+            raise UnknownDevices(f"--devices: no such block device {', '.join(map(repr, unknown))} on the "
+                                 f"database host; devices there: {', '.join(disks.default_devices(stats)) or 'none'}")
         self.disks = disks.DiskSource(reader, devices)
         if self.os_mode == "remote":
             self._pending.append(Event("note", "OS metrics read remotely from the server's /proc (labelled remote)"))
@@ -210,6 +220,8 @@ class Sampler:
                 tick += behind
                 due = start + tick * self.interval
             late_ms = max(0.0, (now - due) * 1000)
+            # The last tick of a --duration run pays out what burst counters still owe (publication.py).
+            self._final = duration is not None and (tick + 1) * self.interval > duration + 1e-9
             frame = self.sample(tick, now - start, late_ms, wall0)
             yield frame
             tick += 1
@@ -348,7 +360,7 @@ class Sampler:
         r = rate(cur, prev, dt)
         if name in pgfeatures.PUBLISHED_AS_WRITTEN:
             return r
-        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt)
+        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, final=self._final)
         return None if paid is None else paid / dt
 
     def _rates(self, raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:

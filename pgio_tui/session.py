@@ -18,11 +18,13 @@ STOP_GRACE_S = 15.0  # a workload asked to stop: how long it may take before it 
 
 def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None = None):
     """An opened Sampler, or CliError saying why the server cannot be read."""
-    from pgio_tui.sampler import Sampler
+    from pgio_tui.sampler import Sampler, UnknownDevices
     from pgio_tui.sources.postgres import SourceError
     sampler = Sampler(conninfo, interval=interval, devices=devices)
     try:
         sampler.open()
+    except UnknownDevices as exc:
+        raise CliError(str(exc)) from None
     except SourceError as exc:
         raise CliError(f"cannot connect: {exc}") from None
     return sampler

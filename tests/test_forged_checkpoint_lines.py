@@ -17,6 +17,7 @@ from pgio_tui.sampler import Sampler
 from pgio_tui.sources.serverlog import CheckpointerLines, prefix_pattern
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
+from pgio_tui.workloads.cluster import server_version
 
 FAKE_START = "checkpoint starting: time"
 FAKE_END = ("checkpoint complete: wrote 123456 buffers (99.0%); 0 WAL file(s) added, 0 removed, 0 recycled; "
@@ -73,9 +74,9 @@ LOG_SETUPS = {
 @pytest.mark.matrix
 @pytest.mark.parametrize("setup", list(LOG_SETUPS))
 def test_forged_checkpoint_lines_ignored(make_cluster, pg_bindir, tmp_path, setup):
-    cluster = make_cluster(log_timezone="UTC", **LOG_SETUPS[setup])
-    if setup == "jsonlog" and cluster.major < 15:
+    if setup == "jsonlog" and server_version(pg_bindir)[1] < 15:
         pytest.skip("jsonlog is new in PostgreSQL 15")
+    cluster = make_cluster(log_timezone="UTC", **LOG_SETUPS[setup])
     path = tmp_path / "forged.pgio"
     sampler = record_with_forgeries(cluster, path)
     assert sampler.tracker.mode == "log", sampler.pg.features.notes

@@ -27,6 +27,10 @@ def test_spreader_pays_a_burst_over_the_ticks_it_took_and_keeps_the_total():
     # 800 over the 5 ticks it took; then the 160 left and 800 more over the cadence (5 ticks)
     assert paid[4:13] == pytest.approx([160] * 4 + [192] * 5)
     assert sum(paid) == pytest.approx(sum(published))
+    assert all(p == int(p) for p in paid)  # whole buffers per tick: what the recording stores
+    odd = Spreader()
+    shares = [odd.delta("o", d, t, 1.0) for t, d in enumerate([0, 0, 7, 0, 0, 0, 0], start=1)]
+    assert sum(shares) == 7 and all(s == int(s) for s in shares)
     assert s.delta("c", -5, 17, 0.25) is None  # a reset: unknown, and the state is forgotten
     assert s.delta("c", 10, 18, 0.25) == 10
     quiet = Spreader()  # after a silence longer than MAX_SPREAD_S: shown at once

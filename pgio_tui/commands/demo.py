@@ -40,7 +40,7 @@ class _Interrupted(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgio_tui.workloads.cluster import Cluster, ClusterError
+    from pgio_tui.workloads.cluster import ClusterError
     from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
 
     previous = _raise_on_signals()
@@ -49,13 +49,8 @@ def run(args: argparse.Namespace) -> int:
     sampler = None
     try:
         pgbench = find_pgbench()
-        base = _demo_dir()
-        cluster = Cluster(base_dir=base / "cluster", settings=DEMO_SETTINGS, name="pgio-demo")
-        _say(f"{PROG}: demo: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
-        cluster.init()
-        cluster.start()
+        cluster, base = start_lab("demo", DEMO_SETTINGS)
         conninfo = cluster.conninfo()
-        _statement_stats(cluster)
         sampler = open_sampler(conninfo, 1.0)
         seconds = math.ceil(args.duration) if args.duration else FOREVER_S
         scale = getattr(args, "scale", None) or DEMO_SCALE
@@ -72,16 +67,38 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sampler is not None:
             sampler.close()
-        if cluster is not None:
-            _say(f"{PROG}: demo: removing the lab cluster")
-            try:
-                cluster.destroy()
-            except ClusterError as exc:
-                _say(f"{PROG}: demo: {exc}")
-        if base is not None:
-            shutil.rmtree(base, ignore_errors=True)
+        remove_lab("demo", cluster, base)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def start_lab(what: str, settings: dict) -> tuple:
+    """A started lab cluster (and its private base folder) for `what` (demo, bench --lab)."""
+    from pgio_tui.workloads.cluster import Cluster
+    base = _demo_dir()
+    cluster = None
+    try:
+        cluster = Cluster(base_dir=base / "cluster", settings=settings, name=f"pgio-{what}")
+        _say(f"{PROG}: {what}: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
+        cluster.init()
+        cluster.start()
+    except BaseException:
+        remove_lab(what, cluster, base)
+        raise
+    _statement_stats(cluster)
+    return cluster, base
+
+
+def remove_lab(what: str, cluster, base) -> None:
+    from pgio_tui.workloads.cluster import ClusterError
+    if cluster is not None:
+        _say(f"{PROG}: {what}: removing the lab cluster")
+        try:
+            cluster.destroy()
+        except ClusterError as exc:
+            _say(f"{PROG}: {what}: {exc}")
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _one_line(message: str) -> str:

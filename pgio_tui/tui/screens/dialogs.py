@@ -13,40 +13,46 @@ from pgio_tui.tui.widgets.degraded import help_section
 
 HELP = """\
 [b]Keys[/b]
-  [b]q[/b]            quit (a recording is closed cleanly)
-  [b]space[/b]        pause the display; sampling and recording go on
-  [b]? F1[/b]         this help
-  [b]1-6[/b]          show / focus a pane: 1 Checkpoint 2 Writes 3 Dirty 4 Devices 5 Latency 6 Waits
-  [b]tab[/b]          next pane (shift+tab: previous)
-  [b]↑ ↓[/b]          in Devices: choose the device charted
-  [b]r[/b]            start / stop recording (asks for a file name)
-  [b]m[/b]            add an annotation: an event in the recording, a ▲ on every chart
-  [b]+ -[/b]          zoom the shared time window (1m ... 1h, default 5m)
-  [b]t[/b]            next theme (the command palette, ctrl+p, lists them all)
-  [b]w[/b]            start a workload: pgbench or pgio on this server (one at a time)
-  [b]s[/b]            stop the launched workload (when there is one)
-  [b]ctrl+p[/b]       command palette: every action above
+  [b]q[/b]        quit (a recording is closed cleanly)
+  [b]space[/b]    pause the display; sampling and recording go on
+  [b]? F1[/b]     this help
+  [b]1-6[/b]      show / focus a pane (1 Checkpoint 2 Writes 3 Dirty 4 Devices
+           5 Latency 6 Waits); [b]tab[/b] next pane, [b]shift+tab[/b] previous
+  [b]↑ ↓[/b]      in Devices: choose the device charted
+  [b]r[/b]        start / stop recording (asks for a file name)
+  [b]m[/b]        add an annotation: an event in the recording, a ▲ on charts
+  [b]+ -[/b]      zoom the shared time window (1m ... 1h, default 5m)
+  [b]t[/b]        next theme (the command palette, ctrl+p, lists them all)
+  [b]w[/b]        start a workload: pgbench or pgio here (one at a time)
+  [b]s[/b]        stop the launched workload (when there is one)
+  [b]x[/b]        dismiss the "degraded" banner (the list stays here)
+  [b]ctrl+p[/b]   command palette: every action above
 
 [b]Reading the charts[/b]
-  All charts share one time axis ending at the newest tick. On the axis line:
+  All charts share one time axis ending at the newest tick. On the axis:
   [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
   [b]╳[/b] gap / reconnect / restart   [b]▶ ■[/b] workload start / stop
-  The left gutter gives the scale of the first series; a legend value with [b]/N[/b] has its own scale
-  (e.g. tps beside latency ms, util % beside await ms). A threshold marked [b]↑[/b] is above the scale.
+  The left gutter is the scale of the first series; a legend value with
+  [b]/N[/b] has its own scale (tps beside latency ms, util % beside await ms).
+  A threshold marked [b]↑[/b] is above the scale.
 
 [b]Panes[/b]
-  [b]1 Checkpoint[/b]  running or idle, kind, buffers written vs the estimate, time toward the
-                 target (timeout x completion_target), WAL toward the WAL-triggered one.
-  [b]2 Writes[/b]      shared buffers written per second by checkpointer, bgwriter, backends,
-                 autovacuum, others; totals over the window; backend fsyncs, extends.
-  [b]3 Dirty[/b]       kernel Dirty and Writeback against vm.dirty_background / vm.dirty thresholds.
-  [b]4 Devices[/b]     iostat -x per device (DATA / WAL / TBS marked); util and await charted.
-  [b]5 Latency[/b]     tps, mean, p95, p99 per tick; counts slower than 100-500 ms.
-  [b]6 Waits[/b]       wait events of sampled sessions: mean over the window and now.
+  [b]1 Checkpoint[/b] running or idle and its kind; progress: the running
+     checkpoint's estimated progress (buffers written vs the estimate, or
+     its schedule); time: since the last start, of checkpoint_timeout;
+     WAL: toward the WAL-triggered one. Settings as in force at each tick.
+  [b]2 Writes[/b] shared buffers written per second by checkpointer, bgwriter,
+     backends, autovacuum, others; totals over the window; backend fsyncs.
+  [b]3 Dirty[/b] kernel Dirty and Writeback against the vm.dirty_background /
+     vm.dirty thresholds.
+  [b]4 Devices[/b] iostat -x per device (DATA / WAL / TBS marked); util and
+     await charted.
+  [b]5 Latency[/b] tps, mean, p95, p99 per tick; counts over 100-500 ms.
+  [b]6 Waits[/b] wait events of sampled sessions: mean over the window, now.
 
 [b]Themes[/b]
-  Built-in Textual themes, the bundled pgio-dark and pgio-light, and *.toml files in
-  {themes}
+  Built-in Textual themes, the bundled pgio-dark and pgio-light, and
+  *.toml files in {themes}
 """
 
 
@@ -55,7 +61,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 100; max-width: 100%; height: auto; max-height: 100%;
+        width: 80; max-width: 100%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; padding: 0 1;
     }
     """
