@@ -77,7 +77,7 @@ class Sampler:
         self._local_ckpt_pid: int | None = None  # from /proc when pg_stat_activity hides it
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
-        self._prev_raw: dict | None = None
+        self._prev_raw: pgfeatures.RawSample | None = None
         self._prev_mono: float | None = None
         self._prev_cpu: float | None = None
         self._settings_md5: str | None = None
@@ -269,7 +269,7 @@ class Sampler:
             return empty
 
     # -- PostgreSQL -------------------------------------------------------------------------
-    def _sample_pg(self, tick: int, frame: Frame) -> dict | None:
+    def _sample_pg(self, tick: int, frame: Frame) -> pgfeatures.RawSample | None:
         if self.pg.conn is None or self.pg.conn.closed:
             if not self._try_reconnect(tick, frame):
                 return None
@@ -312,7 +312,7 @@ class Sampler:
             self.tracker.reset()
         return True
 
-    def _pg_values(self, raw: dict, dt: float | None, frame: Frame) -> None:
+    def _pg_values(self, raw: pgfeatures.RawSample, dt: float | None, frame: Frame) -> None:
         """Restart/reset/setting-change detection, rates, activity and checkpoint state."""
         prev = self._prev_raw
         pm = raw["postmaster_start"]
@@ -363,7 +363,8 @@ class Sampler:
         paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, final=self._final)
         return None if paid is None else paid / dt
 
-    def _rates(self, raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:
+    def _rates(self, raw: pgfeatures.RawSample, prev: pgfeatures.RawSample | dict, dt: float | None,
+               frame: Frame) -> None:
         """Every cumulative counter of the sample as a per-second rate, in this one place."""
         v, tick = frame.values, frame.tick
         writes = pgfeatures.writes_by_source(raw["bgwriter"], raw["io"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pgio_tui.commands.common import conninfo_of
+from pgio_tui.commands.common import check_overwrite, conninfo_of
 from pgio_tui.commands.launched import run_session
 from pgio_tui.errors import PROG, CliError
 from pgio_tui.session import open_sampler
@@ -16,6 +16,7 @@ LAB_INIT_SCALE = 10  # bench --lab without --init-scale: pgbench's tables must e
 
 
 def run(args: argparse.Namespace) -> int:
+    check_overwrite(args.record, args.force)
     if getattr(args, "lab", False):
         return _on_lab(args)
     conninfo = conninfo_of(args)

@@ -148,8 +148,8 @@ class PostgresSource:
         self._log_file, self._log_offset = row[0], row[1] or 0
 
     # -- per tick ---------------------------------------------------------------------------
-    def sample(self) -> dict:
-        """One round trip: a dict of the raw values (JSON already decoded by psycopg)."""
+    def sample(self) -> pgfeatures.RawSample:
+        """One round trip: the raw values (JSON already decoded by psycopg)."""
         if self.conn is None:
             raise SourceError("not connected")
         try:

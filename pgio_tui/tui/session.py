@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pgio_tui.interfaces import SamplerLike
 from pgio_tui.naming import server_name
 
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "
@@ -91,11 +92,11 @@ class SessionInfo:
             return None
 
 
-def session_from_sampler(sampler: Any) -> SessionInfo:
+def session_from_sampler(sampler: SamplerLike) -> SessionInfo:
     """From an opened Sampler (pgio_tui.sampler.Sampler)."""
     meta = sampler.meta()
     f = sampler.pg.features
-    notes = list(getattr(f, "notes", []) or [])
+    notes = list(f.notes)
     if sampler.os_mode == "none" and not any("OS metrics" in n for n in notes):
         notes.append(OS_NOTE)
     if sampler.os_mode == "remote":
@@ -105,8 +106,8 @@ def session_from_sampler(sampler: Any) -> SessionInfo:
         client_host=str(meta.get("client_host") or ""),
         dbname=str(meta.get("dbname") or ""), server_version=str(meta.get("server_version") or ""),
         interval=float(sampler.interval), os_mode=sampler.os_mode,
-        read_all_stats=bool(getattr(f, "read_all_stats", True)), pgss=getattr(f, "pgss_schema", None) is not None,
-        pg_stat_io=bool(getattr(f, "io_cols", True)), notes=notes, settings=dict(sampler.settings),
+        read_all_stats=f.read_all_stats, pgss=f.pgss_schema is not None,
+        pg_stat_io=bool(f.io_cols), notes=notes, settings=dict(sampler.settings),
     )
 
 

@@ -1,33 +1,23 @@
-"""Modal dialogs: help, a one-line prompt (annotation, recording file), a yes/no confirmation."""
+"""Modal dialogs: help (its keys generated from the bindings), a one-line prompt (annotation,
+recording file), a yes/no confirmation."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from pgio_tui.tui.themes import user_themes_dir
 from pgio_tui.tui.widgets.degraded import help_section
 
-HELP = """\
-[b]Keys[/b]
-  [b]q[/b]        quit (a recording is closed cleanly)
-  [b]space[/b]    pause the display; sampling and recording go on
-  [b]? F1[/b]     this help
-  [b]1-6[/b]      show / focus a pane (1 Checkpoint 2 Writes 3 Dirty 4 Devices
-           5 Latency 6 Waits); [b]tab[/b] next pane, [b]shift+tab[/b] previous
-  [b]↑ ↓[/b]      in Devices: choose the device charted
-  [b]r[/b]        start / stop recording (asks for a file name)
-  [b]m[/b]        add an annotation: an event in the recording, a ▲ on charts
-  [b]+ -[/b]      zoom the shared time window (1m ... 1h, default 5m)
-  [b]t[/b]        next theme (the command palette, ctrl+p, lists them all)
-  [b]w[/b]        start a workload: pgbench or pgio here (one at a time)
-  [b]s[/b]        stop the launched workload (when there is one)
-  [b]x[/b]        dismiss the "degraded" banner (the list stays here)
-  [b]ctrl+p[/b]   command palette: every action above
+HELP_KEYS_NOTE = """\
+  [b]↑ ↓[/b]          in Devices: choose the device charted
+"""
 
+HELP_READING = """\
 [b]Reading the charts[/b]
   All charts share one time axis ending at the newest tick. On the axis:
   [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
@@ -52,8 +42,33 @@ HELP = """\
 
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and
-  *.toml files in {themes}
+  *.toml files in $themes
 """
+
+
+def help_keys(active_bindings) -> list[tuple[str, str]]:
+    """(keys, what they do) for the help screen, from Textual's active bindings: the enabled ones
+    with a tooltip (the first of a pair carries it: + and - are one line); bindings with the same
+    tooltip share a line ("1-6 ...", "← → ...")."""
+    lines: dict[str, list[str]] = {}
+    for active in active_bindings:
+        b = active.binding
+        if not active.enabled or not b.tooltip or b.system:
+            continue
+        keys = lines.setdefault(b.tooltip, [])
+        shown = b.key_display or b.key.split(",")[0]
+        if shown not in keys:
+            keys.append(shown)
+    return [(" ".join(keys), text) for text, keys in lines.items()]
+
+
+def help_text(keys: list[tuple[str, str]], keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING) -> Content:
+    """The keys (plain text: a tooltip is never markup), then the notes (markup; $themes is the
+    user themes folder)."""
+    width = max([len(k) for k, _ in keys] + [11]) + 2
+    rows = [Content.assemble("  ", (k, "bold"), " " * (width - len(k)), text, "\n") for k, text in keys]
+    return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(keys_note), "\n",
+                            Content.from_markup(reading, themes=str(user_themes_dir())))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -66,17 +81,19 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, notes: list[str] | None = None):
+    def __init__(self, keys: list[tuple[str, str]], *, title: str = "pgio-tui help",
+                 keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING, notes: list[str] | None = None):
         super().__init__()
-        self.notes = notes  # what is degraded in this session (None: not a live/replayed session)
+        self.keys, self.title_text, self.keys_note, self.reading = keys, title, keys_note, reading
+        self.notes = notes  # what is degraded in this session, listed first (None: not a session)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
-            box.border_title = "pgio-tui help"
+            box.border_title = self.title_text
             box.border_subtitle = "esc to close"
             if self.notes is not None:
                 yield Static(help_section(self.notes), id="help-degraded")
-            yield Static(HELP.format(themes=user_themes_dir()))
+            yield Static(help_text(self.keys, self.keys_note, self.reading))
 
 
 class PromptScreen(ModalScreen[str | None]):
