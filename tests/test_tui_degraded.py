@@ -30,7 +30,7 @@ async def test_banner_lists_what_is_degraded_until_dismissed_and_help_keeps_it(m
     try:
         session = session_from_sampler(sampler)
         feed = LiveFeed(sampler)
-        app = MonitorApp(session, feed=feed)
+        app = MonitorApp(session, source=feed)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: len(app.history) >= 2, timeout=20)
             banner = app.monitor.query_one("#degraded", DegradedBanner)
@@ -70,7 +70,7 @@ async def test_too_frequent_checkpoints_are_notified_when_they_happen(make_clust
     filler = threading.Thread(target=_make_wal, args=(cluster, stop), daemon=True)
     try:
         feed = LiveFeed(sampler)
-        app = MonitorApp(session_from_sampler(sampler), feed=feed)
+        app = MonitorApp(session_from_sampler(sampler), source=feed)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: len(app.history) >= 1, timeout=20)
             filler.start()

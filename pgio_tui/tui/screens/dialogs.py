@@ -3,6 +3,8 @@ recording file), a yes/no confirmation."""
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -13,6 +15,7 @@ from textual.widgets import Button, Input, Label, Static
 from pgio_tui.tui.themes import user_themes_dir
 from pgio_tui.tui.widgets.degraded import help_section
 
+HELP_WIDTH = 76  # an 80-column terminal minus the help box's border and padding
 HELP_KEYS_NOTE = """\
   [b]↑ ↓[/b]          in Devices: choose the device charted
 """
@@ -42,7 +45,8 @@ HELP_READING = """\
 
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and
-  *.toml files in $themes
+  *.toml files in the user themes folder:
+  $themes
 """
 
 
@@ -66,7 +70,11 @@ def help_text(keys: list[tuple[str, str]], keys_note: str = HELP_KEYS_NOTE, read
     """The keys (plain text: a tooltip is never markup), then the notes (markup; $themes is the
     user themes folder)."""
     width = max([len(k) for k, _ in keys] + [11]) + 2
-    rows = [Content.assemble("  ", (k, "bold"), " " * (width - len(k)), text, "\n") for k, text in keys]
+    rows = []
+    for k, text in keys:  # wrapped under itself, so the help reads at 80 columns
+        parts = textwrap.wrap(text, max(20, HELP_WIDTH - 2 - width)) or [""]
+        rows.append(Content.assemble("  ", (k, "bold"), " " * (width - len(k)), parts[0], "\n"))
+        rows += [Content.assemble(" " * (2 + width), part, "\n") for part in parts[1:]]
     return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(keys_note), "\n",
                             Content.from_markup(reading, themes=str(user_themes_dir())))
 
