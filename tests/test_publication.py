@@ -8,7 +8,6 @@ must be steady (no run of zeros between spikes) and integrate to the views' own 
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 
 import pytest
@@ -79,5 +78,5 @@ def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
     first = next(i for i, v in enumerate(series) if v > 0)
     during = series[first:first + 30]
     zeros = sum(1 for v in during if v == 0)
-    assert zeros <= 3, during
-    assert max(during) <= 4 * statistics.median(during), during
+    assert zeros <= 3, during  # sampled as published it reads 0, 0, 0, burst, 0, 0, 0, burst
+    assert not any(a == b == 0 for a, b in zip(during, during[1:])), during
