@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from typing import Callable
 from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.publication import Spreader
-from pgio_tui.sources import disks, kernel, locallog, pgfeatures, serverlog
+from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
@@ -71,10 +70,9 @@ class Sampler:
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
-        self.log_filter = serverlog.CheckpointerLines()
+        self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
         self.spreader = Spreader()  # counters published in bursts, paid out evenly
         self._final = False  # this tick is the session's last
-        self._local_ckpt_pid: int | None = None  # from /proc when pg_stat_activity hides it
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
         self._prev_raw: pgfeatures.RawSample | None = None
@@ -97,40 +95,17 @@ class Sampler:
         self._load_settings()
         self._setup_os()
         if not features.logfile and self.os_mode == "local":
-            self._find_local_log()
+            logaccess.find_local_log(self.pg, self.settings)
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
         for note in features.notes:
             self._pending.append(Event("note", note))
 
-    def _find_local_log(self) -> None:
-        """No log through SQL, but we are on the database host: read the file itself if we may."""
-        f = self.pg.features
-        path = locallog.find_server_log(f.data_directory, self.pg.current_logfile(),
-                                        self.settings.get("logging_collector") == "on")
-        if path is None:
-            return
-        self.pg.local_log = locallog.LogTail(path)
-        f.log_path = path
-        f.notes[:] = [n for n in f.notes if n != pgfeatures.LOG_NOT_READABLE]
-
     def _log_trusted(self) -> bool:
         """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
-        if not (self.pg.features.logfile or self.pg.local_log is not None):
-            return False
-        self.log_filter = serverlog.CheckpointerLines(serverlog.log_format(self.pg.log_file),
-                                                      self.settings.get("log_line_prefix", ""))
-        why = self.log_filter.why_not
-        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None \
-                and self.os_mode == "local":
-            self._local_ckpt_pid = locallog.checkpointer_pid(self.pg.features.data_directory)
-        if why is None and self.log_filter.needs_pid() and self.pg.checkpointer_pid() is None \
-                and self._local_ckpt_pid is None:
-            why = ("the checkpointer's PID is hidden (needs pg_monitor): its log lines cannot be told from "
-                   "a forged RAISE LOG, so checkpoint kinds and timings come from counters only")
+        self.checkpoint_log, why = logaccess.checkpoint_log(self.pg, self.settings, self.os_mode == "local")
         if why is not None:
             self.pg.features.notes.append(why)
-            return False
-        return True
+        return self.checkpoint_log.trusted
 
     def _load_settings(self) -> list[tuple[str, str, str, str]]:
         rows = self.pg.settings()
@@ -142,7 +117,7 @@ class Sampler:
         """OS figures only from the database host: locally, or the server's /proc through SQL."""
         datadir = self.pg.features.data_directory
         reader = None
-        if _same_cluster_locally(datadir, self.pg):
+        if procfs.same_cluster_locally(datadir, self.pg):
             reader, self.os_mode = LocalProc(), "local"
         elif RemoteProc.available(self.pg.conn):
             reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
@@ -152,7 +127,7 @@ class Sampler:
             return
         self.kernel = kernel.KernelSource(reader)
         if datadir:  # remotely pg_wal can't be followed if it is a symlink: roles are best effort there
-            tablespaces = _tablespace_dirs(datadir) if self.os_mode == "local" else ()
+            tablespaces = procfs.tablespace_dirs(datadir) if self.os_mode == "local" else ()
             self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces, reader)
         devices = self.wanted_devices
         stats = disks.parse_diskstats(reader.read("/proc/diskstats") or "")
@@ -344,7 +319,7 @@ class Sampler:
             wait=pgfeatures.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
-            log_entries=self.log_filter.entries(raw["log_lines"], raw.get("checkpointer_pid") or self._local_ckpt_pid),
+            log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
             dirty_buffers=bufcache.get("buffers_dirty")))
         if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
             written = counters["buffers"] - pcounters["buffers"]
@@ -438,30 +413,3 @@ class Sampler:
             if not self._log_trusted():
                 self.tracker.mode = "counters"
                 frame.events.append(Event("note", self.pg.features.notes[-1]))
-
-
-def _tablespace_dirs(datadir: str) -> list[str]:
-    tbl = os.path.join(datadir, "pg_tblspc")
-    try:
-        return [os.path.realpath(os.path.join(tbl, n)) for n in os.listdir(tbl)]
-    except OSError:
-        return []
-
-
-def _same_cluster_locally(datadir: str | None, pg: PostgresSource) -> bool:
-    """Are we on the database host? Compare pg_control's system identifier with the local file.
-
-    Without rights to read it, fall back to: connected over a unix socket or loopback.
-    """
-    try:
-        sysid = pg.conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0]
-    except Exception:
-        sysid = None
-    if datadir and sysid is not None:
-        try:
-            with open(os.path.join(datadir, "global", "pg_control"), "rb") as fh:
-                return struct.unpack("<Q", fh.read(8))[0] == sysid
-        except OSError:
-            pass
-    host = pg.conn.info.host or ""
-    return host.startswith("/") or host in ("localhost", "127.0.0.1", "::1")

@@ -20,7 +20,6 @@ from pgio_tui.sampler import Sampler
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
-from pgio_tui.tui import format as fmt
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.session import session_from_recording, session_from_sampler
 from pgio_tui.tui.widgets.checkpoint_pane import CheckpointPane

@@ -25,7 +25,7 @@ from pgio_tui.store.writer import Recorder
 from pgio_tui.workloads.cluster import free_port
 
 MAJOR = "15"
-NAME = "pgiotest"
+NAME = f"pgiotest{os.getpid()}"  # two test runs at once must not share (or drop) one cluster
 LINE = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[(?P<pid>\d+)\] LOG:  "
                   r"checkpoint (?P<what>starting|complete): (?P<rest>.*)$")
 
