@@ -33,47 +33,48 @@ def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
         if workload is None:
             session.stop(why)
 
-    stopping_since: float | None = None
-    try:
-        with on_signals(on_signal):
-            if workload is not None:
-                workload.start()
-            for frame in session.frames():
-                if printer is not None:
-                    printer.show_status(frame, label)
-                else:
-                    status.show(frame, label)
-                if session.record_error is not None:
-                    raise session.record_error
-                if workload is None:
-                    continue
-                if workload.done:
-                    session.stop("workload ended")
-                elif signals and stopping_since is None:  # first signal: stop the workload, keep ticking
-                    stopping_since = time.monotonic()
-                    workload.stop()
-                elif stopping_since is not None and (len(signals) > 1
-                                                     or time.monotonic() - stopping_since > STOP_GRACE_S):
-                    session.stop("workload ended; workload cut short")
-                    end_workload(workload, grace=0)
-                if session.stopped:
-                    break
-            else:
-                session.stop("duration reached" if session.duration else "stopped")
-    except Exception as exc:
+    with on_signals(on_signal):  # until the file is closed: a late Ctrl-C must not cut its tail
+        try:
+            _loop(session, workload, label, printer or status, signals)
+        except Exception as exc:
+            end_workload(workload)
+            _finish(printer, status)
+            kept = f"; the ticks so far are kept in {session.recording}" if session.recording else ""
+            if session.record_error is exc:
+                kept = "; the ticks recorded before it are kept"
+            session.close(f"error: {exc}")
+            raise CliError(f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}{kept}") from None
         end_workload(workload)
         _finish(printer, status)
-        kept = f"; the ticks so far are kept in {session.recording}" if session.recording else ""
-        if session.record_error is exc:
-            kept = "; the ticks recorded before it are kept"
-        session.close(f"error: {exc}")
-        raise CliError(f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}{kept}") from None
-    end_workload(workload)
-    _finish(printer, status)
-    tail = session.close()
+        tail = session.close()
     if tail:
         say(f"pgio-tui: {tail}")
     return session.stop_reason or "stopped"
+
+
+def _loop(session: Session, workload, label: str, shown, signals: list[str]) -> None:
+    """Tick until the session stops; with a workload: the first signal stops the workload and
+    ticking goes on until its end is in a frame; a second one, or STOP_GRACE_S, cuts it short."""
+    stopping_since: float | None = None
+    if workload is not None:
+        workload.start()
+    for frame in session.frames():
+        shown.show_status(frame, label)
+        if session.record_error is not None:
+            raise session.record_error
+        if workload is None:
+            continue
+        if workload.done:
+            session.stop("workload ended")
+        elif signals and stopping_since is None:
+            stopping_since = time.monotonic()
+            workload.stop()
+        elif stopping_since is not None and (len(signals) > 1 or time.monotonic() - stopping_since > STOP_GRACE_S):
+            session.stop("workload ended; workload cut short")
+            end_workload(workload, grace=0)
+        if session.stopped:
+            return
+    session.stop("duration reached" if session.duration else "stopped")
 
 
 def _finish(printer: OutputPrinter | None, status: StatusLine) -> None:
@@ -116,6 +117,8 @@ class StatusLine:
             sys.stderr.flush()
         except OSError:
             self.enabled = False
+
+    show_status = show
 
     def done(self) -> None:
         if self.enabled and self.tty:
