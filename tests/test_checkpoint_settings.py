@@ -171,3 +171,19 @@ def test_last_checkpoint_line_uses_the_logs_figures(make_cluster, tmp_path):
     last = _pane_text(history, session, history.end_t).splitlines()[-1]
     assert wrote < 1000  # shown exactly, so the log's figure and the counters' can be told apart
     assert f" {wrote} buf" in last and f"in {row['total_s']:.1f}s" in last, (last, logged)
+
+
+@pytest.mark.slow
+def test_bench_survives_completion_target_zero(make_cluster, tmp_path):
+    """The reported crash: bench with checkpoint_completion_target = 0 died and killed pgbench."""
+    cluster = make_cluster(checkpoint_completion_target="0", max_wal_size="32MB", min_wal_size="32MB")
+    out = tmp_path / "bench.pgio"
+    r = subprocess.run([sys.executable, "-m", "pgio_tui", "bench", "pgbench", "-d", cluster.conninfo(), "--headless",
+                        "--init-scale", "5", "--record", str(out), "--interval", "0.2", "--", "-T", "8", "-c", "4"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "division by zero" not in r.stderr
+    with Recording(out) as rec:
+        assert [e.event.text for e in rec.events(["stop"])] == ["workload ended"]
+        assert rec.checkpoints(), "8 s of pgbench on a 32 MB max_wal_size made no checkpoint"
+        assert rec.workloads()[0]["exit_code"] == 0
