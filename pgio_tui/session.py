@@ -11,7 +11,7 @@ at the next tick on that thread, which is also the thread the recorder's SQLite 
 
 Frames go, in order, to the recorder and then to every consumer in `consumers` (callables taking a
 Frame, called on the loop's thread, after the frame is recorded). A Prometheus exporter is one more
-consumer: `session.consumers.append(exporter.update)`; a consumer that raises is dropped with a
+consumer: `Session(sampler, consumers=[exporter.on_frame])`; a consumer that raises is dropped with a
 warning notice, never stopping the recording.
 """
 
