@@ -38,14 +38,14 @@ def _on_lab(args: argparse.Namespace) -> int:
         raise CliError("--lab makes its own server: give no CONN, -h, -p or -d with it")
     if args.workload == "pgbench" and args.init_scale is None:
         args.init_scale = LAB_INIT_SCALE
-    cluster = base = None
+    cluster = None
     try:
-        cluster, base = start_lab("bench", DEMO_SETTINGS)
+        cluster = start_lab("bench", DEMO_SETTINGS)
         return _run(args, cluster.conninfo())
     except ClusterError as exc:
         raise CliError(_one_line(str(exc))) from None
     finally:
-        remove_lab("bench", cluster, base)
+        remove_lab("bench", cluster)
 
 
 def _run(args: argparse.Namespace, conninfo: str) -> int:

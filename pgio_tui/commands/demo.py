@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import shutil
 import signal
 import sys
 import tempfile
@@ -46,12 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_overwrite(args.record, args.force)  # before the cluster is made
     previous = _raise_on_signals()
-    base = None
     cluster = None
     sampler = None
     try:
         pgbench = find_pgbench()
-        cluster, base = start_lab("demo", DEMO_SETTINGS)
+        cluster = start_lab("demo", DEMO_SETTINGS)
         conninfo = cluster.conninfo()
         sampler = open_sampler(conninfo, 1.0)
         seconds = math.ceil(args.duration) if args.duration else FOREVER_S
@@ -69,29 +67,27 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sampler is not None:
             sampler.close()
-        remove_lab("demo", cluster, base)
+        remove_lab("demo", cluster)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def start_lab(what: str, settings: dict) -> tuple:
-    """A started lab cluster (and its private base folder) for `what` (demo, bench --lab)."""
+def start_lab(what: str, settings: dict):
+    """A started lab cluster (private, removed by remove_lab) for `what`: demo, bench --lab."""
     from pgio_tui.workloads.cluster import Cluster
-    base = _demo_dir()
-    cluster = None
+    cluster = Cluster(settings=settings, name=f"pgio-{what}", temp_dir=_demo_dir())
     try:
-        cluster = Cluster(base_dir=base / "cluster", settings=settings, name=f"pgio-{what}")
         _say(f"{PROG}: {what}: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
         cluster.init()
         cluster.start()
     except BaseException:
-        remove_lab(what, cluster, base)
+        remove_lab(what, cluster)
         raise
     _statement_stats(cluster)
-    return cluster, base
+    return cluster
 
 
-def remove_lab(what: str, cluster, base) -> None:
+def remove_lab(what: str, cluster) -> None:
     from pgio_tui.workloads.cluster import ClusterError
     if cluster is not None:
         _say(f"{PROG}: {what}: removing the lab cluster")
@@ -99,8 +95,6 @@ def remove_lab(what: str, cluster, base) -> None:
             cluster.destroy()
         except ClusterError as exc:
             _say(f"{PROG}: {what}: {exc}")
-    if base is not None:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _one_line(message: str) -> str:
@@ -134,17 +128,12 @@ def _raise_on_signals() -> dict:
 
 
 def _demo_dir() -> Path:
-    """A private directory on a real disk that the server's user can reach (tmpfs shows no writeback)."""
+    """Where the lab cluster's private folder goes: on a real disk (tmpfs shows no writeback)."""
     from pgio_tui.sources.disks import devices_for_path
     candidates = [tempfile.gettempdir(), "/var/tmp", "/tmp"]
-    chosen = None
     for d in candidates:
         if Path(d).is_dir() and devices_for_path(d):
-            chosen = d
-            break
-    path = Path(tempfile.mkdtemp(prefix="pgio-demo-", dir=chosen or candidates[0]))
-    path.chmod(0o755)
-    if chosen is None:
-        print(f"{PROG}: demo: no disk-backed temporary directory found; using {path} (no writeback to see "
-              "if it is tmpfs)", file=sys.stderr)
-    return path
+            return Path(d)
+    print(f"{PROG}: demo: no disk-backed temporary directory found; using {candidates[0]} (no writeback to "
+          "see if it is tmpfs)", file=sys.stderr)
+    return Path(candidates[0])

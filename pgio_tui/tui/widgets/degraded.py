@@ -12,14 +12,10 @@ from rich.text import Text
 from textual.widgets import Static
 
 from pgio_tui.frame import Frame
+from pgio_tui.safe_text import printable
 
 DISMISS_KEY = "x"
 WARN_KINDS = ("note", "error")  # mid-session events a person should see when they happen
-
-
-def visible(text: str) -> str:
-    """Control characters as visible escapes (\\x1b), so server text can't drive the terminal."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def notes_text(notes: list[str], *, hint: bool = True) -> Text:
@@ -28,7 +24,7 @@ def notes_text(notes: list[str], *, hint: bool = True) -> Text:
     out.append("some figures are missing or estimated here, because", style="italic")
     for n in notes:
         out.append("\n • ")
-        out.append(visible(n))
+        out.append(printable(n))
     if hint:
         out.append(f"\n{DISMISS_KEY}: dismiss · ?: this list stays in help", style="dim")
     return out
@@ -64,4 +60,4 @@ def warnings_of(frame: Frame) -> list[str]:
     """Events of a live frame to show as notifications (tick 0's notes are the banner's)."""
     if frame.tick == 0:
         return []
-    return [visible(e.text) for e in frame.events if e.kind in WARN_KINDS and e.text]
+    return [printable(e.text) for e in frame.events if e.kind in WARN_KINDS and e.text]
