@@ -67,6 +67,6 @@ def _run(args: argparse.Namespace, conninfo: str) -> int:
         raise CliError(str(exc)) from None
     try:
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless,
-                           theme=getattr(args, "theme", None))
+                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording)
     finally:
         sampler.close()

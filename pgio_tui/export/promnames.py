@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pgio_tui.frame import Frame
 from pgio_tui.metrics import BY_NAME, LATENCY_THRESHOLDS_MS
+from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
 Labels = tuple[tuple[str, str], ...]
@@ -107,7 +108,6 @@ _counter("io.pressure_full_pct", "io_pressure_full_stalled_seconds", _PSI.format
 _counter("latency.tps", "transactions", BY_NAME["latency.tps"].help)
 for _stat in ("mean", "stddev", "p50", "p95", "p99", "max"):
     _gauge(f"latency.{_stat}_ms", f"latency_{_stat}_seconds", MS)
-_counter("latency.calls_s", "statements", BY_NAME["latency.calls_s"].help)
 _counter("latency.txns", "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
@@ -115,6 +115,10 @@ _counter("latency.failed", "transactions_failed", BY_NAME["latency.failed"].help
 for _ms in LATENCY_THRESHOLDS_MS:
     _counter(f"latency.over_{_ms}ms", "transactions_slower", "Transactions (pgio: statements) slower than "
              "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
+# --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
+_counter("statements.calls_s", "statements", BY_NAME["statements.calls_s"].help)
+_gauge("statements.mean_ms", "statement_exec_mean_seconds", MS)
+_gauge("statements.stddev_ms", "statement_exec_stddev_seconds", MS)
 # --- database -----------------------------------------------------------------------------------
 _counter("pgio.reads_s", "workload_blocks_read", BY_NAME["pgio.reads_s"].help)
 _counter("pgio.hits_s", "workload_blocks_hit", BY_NAME["pgio.hits_s"].help)
@@ -161,7 +165,7 @@ Sample = tuple[Family, Labels, float]
 def server_label(meta: dict) -> str:
     """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
     host, port = meta.get("host") or "", meta.get("port")
-    return f"{host}:{port}" if port else str(host or "unknown")
+    return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
 class Converter:
@@ -182,14 +186,15 @@ class Converter:
             self._apply(rule, values.get(rule.metric), dt, base + rule.labels, out)
         kind = values.get("checkpoint.kind")
         if isinstance(kind, str) and kind:
-            out.append((CHECKPOINT_INFO, base + (("kind", kind),), 1.0))
+            out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
         for dev, row in frame.devices.items():
             role = frame.device_roles.get(dev)
-            labels = base + (("device", dev),) + ((("role", role),) if role else ())
+            labels = base + (("device", printable(dev)),) + ((("role", printable(role)),) if role else ())
             for rule in DISK_RULES:
                 self._apply(rule, row.get(rule.metric), dt, labels, out)
         for btype, wtype, event, n in frame.waits:
-            out.append((WAITS, base + (("backend_type", btype), ("wait_event_type", wtype), ("wait_event", event)),
+            out.append((WAITS, base + (("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
+                                       ("wait_event", printable(event))),
                         float(n)))
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out

@@ -130,11 +130,13 @@ class Vitals(LinesView):
             groups.append((4, "l", [sep, (d + " ", "muted"), (fmt.pct(g(f"disk.{d}.util_pct")) + " ", None),
                                     (fmt.ms(g(f"disk.{d}.w_await_ms")) + "ms", None)]))
         lat: list[Run] = [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
-        p99, mean = g("latency.p99_ms"), g("latency.mean_ms")
+        p99, mean, stmt = g("latency.p99_ms"), g("latency.mean_ms"), g("statements.mean_ms")
         if p99 is not None:
             lat += [(" p99 ", "muted"), (fmt.ms(p99), None)]
         elif mean is not None:
             lat += [(" mean ", "muted"), (fmt.ms(mean), None)]
+        elif stmt is not None:  # statement time, not a transaction's: said so
+            lat += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
         groups.append((2, "l", lat))
         io = g("sessions.io_wait")
         if io is not None:
