@@ -17,6 +17,7 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
 from pgio_tui.metrics import CATALOG, lookup
 
 SCHEMA_VERSION = 1
+FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
 
 # from_version -> SQL statements that turn a file of that version into from_version + 1.
 # The reader applies them to an in-memory copy (it never writes the file it reads).
