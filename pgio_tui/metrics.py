@@ -99,6 +99,8 @@ OBSERVER_LATE_MS = "observer.late_ms"
 STATEMENTS_CALLS_S = "statements.calls_s"
 STATEMENTS_MEAN_MS = "statements.mean_ms"
 STATEMENTS_STDDEV_MS = "statements.stddev_ms"
+CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
+CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
 LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
 LATENCY_OVER: dict[int, str] = {ms: f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}  # per threshold
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")  # writes.<source>
@@ -139,7 +141,7 @@ CATALOG: tuple[Metric, ...] = (
     _m(CHECKPOINT_PROGRESS, "0-1", "gauge", "checkpoint",
        "Estimated fraction of the running checkpoint's buffer writes done.",
        "buffers written so far / dirty buffers at start (16+: pg_buffercache_summary(); else the schedule "
-       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="buffers"),
+       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="progress"),
     _m(CHECKPOINT_BUFFERS_WRITTEN, "buffers", "gauge", "checkpoint",
        "Buffers written by the running checkpoint so far.",
        "13-16 pg_stat_bgwriter.buffers_checkpoint, 17+ pg_stat_checkpointer.buffers_written, minus the value at start"),
@@ -154,6 +156,12 @@ CATALOG: tuple[Metric, ...] = (
     _m(CHECKPOINT_WAL_PROGRESS, "0-1", "gauge", "checkpoint",
        "WAL since the last checkpoint's redo point as a fraction of the distance that triggers a WAL checkpoint.",
        "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)", label="WAL"),
+    _m(CHECKPOINT_TIMEOUT_S, "s", "gauge", "checkpoint",
+       "checkpoint_timeout in force at this tick (a reload mid-session shows here).",
+       "pg_settings, re-read when the settings fingerprint changes"),
+    _m(CHECKPOINT_COMPLETION_TARGET, "0-1", "gauge", "checkpoint",
+       "checkpoint_completion_target in force at this tick.",
+       "pg_settings, re-read when the settings fingerprint changes"),
     # --- buffers written by source ---------------------------------------------------------
     _m(WRITES_CHECKPOINTER, "buffers/s", "rate", "writes",
        "Shared buffers written by the checkpointer.",
@@ -316,6 +324,20 @@ def markdown() -> str:
         "Percentiles (the per-tick p50/p95/p99, a recording's p99 in replay, the p95 rows of `diff`, the",
         f"bootstrap interval) have one definition: {PERCENTILE_DEFINITION}.",
         f"Latency thresholds (`latency.over_<N>ms`): {', '.join(str(ms) for ms in LATENCY_THRESHOLDS_MS)} ms.",
+"",
+        "**Counters published in bursts.** Backends do not publish their statistics as they work: they",
+        "flush pg_stat_io (16+), pg_stat_database and pg_stat_wal at most about once a second, and before",
+        "17 the backends' share of pg_stat_bgwriter (`buffers_backend`, `buffers_backend_fsync`) arrives in",
+        "lumps of about 1024 every few seconds. Sampled as is, `writes.backend` would read 0, 0, 0, 6534,",
+        "0, 0, 6767 while the disk writes steadily. The sampler watches each counter's publication cadence",
+        "(the longest of its last four gaps between rises) and pays a rise out evenly over that many",
+        "ticks: the rate is steady, the total over the run is unchanged (the last tick of a `--duration`",
+        "run pays out what is still owed; a session stopped by a key or signal may lack the last",
+        "interval's remainder), and the figure lags the work by at most one publication interval. A rise",
+        "after more than 15 s of silence is shown at once. The",
+        "checkpointer's and background writer's own counters (`writes.checkpointer`, `writes.bgwriter`,",
+        "`fsyncs.checkpointer`, `bgwriter.maxwritten_s`, `buffers.alloc_s`) are published as they",
+        "work and are never spread: their timing is the point.",
         "",
     ]
     panes: dict[str, list[Metric]] = {}

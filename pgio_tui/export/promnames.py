@@ -79,6 +79,8 @@ _gauge(M.CHECKPOINT_BUFFERS_ESTIMATE, "checkpoint_buffers_estimate")
 _gauge(M.CHECKPOINT_ELAPSED_S, "checkpoint_elapsed_seconds")
 _gauge(M.CHECKPOINT_TIME_PROGRESS, "checkpoint_time_progress_ratio")
 _gauge(M.CHECKPOINT_WAL_PROGRESS, "checkpoint_wal_progress_ratio")
+_gauge(M.CHECKPOINT_TIMEOUT_S, "checkpoint_timeout_seconds")
+_gauge(M.CHECKPOINT_COMPLETION_TARGET, "checkpoint_completion_target_ratio")
 CHECKPOINT_INFO = _family("checkpoint_info", "gauge",
                           "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
 # --- buffers written by source --------------------------------------------------------------------

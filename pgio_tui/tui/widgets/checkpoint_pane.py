@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pgio_tui.sources.checkpoint import checkpoint_buffers
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.tui import drawing
@@ -16,7 +17,7 @@ CHART = ChartSpec(
     fixed_max={0: 1.0},
     empty_text="waiting for the first tick",
 )
-LABEL = 8
+LABEL = 9
 
 
 class CheckpointPane(ChartPane):
@@ -33,8 +34,8 @@ class CheckpointPane(ChartPane):
             return [(("waiting for the first tick", "muted"),)]
         active = bool(get(M.CHECKPOINT_ACTIVE))
         kind = get(M.CHECKPOINT_KIND) or ""
-        timeout = s.setting_seconds("checkpoint_timeout")
-        cct = s.setting_float("checkpoint_completion_target")
+        # The settings in force at the shown tick (recorded per tick); older recordings: the start's.
+        timeout = get(M.CHECKPOINT_TIMEOUT_S) or s.setting_seconds("checkpoint_timeout")
         time_p, wal_p = get(M.CHECKPOINT_TIME_PROGRESS), get(M.CHECKPOINT_WAL_PROGRESS)
         bar_w = max(4, min(30, width - LABEL - 28))
 
@@ -43,24 +44,22 @@ class CheckpointPane(ChartPane):
             return ((label.ljust(LABEL), "muted"), (done, style), (rest, "axis"),
                     (f" {fmt.fraction(frac):>4} ", None), (note, "muted"))
 
+        # One meaning per label, as in the chart's legend: "progress" is the running checkpoint's
+        # estimated progress, "time" the time since the last start against checkpoint_timeout.
+        timebar = bar("time", time_p, "chart-2", f"of {fmt.duration(timeout)}" if timeout else "timeout unknown")
         if active:
             elapsed = get(M.CHECKPOINT_ELAPSED_S)
             written, estimate = get(M.CHECKPOINT_BUFFERS_WRITTEN), get(M.CHECKPOINT_BUFFERS_ESTIMATE)
             state: Line = (("● ", "warn"), ("checkpoint running", "bold"), (f" {kind}", "warn"),
                            (f" · {fmt.duration(elapsed)} elapsed", "muted"))
             buf_note = f"{fmt.si(written)}/{fmt.si(estimate)} buf" if estimate else f"{fmt.si(written)} buf"
-            buffers = bar("buffers", get(M.CHECKPOINT_PROGRESS), "chart-1", buf_note)
-            target = timeout * cct if timeout and cct is not None else None
-            tfrac = (elapsed / target) if elapsed is not None and target else None
-            timebar = bar("time", tfrac, "chart-2",
-                          f"of {fmt.duration(target)} target" if target else "timeout unknown")
+            buffers = bar("progress", get(M.CHECKPOINT_PROGRESS), "chart-1", buf_note)
         else:
             due = timeout * (1 - time_p) if timeout and time_p is not None else None
             state = (("○ ", "muted"), ("idle", None),
                      (f" · next timed in {fmt.duration(due)}" if due is not None else "", "muted"),
                      (f" · last kind {kind}" if kind else "", "muted"))
-            buffers = bar("buffers", None, "chart-1", "idle")
-            timebar = bar("time", time_p, "chart-2", f"of {fmt.duration(timeout)}" if timeout else "")
+            buffers = bar("progress", None, "chart-1", "idle")
         walbar = bar("WAL", wal_p, "chart-3", "to a WAL-triggered one")
         return [state, buffers, timebar, walbar, _last_line(h.checkpoints, t1)]
 
@@ -70,7 +69,7 @@ def _last_line(checkpoints: list[dict], t1: float) -> Line:
     if not done:
         return (("last: none finished in this window yet", "muted"),)
     c = done[-1]
-    text = f"{c.get('kind') or '?'}, {fmt.si(c.get('buffers'))} buf"
+    text = f"{c.get('kind') or '?'}, {fmt.si(checkpoint_buffers(c))} buf"
     if c.get("total_s") is not None:
         text += f" in {c['total_s']:.1f}s"
     if c.get("sync_s") is not None:
