@@ -89,7 +89,7 @@ def test_one_set_of_pgio_defaults_for_the_cli_the_dialog_and_the_config():
     from pgio_tui.cli import build_parser
     from pgio_tui.tui.screens.workload_dialog import PGIO_FIELDS
     from pgio_tui.workloads.launch import PGIO_DEFAULTS
-    from pgio_tui.workloads.pgio import PgioConfig, parse_scale
+    from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
     args = build_parser().parse_args(["bench", "pgio"])
     cfg = PgioConfig()
     for key, value in PGIO_DEFAULTS.items():

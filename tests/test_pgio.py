@@ -11,7 +11,8 @@ import pytest
 from pgio_tui import cli
 from pgio_tui.sampler import Sampler
 from pgio_tui.workloads.base import WorkloadError
-from pgio_tui.workloads.pgio import PgioConfig, PgioWorkload, parse_scale
+from pgio_tui.workloads.pgio import PgioWorkload
+from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
 
 
 def test_scale_like_pgio():

@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace, conninfo: str) -> int:
                                     sampling_rate=args.sampling_rate)
             sampler = open_sampler(conninfo, args.interval)
         else:
-            from pgio_tui.workloads.pgio import PgioConfig, parse_scale
+            from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
             PgioConfig(schemas=args.schemas, scale=parse_scale(args.scale), sessions=args.sessions,
                        run_time=args.run_time, update_pct=args.update_pct, work_unit=args.work_unit,
                        update_work_unit=args.update_work_unit, setup=args.setup).check()  # before connecting

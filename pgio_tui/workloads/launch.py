@@ -28,7 +28,8 @@ def make_pgbench(conninfo: str, pgbench_args: list[str], *, init_scale: int | No
 def make_pgio(conninfo: str, sampler: SamplerLike, *, schemas: int, scale: str | int, sessions: int, run_time: float,
               update_pct: int, work_unit: int, update_work_unit: int, setup: bool) -> Workload:
     """`scale` as pgio takes it (blocks, or 64M / 1G); the sampler tells which devices hold PGDATA."""
-    from pgio_tui.workloads.pgio import PgioConfig, PgioWorkload, parse_scale
+    from pgio_tui.workloads.pgio import PgioWorkload
+    from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
     config = PgioConfig(schemas=schemas, scale=parse_scale(scale), sessions=sessions, run_time=run_time,
                         update_pct=update_pct, work_unit=work_unit, update_work_unit=update_work_unit, setup=setup)
     config.check()
@@ -85,7 +86,7 @@ def pgbench_args(fields: dict[str, str]) -> tuple[list[str], int | None]:
 def pgio_options(fields: dict[str, str]) -> dict[str, Any]:
     """schemas, scale, sessions, run_time, update_pct, work_unit, update_work_unit, setup -> the
     keyword arguments of make_pgio (checked by it)."""
-    from pgio_tui.workloads.pgio import PgioConfig, parse_scale
+    from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
     default = PgioConfig()
     run_time = _int(fields, "run_time", "run time (s)")
     update_pct = _int(fields, "update_pct", "update %", low=0)

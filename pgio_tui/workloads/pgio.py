@@ -14,10 +14,9 @@ as pgio defines them; per tick, the slices report the blocks their own statement
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -25,123 +24,13 @@ from psycopg import errors, sql
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
-from pgio_tui.workloads.launch import PGIO_DEFAULTS
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
+from pgio_tui.workloads.pgio_config import BLOCK, PgioConfig
+from pgio_tui.workloads.pgio_report import SessionTotals, console_report, read_disks, run_summary
+from pgio_tui.workloads.pgio_sql import DB_STATS, FUNCTION
 
-BLOCK = 8192
-MIN_BLOCKS = 1024  # pgio refuses smaller tables (8 MB)
-SLICE_S = 0.25  # seconds per server-side call: the longest a stop or a statistics update waits
 APP_PREFIX = "pgio_"  # application_name of the sessions: pgio_<table>_<n>
-
-# The session loop of pgio.md §3.4, one slice long. Returns counts, each statement's time in µs and
-# the blocks this call fetched and hit in the table and its index.
-FUNCTION = r"""
-CREATE OR REPLACE FUNCTION pgio_tui_slice(
-    tab regclass, rels oid[], upd_pct int, secs double precision, scale bigint, wu int, uwu int,
-    OUT selects int, OUT updates int, OUT select_us int[], OUT update_us int[],
-    OUT blks_fetched bigint, OUT blks_hit bigint)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-    stop_at timestamptz := clock_timestamp() + secs * interval '1 second';
-    sel text := format('SELECT sum(scratch) FROM %s WHERE mykey BETWEEN $1 AND $2', tab);
-    upd text := format('UPDATE %s SET scratch = scratch + 1 WHERE mykey BETWEEN $1 AND $2', tab);
-    k bigint;
-    t0 timestamptz;
-    total bigint;
-    is_update boolean;
-    win_n int := 0;
-    win_upd int := 0;
-    win_sel int := 0;
-    f0 bigint;
-    h0 bigint;
-BEGIN
-    selects := 0; updates := 0; select_us := '{}'; update_us := '{}';
-    SELECT sum(pg_stat_get_xact_blocks_fetched(r)), sum(pg_stat_get_xact_blocks_hit(r)) INTO f0, h0
-      FROM unnest(rels) AS r;
-    WHILE clock_timestamp() < stop_at LOOP
-        k := trunc(random() * (scale - wu - 1) + 1);  -- 1 .. scale - wu - 1, as pgio
-        is_update := CASE upd_pct WHEN 0 THEN false WHEN 100 THEN true
-                     ELSE (k % 2 = 0 AND win_upd < upd_pct) OR win_sel >= 100 - upd_pct END;
-        t0 := clock_timestamp();
-        IF is_update THEN
-            EXECUTE upd USING k, k + uwu;
-            update_us := update_us || (extract(epoch FROM clock_timestamp() - t0) * 1000000)::int;
-            updates := updates + 1;
-            win_upd := win_upd + 1;
-        ELSE
-            EXECUTE sel INTO total USING k, k + wu;
-            select_us := select_us || (extract(epoch FROM clock_timestamp() - t0) * 1000000)::int;
-            selects := selects + 1;
-            win_sel := win_sel + 1;
-        END IF;
-        win_n := win_n + 1;
-        IF win_n = 100 THEN  -- a window of 100 statements holds exactly upd_pct updates
-            win_n := 0; win_upd := 0; win_sel := 0;
-        END IF;
-    END LOOP;
-    SELECT sum(pg_stat_get_xact_blocks_fetched(r)) - f0, sum(pg_stat_get_xact_blocks_hit(r)) - h0
-      INTO blks_fetched, blks_hit FROM unnest(rels) AS r;
-END
-$fn$
-"""
-
-DB_STATS = ("blks_read", "blks_hit", "tup_returned", "tup_fetched", "tup_updated", "deadlocks", "blk_read_time")
-
-
-def parse_scale(text: str | int) -> int:
-    """pgio's SCALE: a block count, or a size with M, G or T (MiB, GiB, TiB); at least 1024 blocks."""
-    m = re.fullmatch(r"\s*(\d+)\s*([MGTmgt]?)\s*", str(text))
-    if not m:
-        raise WorkloadError(f"--scale {text!r}: give blocks (e.g. 8192) or a size like 64M, 1G")
-    n, unit = int(m.group(1)), m.group(2).upper()
-    blocks = n * {"": 1, "M": 2**20 // BLOCK, "G": 2**30 // BLOCK, "T": 2**40 // BLOCK}[unit]
-    if blocks < MIN_BLOCKS:
-        raise WorkloadError(f"--scale {text} is {blocks} blocks: pgio needs at least {MIN_BLOCKS} (8M)")
-    return blocks
-
-
-@dataclass(slots=True)
-class PgioConfig:
-    """pgio.conf, by its original meanings (pgio.md §2)."""
-
-    schemas: int = PGIO_DEFAULTS["schemas"]  # NUM_SCHEMAS: tables pgio1..pgioN
-    scale: int = parse_scale(PGIO_DEFAULTS["scale"])  # SCALE in blocks per table
-    sessions: int = PGIO_DEFAULTS["sessions"]  # NUM_THREADS: sessions per table
-    run_time: float = float(PGIO_DEFAULTS["run_time"])  # RUN_TIME, seconds
-    update_pct: int = PGIO_DEFAULTS["update_pct"]  # UPDATE_PCT: 0, 1-50 or 100
-    work_unit: int = PGIO_DEFAULTS["work_unit"]  # WORK_UNIT
-    update_work_unit: int = PGIO_DEFAULTS["update_work_unit"]  # UPDATE_WORK_UNIT
-    setup: bool = PGIO_DEFAULTS["setup"]  # build the tables first
-    slice_s: float = SLICE_S
-
-    def check(self) -> None:
-        if self.schemas < 1 or self.sessions < 1:
-            raise WorkloadError("--schemas and --sessions must be 1 or more")
-        if not (self.update_pct in (0, 100) or 1 <= self.update_pct <= 50):
-            raise WorkloadError(f"--update-pct {self.update_pct}: pgio allows 0, 1-50 or 100")
-        if not 1 <= self.work_unit < self.scale - 1 or not 1 <= self.update_work_unit < self.scale - 1:
-            raise WorkloadError("--work-unit and --update-work-unit must be at least 1 and below the scale")
-        if self.run_time <= 0:
-            raise WorkloadError("--run-time must be greater than 0")
-
-
-@dataclass(slots=True)
-class SessionTotals:
-    """One session's run, as pgio's per-session detail (its pgio_return row) plus ours."""
-
-    table: str
-    pid: int | None = None
-    slices: int = 0
-    selects: int = 0
-    updates: int = 0
-    select_max_ms: float = 0.0
-    update_max_ms: float = 0.0
-    blks_read: int = 0
-    blks_hit: int = 0
-    deadlocks: int = 0
-    cancelled: int = 0
-    error: str | None = None
 
 
 class PgioWorkload(Workload):
@@ -363,7 +252,7 @@ class PgioWorkload(Workload):
                 w.join()
             err = next((s.error for s in self.sessions if s.error), "a session could not start")
             raise WorkloadError(f"cannot start {n} sessions: {err}") from None
-        disk_a = _read_disks(self.devices)
+        disk_a = read_disks(self.devices)
         before = self._db_stats(admin)
         self.phase = "run"
         t0 = time.monotonic()
@@ -381,9 +270,9 @@ class PgioWorkload(Workload):
         # Sessions are closed by now: a backend publishes its last statistics as it exits.
         self._wait_backends_gone(admin, pids)
         after = self._stable_db_stats(admin)
-        disk_b = _read_disks(self.devices)
-        self.summary = self._make_summary(before, after, disk_a, disk_b, shared_buffers)
-        self._report = self._report_lines(before, after)
+        disk_b = read_disks(self.devices)
+        self.summary = run_summary(self, before, after, disk_a, disk_b, shared_buffers)
+        self._report = console_report(self, before, after)
         for line in self._report:
             self.emit("note", line)
         failed = [s.error for s in self.sessions if s.error]
@@ -493,59 +382,6 @@ class PgioWorkload(Workload):
                 return
             time.sleep(0.05)
 
-    def _make_summary(self, before, after, disk_a, disk_b, shared_buffers) -> dict[str, Any]:
-        c = self.config
-        run_s = self.run_s or 0.0
-        d = {k: (after[k] - before[k]) if after[k] is not None and before[k] is not None else None for k in DB_STATS}
-        per_s = (lambda x: x / run_s if run_s and x is not None else None)
-        selects = sum(s.selects for s in self.sessions)
-        updates = sum(s.updates for s in self.sessions)
-        reads = sum(s.blks_read for s in self.sessions)
-        summary: dict[str, Any] = {
-            "dbname": self.dbname, "schemas": c.schemas, "sessions_per_table": c.sessions,
-            "scale_blocks": c.scale, "shared_buffers": shared_buffers,
-            "run_s": round(run_s, 3), "run_s_whole": int(run_s),
-            "run_start_t": self.run_start_t, "run_end_t": self.run_end_t,
-            "riops": per_s(d["blks_read"]), "cache_hits_s": per_s(d["blks_hit"]),
-            "blks_read": d["blks_read"], "blks_hit": d["blks_hit"],
-            "tup_returned": d["tup_returned"], "tup_fetched": d["tup_fetched"], "tup_updated": d["tup_updated"],
-            "deadlocks": sum(s.deadlocks for s in self.sessions), "db_deadlocks": d["deadlocks"],
-            "ms_per_read": (d["blk_read_time"] / d["blks_read"]) if d["blk_read_time"] and d["blks_read"] else None,
-            "selects": selects, "updates": updates, "statements_s": per_s(selects + updates),
-            "select_blocks_nominal": selects * c.work_unit, "update_blocks_nominal": updates * c.update_work_unit,
-            "pgio_reads": reads, "pgio_reads_s": per_s(reads),
-            "pgio_hits": sum(s.blks_hit for s in self.sessions),
-            "stopped": self.stop_requested, "before": before, "after": after,
-            "latency": self._hist.stats().as_dict(),
-            "sessions": [asdict(s) for s in self.sessions],
-        }
-        if disk_a and disk_b:
-            ios = {dev: disk_b[dev] - disk_a[dev] for dev in disk_a if dev in disk_b}
-            summary["physical_reads"] = ios
-            summary["physical_read_iops"] = {dev: per_s(n) for dev, n in ios.items()}
-        return summary
-
-    def _report_lines(self, before, after) -> list[str]:
-        """pgio's console report: BEFORE/AFTER rows and the classic result line (true run time)."""
-        s = self.summary
-        cols = ("blks_hit", "blks_read", "tup_returned", "tup_fetched", "tup_updated")
-        lines = ["pg_stat_database stats:", "          datname | " + " | ".join(cols)]
-        for label, row in (("BEFORE", before), ("AFTER", after)):
-            lines.append(f"{label}:  {self.dbname} | " + " | ".join(str(row[k]) for k in cols))
-        lines.append(f"DBNAME:  {self.dbname}. {self.config.schemas} schemas, {self.config.sessions} "
-                     f"threads(each). Run time: {s['run_s_whole']} seconds. RIOPS >{int(s['riops'] or 0)}< "
-                     f"CACHE_HITS/s >{int(s['cache_hits_s'] or 0)}<")
-        lines.append(f"true run time {s['run_s']:.3f} s; statements/s {s['statements_s'] or 0:.1f}; "
-                     f"reads by pgio statements/s {s['pgio_reads_s'] or 0:.0f}; deadlocks {s['deadlocks']}")
-        for dev, iops in (s.get("physical_read_iops") or {}).items():
-            lines.append(f"physical read IOPS ({dev}, /proc/diskstats): {iops:.0f}")
-        lines.append("session detail: table pid slices selects updates select_max_ms update_max_ms "
-                     "blks_read blks_hit deadlocks")
-        for x in self.sessions:
-            lines.append(f"  {x.table} {x.pid} {x.slices} {x.selects} {x.updates} {x.select_max_ms:.3f} "
-                         f"{x.update_max_ms:.3f} {x.blks_read} {x.blks_hit} {x.deadlocks}")
-        return lines
-
     def report_lines(self) -> list[str]:
         return list(self._report)
 
@@ -568,18 +404,6 @@ class PgioWorkload(Workload):
             return f"RIOPS {s['riops'] or 0:.0f}, CACHE_HITS/s {s['cache_hits_s'] or 0:.0f} over {s['run_s']:.1f} s"
         return super().outcome()
 
-
-def _read_disks(devices: list[str]) -> dict[str, int]:
-    """Reads completed per device, from the local /proc/diskstats."""
-    if not devices:
-        return {}
-    from pgio_tui.sources.disks import parse_diskstats
-    try:
-        with open("/proc/diskstats") as f:
-            stats = parse_diskstats(f.read())
-    except OSError:
-        return {}
-    return {d: stats[d].rd_ios for d in devices if d in stats}
 
 
 def _first_line(exc: BaseException) -> str:
