@@ -23,7 +23,8 @@ from pgio_tui.analysis.align import window
 from pgio_tui.analysis.summary import summarize
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording
-from pgio_tui.workloads.pgbench import PgbenchWorkload, parse_log_line
+from pgio_tui.workloads.pgbench import PgbenchWorkload
+from pgio_tui.workloads.pgbench_output import parse_log_line
 
 
 def fresh_db(cluster) -> str:

@@ -16,6 +16,8 @@ import pytest
 
 from pgio_tui.stats import percentile
 from pgio_tui.workloads import pgbench as pb
+from pgio_tui.workloads import pgbench_invocation as inv
+from pgio_tui.workloads import pgbench_output as out
 from pgio_tui.workloads.latency import Histogram, combine, frame_values, summarize
 
 DATA = Path(__file__).parent / "data" / "pgbench"
@@ -33,8 +35,8 @@ def log_lines(version: str, run: str) -> list[str]:
     return lines
 
 
-def latencies(version: str, run: str) -> tuple[list[float], list[pb.LogEntry]]:
-    entries = [pb.parse_log_line(line) for line in log_lines(version, run)]
+def latencies(version: str, run: str) -> tuple[list[float], list[out.LogEntry]]:
+    entries = [out.parse_log_line(line) for line in log_lines(version, run)]
     assert all(e is not None for e in entries)
     return [e.latency_ms for e in entries if e.latency_ms is not None], entries
 
@@ -47,27 +49,27 @@ def test_every_progress_line_parses(version):
              if line.startswith("progress:")]
     assert lines
     for line in lines:
-        p = pb.parse_progress(line)
+        p = out.parse_progress(line)
         assert p is not None, line
         assert p.tps > 0 and p.lat_ms > 0
 
 
 def test_progress_fields_of_each_format():
-    old = pb.parse_progress(read("pg13", "rate.stderr")[1])  # 13/14: no failed count
+    old = out.parse_progress(read("pg13", "rate.stderr")[1])  # 13/14: no failed count
     assert (old.t, old.tps, old.lat_ms, old.stddev_ms, old.lag_ms, old.failed) == (1.0, 393.0, 0.817, 0.689, 0.146, None)
-    new = pb.parse_progress(read("pg15", "failures.stderr")[1])
+    new = out.parse_progress(read("pg15", "failures.stderr")[1])
     assert (new.failed, new.lag_ms, new.retried, new.retries) == (10, 0.253, 61, 81)
-    stamp = pb.parse_progress(read("pg13", "timestamp.stderr")[0])  # --progress-timestamp
+    stamp = out.parse_progress(read("pg13", "timestamp.stderr")[0])  # --progress-timestamp
     assert stamp.t == 1795225815.764
-    assert pb.parse_progress("starting vacuum...end.") is None
+    assert out.parse_progress("starting vacuum...end.") is None
 
 
 def test_init_progress():
-    assert pb.init_percent("100000 of 100000 tuples (100%) done (elapsed 0.04 s, remaining 0.00 s)") == 1.0
+    assert out.init_percent("100000 of 100000 tuples (100%) done (elapsed 0.04 s, remaining 0.00 s)") == 1.0
     line18 = [x for x in read("pg18", "init.stderr") if "tuples" in x][0]
-    assert pb.init_percent(line18) == 1.0  # 18: "... (100%) of pgbench_accounts done"
-    assert pb.init_percent("2500000 of 5000000 tuples (50%) done (elapsed 1.2 s, remaining 1.2 s)") == 0.5
-    assert pb.init_percent("creating tables...") is None
+    assert out.init_percent(line18) == 1.0  # 18: "... (100%) of pgbench_accounts done"
+    assert out.init_percent("2500000 of 5000000 tuples (50%) done (elapsed 1.2 s, remaining 1.2 s)") == 0.5
+    assert out.init_percent("creating tables...") is None
 
 
 # -- per-transaction log -----------------------------------------------------------------------
@@ -76,7 +78,7 @@ def test_init_progress():
 def test_log_counts_match_the_summary(version):
     for run in ("plain", "rate", "failures"):
         _, entries = latencies(version, run)
-        summary = pb.parse_summary(read(version, f"{run}.stdout"))
+        summary = out.parse_summary(read(version, f"{run}.stdout"))
         ok = sum(e.status == "ok" for e in entries)
         assert ok == summary["transactions"], run
         assert sum(e.status == "failed" for e in entries) == summary["failed"], run
@@ -87,14 +89,14 @@ def test_log_counts_match_the_summary(version):
 
 
 def test_log_line_forms():
-    e = pb.parse_log_line("0 1 4984 0 1795221424 415210")
+    e = out.parse_log_line("0 1 4984 0 1795221424 415210")
     assert (e.client, e.latency_ms, e.status, e.lag_ms, e.retries) == (0, 4.984, "ok", None, None)
     assert e.end_t == pytest.approx(1795221424.415210)
-    assert pb.parse_log_line("3 7 skipped 0 1795221424 415210 5000").status == "skipped"
-    assert pb.parse_log_line("3 7 serialization 0 1795221424 415210 0 2").status == "failed"
-    assert pb.parse_log_line("3 7 deadlock 0 1795221424 415210").status == "failed"
+    assert out.parse_log_line("3 7 skipped 0 1795221424 415210 5000").status == "skipped"
+    assert out.parse_log_line("3 7 serialization 0 1795221424 415210 0 2").status == "failed"
+    assert out.parse_log_line("3 7 deadlock 0 1795221424 415210").status == "failed"
     for bad in ("", "0 1 4984 0 17952", "progress: 1.0 s", "0 1 49x4 0 1795221424 415210"):
-        assert pb.parse_log_line(bad) is None
+        assert out.parse_log_line(bad) is None
 
 
 @pytest.mark.parametrize("version", REAL)
@@ -107,24 +109,24 @@ def test_interrupted_log_keeps_complete_lines_only(version, tmp_path):
     (tmp_path / "pgbench_log.42").write_bytes(raw)
     second = tail.read(42)
     assert first + second == raw.decode().rsplit("\n", 1)[0].split("\n")
-    assert all(pb.parse_log_line(x) for x in first + second)
+    assert all(out.parse_log_line(x) for x in first + second)
 
 
 # -- summary -----------------------------------------------------------------------------------
 
 def test_summary_13_14_15_18():
-    s13 = pb.parse_summary(read("pg13", "rate.stdout"))
+    s13 = out.parse_summary(read("pg13", "rate.stdout"))
     assert s13["tps"] == 398.295708 and s13["tps_including_connections"] == 397.22031
     assert "version" not in s13 and s13["lag_avg_ms"] == 6.074 and s13["lag_max_ms"] == 61.571
-    s14 = pb.parse_summary(read("pg14", "rate.stdout"))
+    s14 = out.parse_summary(read("pg14", "rate.stdout"))
     assert s14["version"] == "14.13" and s14["initial_connection_ms"] == 6.254 and s14["tps"] == 398.295708
-    s15 = pb.parse_summary(read("pg15", "plain.stdout"))
+    s15 = out.parse_summary(read("pg15", "plain.stdout"))
     assert s15["version"].startswith("15.") and s15["transactions"] == 2000 and s15["transactions_planned"] == 2000
     assert (s15["clients"], s15["threads"], s15["transactions_per_client"], s15["max_tries"]) == (2, 2, 1000, 1)
-    s18 = pb.parse_summary(read("pg18", "failures.stdout"))
+    s18 = out.parse_summary(read("pg18", "failures.stdout"))
     assert s18["version"] == "18.6" and s18["duration_s"] == 2 and s18["retries"] == 188
     assert s18["failed"] == 22 and s18["failed_pct"] == 1.866 and s18["retried"] == 145
-    assert pb.parse_summary(read("pg15", "sigint.stdout")) == {}  # interrupted: banner only
+    assert out.parse_summary(read("pg15", "sigint.stdout")) == {}  # interrupted: banner only
 
 
 # -- latency statistics, on the captured logs --------------------------------------------------
@@ -135,7 +137,7 @@ def test_mean_and_stddev_equal_pgbench_summary(version, run):
     """pgbench computes both over the same transactions: equal to its 3 printed decimals."""
     log_version = "pg15" if version in ("pg13", "pg14") else version
     lat, _ = latencies(log_version, run)
-    summary = pb.parse_summary(read(version, f"{run}.stdout"))
+    summary = out.parse_summary(read(version, f"{run}.stdout"))
     stats = summarize(lat)
     assert stats.count == summary["transactions"]
     assert abs(stats.mean - summary["latency_avg_ms"]) <= 0.0005 + 1e-9
@@ -183,34 +185,34 @@ def test_combine_pools_progress_intervals():
 
 @pytest.mark.parametrize("version", REAL)
 def test_error_line_of_a_bad_argument(version):
-    assert pb.error_line(read(version, "badarg.stderr")) == "pgbench: unrecognized option '--no-such-option'"
+    assert out.error_line(read(version, "badarg.stderr")) == "pgbench: unrecognized option '--no-such-option'"
 
 
 # -- arguments and environment -----------------------------------------------------------------
 
 def test_options_detected_in_user_args():
-    assert pb._has_option(["-c", "4", "-P", "5"], "P", "--progress")
-    assert pb._has_option(["--progress=5"], "P", "--progress")
-    assert pb._has_option(["-P5"], "P", "--progress")
-    assert not pb._has_option(["-c", "4"], "P", "--progress")
-    assert pb._option_value(["--log-prefix=/x/y", "-l"], None, "--log-prefix") == "/x/y"
-    assert pb._option_value(["--sampling-rate", "0.1"], None, "--sampling-rate") == "0.1"
+    assert inv.has_option(["-c", "4", "-P", "5"], "P", "--progress")
+    assert inv.has_option(["--progress=5"], "P", "--progress")
+    assert inv.has_option(["-P5"], "P", "--progress")
+    assert not inv.has_option(["-c", "4"], "P", "--progress")
+    assert inv.option_value(["--log-prefix=/x/y", "-l"], None, "--log-prefix") == "/x/y"
+    assert inv.option_value(["--sampling-rate", "0.1"], None, "--sampling-rate") == "0.1"
 
 
 def test_libpq_env_keeps_passwords_out_of_argv():
     """pgbench expands a conninfo given as its database (PGDATABASE): every keyword, services and
     URIs reach it as libpq parses them; the password goes apart, in PGPASSWORD."""
     from psycopg.conninfo import conninfo_to_dict
-    env = pb.libpq_env("host=/tmp/s port=5433 user=bob dbname=bench password=secret sslmode=disable "
+    env = inv.libpq_env("host=/tmp/s port=5433 user=bob dbname=bench password=secret sslmode=disable "
                        "application_name=x connect_timeout=3")
     assert env["PGPASSWORD"] == "secret" and "secret" not in env["PGDATABASE"]
     assert conninfo_to_dict(env["PGDATABASE"]) == {
         "host": "/tmp/s", "port": "5433", "user": "bob", "dbname": "bench", "sslmode": "disable",
         "application_name": "x", "connect_timeout": "3"}
-    assert conninfo_to_dict(pb.libpq_env("service=lab")["PGDATABASE"]) == {"service": "lab"}
-    assert conninfo_to_dict(pb.libpq_env("postgresql://u@h:5/d")["PGDATABASE"]) == {
+    assert conninfo_to_dict(inv.libpq_env("service=lab")["PGDATABASE"]) == {"service": "lab"}
+    assert conninfo_to_dict(inv.libpq_env("postgresql://u@h:5/d")["PGDATABASE"]) == {
         "user": "u", "host": "h", "port": "5", "dbname": "d"}
-    assert pb.libpq_env("dbname=d") == {"PGDATABASE": "d"}
+    assert inv.libpq_env("dbname=d") == {"PGDATABASE": "d"}
 
 
 def test_workload_argv(monkeypatch, tmp_path):

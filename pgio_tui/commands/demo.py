@@ -41,7 +41,8 @@ class _Interrupted(Exception):
 
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.workloads.cluster import ClusterError
-    from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
+    from pgio_tui.workloads.pgbench import PgbenchWorkload
+    from pgio_tui.workloads.pgbench_invocation import find_pgbench
 
     check_overwrite(args.record, args.force)  # before the cluster is made
     previous = _raise_on_signals()
