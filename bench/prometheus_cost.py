@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from pgio_tui.workloads.cluster import Cluster, find_client, free_port  # noqa: E402
+from pgio_tui.workloads.cluster import Cluster, free_port  # noqa: E402
+from pgio_tui.workloads.pg_binaries import find_client  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from recorder_cost import cpu_seconds, pct  # noqa: E402

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from pgio_tui.store.reader import Recording
-from pgio_tui.workloads.cluster import Cluster, find_client
+from pgio_tui.workloads.cluster import Cluster
+from pgio_tui.workloads.pg_binaries import find_client
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -40,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pgio_tui.workloads.cluster import Cluster, find_client  # noqa: E402
+from pgio_tui.workloads.cluster import Cluster  # noqa: E402
+from pgio_tui.workloads.pg_binaries import find_client  # noqa: E402
 
 TMUX = ["tmux", "-L", f"pgio-tui-bench-{os.getpid()}"]
 CLK = os.sysconf("SC_CLK_TCK")

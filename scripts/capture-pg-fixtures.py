@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS
-from pgio_tui.workloads.cluster import Cluster, find_bindir
+from pgio_tui.workloads.cluster import Cluster
+from pgio_tui.workloads.pg_binaries import find_bindir
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CHECKPOINT_LINE = re.compile(r"checkpoint starting:|checkpoint complete:|checkpoints are occurring too frequently")

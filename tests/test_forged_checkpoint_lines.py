@@ -17,7 +17,7 @@ from pgio_tui.sampler import Sampler
 from pgio_tui.sources.serverlog import CheckpointerLines, prefix_pattern
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
-from pgio_tui.workloads.cluster import server_version
+from pgio_tui.workloads.pg_binaries import server_version
 
 FAKE_START = "checkpoint starting: time"
 FAKE_END = ("checkpoint complete: wrote 123456 buffers (99.0%); 0 WAL file(s) added, 0 removed, 0 recycled; "

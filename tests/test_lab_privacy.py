@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from test_demo import Demo, _postmaster, alive
 
-from pgio_tui.workloads import cluster as cluster_mod
 from pgio_tui.workloads import watchdog
-from pgio_tui.workloads.cluster import LAB_USER, OWNER_FILE, Cluster
+from pgio_tui.workloads.cluster import OWNER_FILE, Cluster
+from pgio_tui.workloads import lab_user
+from pgio_tui.workloads.lab_user import LAB_USER
+from pgio_tui.workloads.pg_binaries import ClusterError
 
 pytestmark = pytest.mark.pg
 
@@ -60,8 +62,8 @@ def test_never_nobody(monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("the server user is chosen only under root")
     monkeypatch.setenv("PGIO_PG_USER", "nobody")
-    with pytest.raises(cluster_mod.ClusterError, match="must not run as nobody"):
-        cluster_mod._server_user()
+    with pytest.raises(ClusterError, match="must not run as nobody"):
+        lab_user.server_user()
 
 
 @pytest.mark.slow
@@ -80,7 +82,7 @@ def test_sigkill_of_pgio_tui_stops_the_server():
 
 
 def test_a_later_run_removes_stale_lab_folders(pg_bindir, tmp_path):
-    root = Path(cluster_mod._temp_root(cluster_mod._server_user()))
+    root = Path(lab_user.temp_root(lab_user.server_user()))
     dead = subprocess.Popen(["true"])
     dead.wait()
     stale = root / f"pgio-lab-stale{os.getpid()}"

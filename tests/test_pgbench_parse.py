@@ -231,12 +231,12 @@ def test_workload_argv(monkeypatch, tmp_path):
 
 def test_pgbench_missing_is_one_line(monkeypatch, capsys):
     from pgio_tui import cli
-    from pgio_tui.workloads import cluster
+    from pgio_tui.workloads import pg_binaries
 
     def missing(name="pgbench"):
-        raise cluster.ClusterError(f"no {name} found")
+        raise pg_binaries.ClusterError(f"no {name} found")
 
-    monkeypatch.setattr(cluster, "find_client", missing)
+    monkeypatch.setattr(pg_binaries, "find_client", missing)
     assert cli.main(["bench", "pgbench", "--headless", "--", "-T", "1"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "pgbench not found" in err and "pgio-tui[embedded]" in err

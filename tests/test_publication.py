@@ -15,7 +15,7 @@ import pytest
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler import Sampler
 from pgio_tui.sources import pgfeatures
-from pgio_tui.workloads.cluster import find_client
+from pgio_tui.workloads.pg_binaries import find_client
 
 
 def test_spreader_pays_a_burst_over_the_ticks_it_took_and_keeps_the_total():

@@ -18,7 +18,7 @@ from pgio_tui.sampler import Sampler
 from pgio_tui.sources import pgfeatures
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
-from pgio_tui.workloads.cluster import find_client
+from pgio_tui.workloads.pg_binaries import find_client
 
 INTERVAL = 0.5
 LOG_LINE = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (?P<tz>\S+) .*?"

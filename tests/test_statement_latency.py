@@ -18,7 +18,7 @@ from pgio_tui.analysis.summary import summarize
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.sampler import Sampler
 from pgio_tui.store.writer import Recorder
-from pgio_tui.workloads.cluster import ClusterError, find_client
+from pgio_tui.workloads.pg_binaries import ClusterError, find_client
 
 PLANNABLE = ("select", "insert", "update", "delete", "with")
 

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 def _on_lab(args: argparse.Namespace) -> int:
     """The workload on a throwaway lab cluster (demo's), removed afterwards."""
     from pgio_tui.commands.demo import DEMO_SETTINGS, _one_line, remove_lab, start_lab
-    from pgio_tui.workloads.cluster import ClusterError
+    from pgio_tui.workloads.pg_binaries import ClusterError
     if args.conn or args.host or args.port or args.dbname:
         raise CliError("--lab makes its own server: give no CONN, -h, -p or -d with it")
     if args.workload == "pgbench" and args.init_scale is None:

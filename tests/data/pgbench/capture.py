@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from pgio_tui.workloads.cluster import Cluster, _embedded_bindir  # noqa: E402
+from pgio_tui.workloads.cluster import Cluster  # noqa: E402
+from pgio_tui.workloads.pg_binaries import _embedded_bindir  # noqa: E402
 
 CONFLICT_SCRIPT = """\\set bid random(1, 2)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
