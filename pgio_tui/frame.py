@@ -18,6 +18,12 @@ DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aq
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
 
+# Per-statement (pg_stat_statements queryid) figures over the statement window: rates per second
+# except mean_ms and stddev_ms (see metrics.STATEMENT_METRICS for units and sources).
+STATEMENT_FIELDS = ("calls_s", "time_ms_s", "mean_ms", "stddev_ms", "rows_s", "hit_s", "read_s",
+                    "dirtied_s", "written_s", "read_time_ms_s", "write_time_ms_s", "temp_written_s",
+                    "wal_bytes_s")
+
 
 @dataclass(slots=True)
 class Event:
@@ -63,6 +69,10 @@ class Frame:
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick
+    # Top statements over the window ending at this tick (only on ticks that read them: see
+    # values["statements.window_s"]): {"queryid": int, **STATEMENT_FIELDS}.
+    statements: list[dict[str, Any]] = field(default_factory=list)
+    statement_texts: dict[int, str] = field(default_factory=dict)  # query text first learned at this tick
 
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""

@@ -139,7 +139,8 @@ def _json_row(sql: str) -> str:
 
 
 def tick_sql(f: Features) -> str:
-    """The one statement run every tick. Parameters: %(skip_queryid)s, %(log_offset)s."""
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, and those of
+    the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -174,17 +175,18 @@ def tick_sql(f: Features) -> str:
                           "FROM pg_control_checkpoint()") + " AS control")
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
+    # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
+    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
+    # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
+    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
-        total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
-        mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
-        stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
-        cols.append(_json_row(
-            f"SELECT sum(calls) AS calls, sum({total}) AS total_ms, "
-            f"sum(calls * ({stddev} * {stddev} + {mean} * {mean})) AS sumsq, count(*) AS entries "
-            f"FROM {f.pgss_schema}.pg_stat_statements(false) "
-            f"WHERE queryid IS DISTINCT FROM %(skip_queryid)s") + " AS pgss")
+        cols.append(f"CASE WHEN %(pgss)s::int = 1 THEN {_json_row(statement_sums_sql(f))} END AS pgss")
+        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
-        cols.append("NULL::json AS pgss")
+        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
     if f.logfile:
@@ -200,9 +202,80 @@ def tick_sql(f: Features) -> str:
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
 
 
+# Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,
+# toplevel): name -> candidate columns, newest name first (17 renamed blk_read_time). A column the
+# extension lacks reads as NULL (the figure is unknown, not zero).
+STATEMENT_COUNTERS = {
+    "calls": ("calls",),
+    "total_ms": ("total_exec_time", "total_time"),
+    "sumsq": (),  # calls * (stddev^2 + mean^2): the sum of squared times, for a window's stddev
+    "rows": ("rows",),
+    "hit": ("shared_blks_hit",),
+    "read": ("shared_blks_read",),
+    "dirtied": ("shared_blks_dirtied",),
+    "written": ("shared_blks_written",),
+    "read_time": ("shared_blk_read_time", "blk_read_time"),
+    "write_time": ("shared_blk_write_time", "blk_write_time"),
+    "temp_written": ("temp_blks_written",),
+    "wal_bytes": ("wal_bytes",),
+}
+
+
+def _pgss_col(f: Features, names: tuple[str, ...]) -> str:
+    return next((n for n in names if n in f.pgss_cols), "NULL")
+
+
+def _pgss_exprs(f: Features) -> dict[str, str]:
+    mean = _pgss_col(f, ("mean_exec_time", "mean_time"))
+    stddev = _pgss_col(f, ("stddev_exec_time", "stddev_time"))
+    out = {k: _pgss_col(f, names) for k, names in STATEMENT_COUNTERS.items()}
+    out["sumsq"] = f"calls * ({stddev} * {stddev} + {mean} * {mean})"
+    out["wal_bytes"] = f"{out['wal_bytes']}::float8" if out["wal_bytes"] != "NULL" else "NULL"
+    return out
+
+
+def _pgss_from(f: Features) -> str:
+    return (f"FROM {f.pgss_schema}.pg_stat_statements(false) "
+            f"WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])")
+
+
+def statement_sums_sql(f: Features) -> str:
+    e = _pgss_exprs(f)
+    return (f"SELECT sum(calls) AS calls, sum({e['total_ms']}) AS total_ms, sum({e['sumsq']}) AS sumsq, "
+            f"count(*) AS entries {_pgss_from(f)}")
+
+
+def statement_rows_sql(f: Features) -> str:
+    """The entries that changed since the client's last read, as one JSON array of arrays.
+
+    The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
+    toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
+    counters, and vanished ones (evicted, reset) with NULL counters. Building JSON for every entry
+    costs the server several times the scan; for the few that changed, little.
+    """
+    toplevel = "toplevel" if "toplevel" in f.pgss_cols else "true"
+    e = _pgss_exprs(f)
+    counters = ", ".join(f"s.{k}" for k in e)
+    inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
+                       *(f"{expr} AS {k}" for k, expr in e.items())])
+    return (f"SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
+            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) "
+            f"FROM (SELECT {inner} {_pgss_from(f)}) s "
+            f"FULL JOIN unnest(%(pq)s::int8[], %(pu)s::oid[], %(pd)s::oid[], %(pt)s::bool[], %(pc)s::int8[]) "
+            f"AS p(q, u, d, t, c) ON p.q = s.queryid AND p.u = s.userid AND p.d = s.dbid AND p.t = s.toplevel "
+            f"WHERE p.c IS DISTINCT FROM s.calls")
+
+
+def statement_texts_sql(f: Features) -> str:
+    """Query texts of the queryids in %(texts)s (this reads the whole query-text file: rarely)."""
+    return (f"SELECT json_object_agg(queryid, query) FROM (SELECT DISTINCT ON (queryid) queryid, query "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid = ANY(%(texts)s::int8[])) x")
+
+
 def settings_sql(f: Features) -> str:
     names = ", ".join(f"'{s}'" for s in f.settings)
-    return f"SELECT name, setting, coalesce(unit, ''), context FROM pg_settings WHERE name IN ({names}) ORDER BY name"
+    return (f"{TICK_MARKER} SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
+            f"WHERE name IN ({names}) ORDER BY name")
 
 
 def checkpoint_counters(bgwriter: dict, checkpointer: dict | None) -> dict[str, float | None]:

@@ -16,6 +16,7 @@ from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 
 STATEMENT_TIMEOUT_MS = 2000
+_NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 
 
 class SourceError(Exception):
@@ -85,7 +86,7 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
-        self._skip_queryid: int | None = None
+        self._skip_queryids: list[int] = []
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
@@ -125,13 +126,20 @@ class PostgresSource:
         self._log_file, self._log_offset = row[0], row[1] or 0
 
     # -- per tick ---------------------------------------------------------------------------
-    def sample(self) -> dict:
-        """One round trip: a dict of the raw values (JSON already decoded by psycopg)."""
+    def sample(self, statements: int = 1, texts: list[int] | tuple = (), known: dict | None = None) -> dict:
+        """One round trip: a dict of the raw values (JSON already decoded by psycopg).
+
+        `statements`: what to read of pg_stat_statements (0 nothing, 1 sums, 2 every entry);
+        `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
+        (StatementTracker.known()), so that only changed ones come back.
+        """
         if self.conn is None:
             raise SourceError("not connected")
         try:
-            cur = self.conn.execute(self._sql, {"skip_queryid": self._skip_queryid,
-                                                "log_offset": self._log_offset})
+            cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
+                                                "log_offset": self._log_offset,
+                                                "pgss": statements, "texts": list(texts),
+                                                **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))
         except psycopg.Error as exc:
@@ -153,18 +161,22 @@ class PostgresSource:
         return [ln.decode("utf-8", "replace") for ln in lines]
 
     def find_own_queryid(self) -> None:
-        """Exclude our own tick statement from pg_stat_statements latency (looked up once)."""
+        """Exclude pgio-tui's tick statements (ours, and other pgio-tui versions' watching the same
+        server) from the statement figures: they are the observer, not the workload."""
         f = self.features
-        if not f.pgss_schema or self._skip_queryid is not None:
+        if not f.pgss_schema or self._skip_queryids:
             return
         try:
-            row = self.conn.execute(
-                f"SELECT queryid FROM {f.pgss_schema}.pg_stat_statements "
-                f"WHERE query LIKE %s LIMIT 1", (pgfeatures.TICK_MARKER + "%",)).fetchone()
+            rows = self.conn.execute(
+                f"{pgfeatures.TICK_MARKER} SELECT DISTINCT queryid FROM {f.pgss_schema}.pg_stat_statements "
+                f"WHERE query LIKE %s LIMIT 100", (pgfeatures.TICK_MARKER + "%",)).fetchall()
         except psycopg.Error:
             return
-        if row:
-            self._skip_queryid = row[0]
+        self.skip_queryids(r[0] for r in rows)
+
+    def skip_queryids(self, queryids) -> None:
+        """Leave these queryids out of the statement figures from the next tick on."""
+        self._skip_queryids = sorted(set(self._skip_queryids) | {q for q in queryids if q is not None})
 
     def settings(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, context) for the I/O settings."""
