@@ -27,6 +27,7 @@ from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.screens.statements import StatementsScreen
 from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
 from pgio_tui.tui.themes import ThemedApp
@@ -49,6 +50,7 @@ class MonitorApp(ThemedApp, App[int]):
         Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
         Binding("t", "next_theme", "Theme", id="theme"),
+        Binding("S", "statements", "Statements", id="statements"),
         Binding("w", "start_workload", "Workload", id="start_workload"),
         Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload"),
     ]
@@ -126,6 +128,9 @@ class MonitorApp(ThemedApp, App[int]):
         self._dirty = False
         self._last_redraw = time.monotonic()
         screen.redraw()
+        top = self.screen
+        if top is not screen and isinstance(top, StatementsScreen):
+            top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
         self.first_frame_at = time.monotonic()
@@ -175,6 +180,15 @@ class MonitorApp(ThemedApp, App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_statements(self) -> None:
+        """The top statements at the monitor's position (S again, or escape, goes back)."""
+        if isinstance(self.screen, StatementsScreen):
+            self.pop_screen()
+            return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(StatementsScreen(self.history, self.session, at=lambda: monitor.view().t1))
 
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
@@ -298,6 +312,7 @@ class MonitorApp(ThemedApp, App[int]):
         yield SystemCommand("Zoom out", "Longer shared time window (-)", lambda: self.action_zoom(1))
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
         yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
+        yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))

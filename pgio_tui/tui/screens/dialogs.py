@@ -22,6 +22,7 @@ HELP = """\
   [b]m[/b]            add an annotation: an event in the recording, a ▲ on every chart
   [b]+ -[/b]          zoom the shared time window (1m ... 1h, default 5m)
   [b]t[/b]            next theme (the command palette, ctrl+p, lists them all)
+  [b]S[/b]            Statements: top statements by time and I/O (o: sort, esc: back)
   [b]w[/b]            start a workload: pgbench or pgio on this server (one at a time)
   [b]s[/b]            stop the launched workload (when there is one)
   [b]ctrl+p[/b]       command palette: every action above
