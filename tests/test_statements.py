@@ -183,3 +183,29 @@ def test_recording_keeps_texts_once_and_rows_per_window(tmp_path):
     assert totals[1000]["calls"] == calls
     assert totals[1000]["mean_ms"] == pytest.approx(
         sum(s["time_ms_s"] * STATEMENT_EVERY for s in first) / calls, rel=1e-4)
+
+
+# --- diff and report ----------------------------------------------------------------------------------
+
+def test_diff_has_per_statement_rows_matching_the_recordings(tmp_path):
+    from fixture_recording import write_fixture
+
+    from pgio_tui.analysis.compare import compare
+    from pgio_tui.analysis.formats import render
+
+    a, b = write_fixture(tmp_path / "a.pgio", n=120), write_fixture(tmp_path / "b.pgio", n=120, seed=3)
+    c = compare(a, b)
+    rows = c.groups()["statements"]
+    assert len(rows) % 3 == 0 and 30 <= len(rows) <= 60  # the top 10 of each run, matched by text
+    with Recording(a) as ra, Recording(b) as rb:
+        ta = ra.statement_totals(c.a.window.start_tick, c.a.window.end_tick)
+        tb = rb.statement_totals(c.b.window.start_tick, c.b.window.end_tick)
+    update = statement_text(0)[:59] + "…"
+    calls = c.row("statements", f"{update} · calls")
+    mean = c.row("statements", f"{update} · mean")
+    assert (calls.a, calls.b) == (ta[1000]["calls"], tb[1000]["calls"])
+    assert mean.a == pytest.approx(ta[1000]["mean_ms"]) and mean.change_pct == pytest.approx(
+        100 * (tb[1000]["mean_ms"] / ta[1000]["mean_ms"] - 1))
+    table = render(c, "table", 200)
+    assert "SELECT [bold red]not markup[/] FROM t WHERE x = $1 [31m · calls" in table  # plain, no ESC
+    assert "\x1b" not in render(c, "markdown") and "\x1b" not in render(c, "csv")

@@ -177,7 +177,7 @@ def rich_renderables(c: Comparison) -> list:
         for r in rows:
             name, unit, a, b, ch, ci, verdict = cells(r)
             style = "bold" if verdict == "changed" else ("dim" if verdict == "noise" else "")
-            stats.add_row("  " + name, unit, a, b, Text(ch, style=style), ci,
+            stats.add_row(Text("  " + name), unit, a, b, Text(ch, style=style), ci,
                           Text(verdict, style="bold yellow" if verdict == "changed" else "dim"))
         stats.add_section()
     out = [runs, stats]

@@ -26,10 +26,11 @@ from typing import Any
 
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
+from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.metrics import lookup
 from pgio_tui.store.reader import Recording, Setting
 
-GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio")
+GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio", "statements")
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 PERCENTILES = ("p50", "p95", "p99")
@@ -149,6 +150,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
     _devices(s, ticks)
     if pgio:
         _pgio(s, ticks, pgio[0])
+    for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
+        _add(s, "statements", f"{label} · {figure}", unit, value)
     return s
 
 

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from pgio_tui.analysis.statements import one_line as plain
 from pgio_tui.tui import format as fmt
 
 # (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
@@ -38,12 +39,6 @@ WIDE_AT = 120
 SORTS = (("time_ms_s", "time"), ("calls_s", "calls"), ("mean_ms", "mean"), ("read_s", "reads"),
          ("dirtied_s", "dirtied"), ("written_s", "written"), ("wal_bytes_s", "WAL"),
          ("read_time_ms_s", "read time"), ("temp_written_s", "temp"))
-
-
-def plain(text: str | None, limit: int | None = None) -> str:
-    """Server text on one line: control characters (escape sequences included) become spaces."""
-    out = " ".join("".join(ch if ch.isprintable() else " " for ch in (text or "")).split())
-    return out if limit is None or len(out) <= limit else out[: max(0, limit - 1)] + "…"
 
 
 class StatementsScreen(Screen):
