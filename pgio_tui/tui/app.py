@@ -45,12 +45,12 @@ class MonitorApp(ThemedApp, App[int]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("space", "toggle_pause", "Pause", id="pause"),
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
+        Binding("S", "statements", "Statements", id="statements"),
         Binding("r", "toggle_record", "Record", id="record"),
         Binding("m", "annotate", "Mark", id="annotate"),
         Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
         Binding("t", "next_theme", "Theme", id="theme"),
-        Binding("S", "statements", "Statements", id="statements"),
         Binding("w", "start_workload", "Workload", id="start_workload"),
         Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload"),
     ]
