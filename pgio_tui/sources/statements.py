@@ -19,7 +19,7 @@ from pgio_tui.sources.pgfeatures import STATEMENT_COUNTERS
 
 STATEMENT_WINDOW_S = 5.0  # shortest window of the per-statement figures (file size, server cost)
 STATEMENTS_TOP = 20  # statements kept per window
-BUDGET_MS = 0.8  # mean server ms per tick each kind of read may cost (sums, rows)
+BUDGET_MS = 0.6  # mean server ms per tick each kind of read may cost (sums, rows)
 MAX_STRIDE_S = 60.0  # read at least this often, whatever it costs
 TEXT_EVERY_S = 30.0  # query texts are read at most this often (pg_stat_statements(true) reads a file)
 TEXTS_MAX = 200  # query texts asked for at once
