@@ -1,25 +1,18 @@
 """Command line: `pgio-tui [live|record|export|info|...]` with psql-style connection options.
 
-Headless commands import only the core; the Textual app is imported lazily by the commands
-that draw.
+Argument parsing and dispatch only: each command's work is in pgio_tui/commands/<name>.py,
+imported when that command runs, so headless commands never load the TUI.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
-import time
 
 from pgio_tui import __version__
+from pgio_tui.errors import PROG, CliError, error_line
 
-PROG = "pgio-tui"
-
-
-class CliError(Exception):
-    """A one-line message for the user; the command exits with status 1."""
+__all__ = ["COMMANDS", "PROG", "CliError", "build_parser", "main"]
 
 
 def _conn_options(p: argparse.ArgumentParser) -> None:
@@ -85,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Each command below has its parser here and its handler in the module that does the work.
+# Each command below has its parser here and its handler in pgio_tui/commands/<name>.py.
 
 def _add_live(sub) -> None:
     p = sub.add_parser("live", add_help=False, help="the live monitor (the default command)",
@@ -171,211 +164,16 @@ def _add_report(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="report.html")
 
 
-def conninfo_of(args: argparse.Namespace) -> str:
-    from pgio_tui.sources.postgres import SourceError, conninfo_from_args
-    dbname = args.dbname or args.conn
-    if args.dbname and args.conn:
-        raise CliError("give the database either as CONN or with -d, not both")
-    try:
-        return conninfo_from_args(args.host, args.port, args.username, dbname)
-    except SourceError as exc:
-        raise CliError(str(exc)) from None
-
-
-# -- record ---------------------------------------------------------------------------------
-
-def cmd_record(args: argparse.Namespace) -> int:
-    from pgio_tui.store.writer import RecordingError
-
-    path = args.output
-    if os.path.exists(path) and not args.force:
-        raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
-    devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
-    sampler = open_sampler(conninfo_of(args), args.interval, devices)
-    stop = threading.Event()
-    reason = {"why": "duration reached" if args.duration else "stopped"}
-    stop_on_signals(stop, reason)
-    try:
-        recorder = open_recorder(path, args.force, sampler)
-    except CliError:
-        sampler.close()
-        raise
-    status = StatusLine(enabled=not args.quiet)
-    ticks = 0
-    try:
-        for frame in sampler.frames(stop, duration=args.duration):
-            recorder.write(frame)
-            ticks += 1
-            status.show(frame, path)
-    except RecordingError as exc:
-        reason["why"] = f"error: {exc}"
-        status.done()
-        _close_quietly(recorder, reason["why"])
-        sampler.close()
-        raise CliError(f"{exc}; the ticks recorded before it are kept") from None
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    status.done()
-    recorder.close(reason["why"])
-    sampler.close()
-    _say(f"{PROG}: recorded {ticks} ticks to {path} ({reason['why']})")
-    return 0
-
-
-# Pieces of a headless session, shared with `bench` and `demo` (pgio_tui.workloads.session).
-
-def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None = None):
-    """An opened Sampler, or CliError saying why the server cannot be read."""
-    from pgio_tui.sampler import Sampler
-    from pgio_tui.sources.postgres import SourceError
-    sampler = Sampler(conninfo, interval=interval, devices=devices)
-    try:
-        sampler.open()
-    except SourceError as exc:
-        raise CliError(f"cannot connect: {exc}") from None
-    return sampler
-
-
-def open_recorder(path: str, force: bool, sampler):
-    """A Recorder holding the sampler's metadata and settings snapshot, or CliError."""
-    from pgio_tui.secrets import command_line
-    from pgio_tui.store.writer import Recorder, RecordingError
-    try:
-        recorder = Recorder(path, force=force, meta={**sampler.meta(), "command_line": command_line(PROG)})
-    except RecordingError as exc:
-        raise CliError(str(exc)) from None
-    try:
-        recorder.set_settings(sampler.settings_rows())
-    except RecordingError as exc:
-        _close_quietly(recorder, f"error: {exc}")
-        raise CliError(str(exc)) from None
-    return recorder
-
-
-def stop_on_signals(stop: threading.Event, reason: dict) -> None:
-    """SIGINT, SIGTERM and SIGHUP set `stop` (reason["why"] says which) instead of killing us."""
-    def on_signal(signum, _frame):
-        reason["why"] = f"signal {signal.Signals(signum).name}"
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-
-
-def _close_quietly(recorder, why: str) -> None:
-    try:
-        recorder.close(why)
-    except Exception:
-        pass
-
-
-def _say(text: str) -> None:
-    """stderr may be gone (ssh dropped, nohup): never let a status line kill a recording."""
-    try:
-        print(text, file=sys.stderr, flush=True)
-    except OSError:
-        pass
-
-
-class StatusLine:
-    """A compact one-line status: redrawn in place on a terminal, one line every 10 s otherwise."""
-
-    def __init__(self, enabled: bool = True):
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self._last = 0.0
-
-    def show(self, frame, path: str) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not self.tty and now - self._last < 10:
-            return
-        self._last = now
-        v = frame.values
-
-        def f(name, fmt="{:.0f}"):
-            x = v.get(name)
-            return "-" if x is None else fmt.format(x)
-
-        ck = "ckpt " + (f"{v.get('checkpoint.kind') or ''} {f('checkpoint.progress', '{:.0%}')}"
-                        if v.get("checkpoint.active") else "idle")
-        text = (f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick} | {ck} | "
-                f"wr ckpt/bgw/be {f('writes.checkpointer')}/{f('writes.bgwriter')}/{f('writes.backend')} "
-                f"| dirty {f('mem.dirty_kb', '{:.0f}')}kB | tps {f('latency.tps')} | {path}")
-        try:
-            if self.tty:
-                sys.stderr.write("\r\x1b[2K" + text[: os.get_terminal_size(2).columns - 1])
-            else:
-                sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-        except OSError:
-            self.enabled = False
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            try:
-                sys.stderr.write("\n")
-            except OSError:
-                pass
-
-
-# -- export / info --------------------------------------------------------------------------
-
-def _open_recording(path: str):
-    from pgio_tui.store.reader import Recording, RecordingError
-    if not os.path.exists(path):
-        raise CliError(f"{path}: no such file")
-    try:
-        return Recording(path)
-    except RecordingError as exc:
-        raise CliError(str(exc)) from None
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from pgio_tui.store.export import export
-    rec = _open_recording(args.file)
-    out = open(args.output, "w", newline="") if args.output else sys.stdout
-    try:
-        export(rec, out, fmt=args.format, metrics=args.metrics)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    except BrokenPipeError:  # `pgio-tui export f | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    finally:
-        if args.output:
-            out.close()
-        rec.close()
-    return 0
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    from pgio_tui.store.export import describe
-    rec = _open_recording(args.file)
-    try:
-        print(describe(rec))
-    finally:
-        rec.close()
-    return 0
-
-
-def _lazy(module: str, func: str):
-    """Handlers living elsewhere are imported only when their command runs (the TUI is heavy)."""
+def _lazy(name: str):
+    """pgio_tui.commands.<name>.run, imported only when its command runs (the TUI is heavy)."""
     def run(args):
         import importlib
-        return getattr(importlib.import_module(module), func)(args)
+        return importlib.import_module(f"pgio_tui.commands.{name}").run(args)
     return run
 
 
-COMMANDS = {
-    "record": cmd_record, "export": cmd_export, "info": cmd_info,
-    "live": _lazy("pgio_tui.tui.app", "run_live"),
-    "replay": _lazy("pgio_tui.tui.replay", "run_replay"),
-    "bench": _lazy("pgio_tui.workloads.bench", "run_bench"),
-    "demo": _lazy("pgio_tui.workloads.demo", "run_demo"),
-    "diff": _lazy("pgio_tui.analysis.diff_cmd", "run_diff"),
-    "report": _lazy("pgio_tui.analysis.report", "run_report"),
-}
+COMMANDS = {name: _lazy(name) for name in
+            ("live", "record", "export", "info", "replay", "diff", "report", "bench", "demo")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -393,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except CliError as exc:
-        _say(f"{PROG}: error: {exc}")
+        error_line(exc)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pgio_tui import cli
+from pgio_tui.commands.common import conninfo_of
+from pgio_tui.errors import CliError
 
 
 def parse(argv):
@@ -51,5 +53,5 @@ def test_bad_numbers_are_refused(option, value, why, capsys):
 
 def test_conn_and_dbname_together_is_an_error(capsys):
     args = parse(["record", "db1", "-d", "db2", "-o", "x"])
-    with pytest.raises(cli.CliError):
-        cli.conninfo_of(args)
+    with pytest.raises(CliError):
+        conninfo_of(args)

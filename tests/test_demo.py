@@ -137,7 +137,7 @@ def test_port_clash_is_one_line_and_cleans_up(pg_cluster, monkeypatch, capsys):
 
     from pgio_tui import cli
     from pgio_tui.workloads import cluster as cluster_mod
-    from pgio_tui.workloads import demo
+    from pgio_tui.commands import demo
 
     base = Path(tempfile.mkdtemp(prefix="pgio-demo-test-"))  # reachable by the server's user
     base.chmod(0o755)

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from test_diff_fixtures import T0, write_pair
 
-from pgio_tui.analysis import diff_cmd
 from pgio_tui.analysis.align import AlignError, window
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.formats import markdown, render
@@ -239,20 +238,11 @@ def test_cli_formats(pair, capsys):
     assert capsys.readouterr().out.startswith("group,name,unit,a,b,change_pct")
 
 
-def test_cli_without_diff_screen_prints_the_table(pair, capsys, monkeypatch):
-    monkeypatch.setattr(diff_cmd, "_diff_screen_available", lambda: False)
-    assert main(["diff", str(pair[0]), str(pair[1])]) == 0
-    out = capsys.readouterr()
-    assert "backend_flush_after" in out.out
-    assert out.err.count("\n") == 1 and "diff screen is not available" in out.err
-
-
-def test_cli_opens_the_diff_screen_when_there_is_one(pair, monkeypatch):
+def test_cli_opens_the_diff_screen_without_format(pair, monkeypatch):
     seen = {}
-    fake = types.ModuleType(diff_cmd.DIFF_SCREEN)
+    fake = types.ModuleType("pgio_tui.tui.diff_screen")
     fake.run_diff_screen = lambda comparison, args: seen.setdefault("c", comparison) and 0
-    monkeypatch.setitem(sys.modules, diff_cmd.DIFF_SCREEN, fake)
-    monkeypatch.setattr(diff_cmd, "_diff_screen_available", lambda: True)
+    monkeypatch.setitem(sys.modules, "pgio_tui.tui.diff_screen", fake)
     assert main(["diff", str(pair[0]), str(pair[1]), "--align", "checkpoint"]) == 0
     assert seen["c"].align == "checkpoint" and seen["c"].row("writes", "backend").a == 2000
 

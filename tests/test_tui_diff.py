@@ -267,7 +267,7 @@ def test_diff_command_opens_the_screen(comparison, monkeypatch):
     """Without --format, `pgio-tui diff` hands the comparison to run_diff_screen."""
     from argparse import Namespace
 
-    from pgio_tui.analysis import diff_cmd
+    from pgio_tui.commands import diff as diff_cmd
     from pgio_tui.tui import diff_screen
 
     seen = {}
@@ -278,5 +278,5 @@ def test_diff_command_opens_the_screen(comparison, monkeypatch):
 
     monkeypatch.setattr(diff_screen.DiffApp, "run", fake_run)
     args = Namespace(a=str(comparison.a.path), b=str(comparison.b.path), align="workload", format=None)
-    assert diff_cmd.run_diff(args) == 0
+    assert diff_cmd.run(args) == 0
     assert isinstance(seen["app"], DiffApp) and seen["app"].data.comparison.align == "workload"

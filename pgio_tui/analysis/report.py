@@ -8,7 +8,6 @@ time axis, the diff table (compare.py) and the settings that differ.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 from dataclasses import dataclass
@@ -18,13 +17,12 @@ from string import Template
 
 import pgio_tui
 from pgio_tui.analysis import latency_cdf, svg
-from pgio_tui.analysis.align import ORIGIN, AlignError, aligned_columns, auto_align, window
+from pgio_tui.analysis.align import ORIGIN, aligned_columns, auto_align, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
-from pgio_tui.cli import CliError
-from pgio_tui.store.reader import Recording, RecordingError
+from pgio_tui.store.reader import Recording
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
     **{f"writes.{s}": c for s, c in zip(WRITE_SOURCES, svg.PALETTE)},
@@ -273,19 +271,3 @@ def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
     return template.substitute(title=escape(title), body="\n".join(body), version=pgio_tui.__version__)
-
-
-def run_report(args: argparse.Namespace) -> int:
-    if not 1 <= len(args.files) <= 2:
-        raise CliError("report takes one recording, or two to compare")
-    for path in args.files:
-        if not os.path.exists(path):
-            raise CliError(f"{path}: no such file")
-    try:
-        html = build(args.files, getattr(args, "align", None))
-    except (RecordingError, AlignError) as exc:
-        raise CliError(str(exc)) from None
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(html)
-    print(f"pgio-tui: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
-    return 0

@@ -1,8 +1,8 @@
-"""MonitorApp and the entry points: `run_live(args)`, `run_monitor(sampler, ...)`, `run_replay(args)`.
+"""MonitorApp and its entry point `run_monitor(sampler, ...)` (the live and bench commands call it).
 
 The app owns a FrameHistory and a MonitorScreen that draws it. Frames come from a LiveFeed (sampler
 and recorder on a thread worker, handed over with post_message) or, with no feed, from an iterable
-given up front (a recording: snapshot tests and the replay seam). One timer redraws what is visible
+given up front (a recording: snapshot tests). One timer redraws what is visible
 at most REDRAW_HZ times a second, inside batch_update, and only when something changed.
 """
 
@@ -416,53 +416,6 @@ def _exit_later(feed: LiveFeed, code: int, grace: float = 5.0) -> None:
     t = threading.Thread(target=run, name="pgio-tui-exit-watchdog", daemon=True)
     _watchdog.append(t)
     t.start()
-
-
-def run_live(args) -> int:
-    """`pgio-tui [live] [CONN] [--interval S] [--record FILE] [--force] [--theme NAME] [--devices LIST]`."""
-    from pgio_tui.cli import conninfo_of
-    from pgio_tui.sampler import Sampler
-    from pgio_tui.sources.postgres import SourceError
-
-    if args.record and os.path.exists(args.record) and not args.force:
-        print(f"pgio-tui: error: {args.record} exists: use --force to overwrite it, or choose another file",
-              file=sys.stderr)
-        return 1
-    devices = [d.strip() for d in args.devices.split(",") if d.strip()] if getattr(args, "devices", None) else None
-    sampler = Sampler(conninfo_of(args), interval=args.interval, devices=devices)
-    try:
-        sampler.open()
-    except SourceError as exc:
-        print(f"pgio-tui: cannot connect: {exc}", file=sys.stderr)
-        return 1
-    try:
-        return run_monitor(sampler, record_path=args.record, force=args.force, theme=args.theme)
-    finally:
-        sampler.close()
-
-
-def run_replay(args) -> int:
-    """Seam for replay (issue 5): a recording drawn by the same MonitorApp/MonitorScreen and panes.
-
-    For now this shows the recording's last time window, without playback controls. Replay proper
-    feeds Frames from `Recording.frames()` into the app's FrameHistory (`history.clear()` on seek,
-    `history.push(frame)` per step, then `MonitorScreen.redraw()`) and sets `HeaderState.detail`
-    to its position and speed.
-    """
-    from pgio_tui.store.reader import Recording, RecordingError
-
-    if not args.file or not os.path.isfile(args.file):
-        print(f"pgio-tui: error: {args.file or 'FILE'}: give a recording file", file=sys.stderr)
-        return 1
-    try:
-        rec = Recording(args.file)
-    except RecordingError as exc:
-        print(f"pgio-tui: error: {exc}", file=sys.stderr)
-        return 1
-    with rec:
-        app = recording_app(rec, theme=getattr(args, "theme", None))
-    app.run()
-    return app.return_code or 0
 
 
 def recording_app(rec, *, theme: str | None = None, last_seconds: float = 3600) -> MonitorApp:

@@ -297,7 +297,7 @@ def diff_app(comparison: Comparison, *, theme: str | None = None) -> DiffApp:
 
 
 def run_diff_screen(comparison: Comparison, args: Any) -> int:
-    """Open the diff screen on a comparison built by `pgio-tui diff` (analysis/diff_cmd.py)."""
+    """Open the diff screen on a comparison built by `pgio-tui diff` (pgio_tui/commands/diff.py)."""
     app = diff_app(comparison, theme=getattr(args, "theme", None))
     app.run()
     return app.return_code or 0

@@ -13,8 +13,6 @@ widgets, unchanged.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -27,7 +25,7 @@ from textual.screen import Screen
 
 from pgio_tui.store.moments import Moment, find_moments
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
-from pgio_tui.tui.app import RECORDINGS_DIR, MonitorApp
+from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
 from pgio_tui.tui.session import session_from_recording
@@ -346,45 +344,3 @@ def workload_text(rec) -> str:
         argv = w.get("argv") or []
         names.append(" ".join(str(a) for a in argv) if argv else str(w.get("kind") or ""))
     return "; ".join(n for n in names if n)
-
-
-# --- entry point --------------------------------------------------------------------------------
-
-def run_replay(args) -> int:
-    """`pgio-tui replay [FILE|FOLDER] [--speed X] [--start T] [--theme NAME]`."""
-    from pgio_tui.store.reader import Recording, RecordingError
-
-    target = args.file or RECORDINGS_DIR
-    if os.path.isdir(target):
-        from pgio_tui.tui.screens.picker import pick_recording
-        try:
-            picked = pick_recording(target, theme=getattr(args, "theme", None))
-        except RecordingError as exc:
-            print(f"pgio-tui: error: {exc}", file=sys.stderr)
-            return 1
-        if picked is None:  # the user left the list
-            return 0
-        target = picked
-    elif not args.file:
-        print(f"pgio-tui: error: no FILE given and no {RECORDINGS_DIR}/ folder here: give a recording or a "
-              "folder of recordings", file=sys.stderr)
-        return 1
-    try:
-        rec = Recording(target)
-    except RecordingError as exc:
-        print(f"pgio-tui: error: {exc}", file=sys.stderr)
-        return 1
-    with rec:
-        if rec.last_tick is None:
-            print(f"pgio-tui: error: {target} holds no ticks yet", file=sys.stderr)
-            return 1
-        start_t = None
-        if args.start:
-            try:
-                start_t = parse_jump(args.start, start_t=rec.start_t, end_t=rec.end_t, now_t=rec.start_t)
-            except ValueError as exc:
-                print(f"pgio-tui: error: --start: {exc}", file=sys.stderr)
-                return 1
-        app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=getattr(args, "theme", None))
-        app.run()
-    return app.return_code or 0

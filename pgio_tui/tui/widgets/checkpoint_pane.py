@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View, fit
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 
 def _frac(v: float | None) -> str:
     return fmt.pct(v, 100)
 
 
-SPEC = ChartSpec(
+CHART = ChartSpec(
     series=(Series("checkpoint.progress", "buffers", "chart-1", fmt=_frac),
             Series("checkpoint.time_progress", "time", "chart-2", fmt=_frac),
             Series("checkpoint.wal_progress", "WAL", "chart-3", fmt=_frac)),
@@ -22,17 +21,11 @@ SPEC = ChartSpec(
 LABEL = 8
 
 
-class CheckpointPane(Pane):
-    KEY, TITLE = "1", "Checkpoint"
-    CATALOG_PANES = ("checkpoint",)
+class CheckpointPane(ChartPane):
+    SPEC = PaneSpec("1", "Checkpoint", CHART, ("checkpoint",), layout="text-above")
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.chart = Chart(SPEC)
-
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        text, rest = fit(self.text_lines(view, width), height)
-        return [("text", text), ("chart", self.chart.lines(view.history, view.t0, view.t1, width, rest))]
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        return self.text_lines(view, width)
 
     @staticmethod
     def text_lines(view: View, width: int) -> list[Line]:

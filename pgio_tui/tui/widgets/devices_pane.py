@@ -6,13 +6,12 @@ from textual.binding import Binding
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View, fit
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 ROLE_MARK = {"data": "DATA", "wal": "WAL", "data,wal": "D+W", "wal,data": "D+W", "tblspc": "TBS"}
 ROLE_ORDER = {"data": 0, "data,wal": 0, "wal,data": 0, "wal": 1, "tblspc": 2}
 MAX_ROWS = 8
-SPEC = ChartSpec(series=(), fixed_max={1: 100.0})
+CHART = ChartSpec(series=(), fixed_max={1: 100.0})
 
 
 def _util(v):
@@ -29,18 +28,13 @@ def ordered(devices: dict[str, str | None]) -> list[str]:
     return sorted(devices, key=lambda d: (ROLE_ORDER.get(devices[d] or "", 9), list(devices).index(d)))
 
 
-class DevicesPane(Pane):
-    KEY, TITLE = "4", "Devices"
-    CATALOG_PANES = ("devices",)
+class DevicesPane(ChartPane):
+    SPEC = PaneSpec("4", "Devices", CHART, ("devices",), layout="text-above", text_name="table")
     BINDINGS = [
         Binding("up,k", "select(-1)", "Prev device", show=False),
         Binding("down,j", "select(1)", "Next device", show=False),
     ]
-
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.selected: str | None = None
-        self.chart = Chart(SPEC)
+    selected: str | None = None  # the charted device
 
     def action_select(self, step: int) -> None:
         if self._view is None:
@@ -52,22 +46,25 @@ class DevicesPane(Pane):
         self.selected = devs[(i + step) % len(devs)]
         self.draw(self._view, force=True)
 
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        h = view.history
-        devs = ordered(h.devices)
+    def series(self, view: View) -> list[Series]:
+        devs = ordered(view.history.devices)
         if self.selected not in devs:
             self.selected = devs[0] if devs else None
-        table, rest = fit(self.table_lines(view, devs, width) if devs else [], height)
-        self.chart.series = device_series(self.selected) if self.selected else []
-        chart = self.chart.lines(h, view.t0, view.t1, width, rest,
-                                 empty_text=view.session.why_no_os() if not devs else None)
-        if self.selected:
-            role = h.devices.get(self.selected)
-            self.set_subtitle(f"chart: {self.selected}" + (f" ({ROLE_MARK.get(role, role)})" if role else "")
-                              + ("  ↑↓ select" if len(devs) > 1 else ""))
-        else:
-            self.set_subtitle("")
-        return [("table", table), ("chart", chart)]
+        return device_series(self.selected) if self.selected else []
+
+    def subtitle(self, view: View) -> str:
+        if not self.selected:
+            return ""
+        role = view.history.devices.get(self.selected)
+        return (f"chart: {self.selected}" + (f" ({ROLE_MARK.get(role, role)})" if role else "")
+                + ("  ↑↓ select" if len(view.history.devices) > 1 else ""))
+
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        devs = ordered(view.history.devices)
+        return self.table_lines(view, devs, width) if devs else []
+
+    def empty_text(self, view: View) -> str | None:
+        return view.session.why_no_os() if not view.history.devices else None
 
     def table_lines(self, view: View, devs: list[str], width: int) -> list[Line]:
         h, t1 = view.history, view.t1

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pgio_tui import metrics
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 # Per-tick counts of transactions slower than N ms; a launched workload (pgbench's per-transaction
 # log) provides them, the server's statistics cannot.
@@ -19,28 +18,26 @@ LATENCY = (
     Series("latency.tps", "tps", "chart-4", group=1),
 )
 TPS_ALONE = Series("latency.tps", "tps", "chart-4")
-SPEC = ChartSpec(series=LATENCY)
+CHART = ChartSpec(series=LATENCY)
 
 
-class LatencyPane(Pane):
-    KEY, TITLE = "5", "Latency"
-    CATALOG_PANES = ("latency",)
+class LatencyPane(ChartPane):
+    SPEC = PaneSpec("5", "Latency", CHART, ("latency",))
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.chart = Chart(SPEC)
-
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        h = view.history
-        series = [s for s in LATENCY if h.has(s.metric)]
+    def series(self, view: View) -> list[Series]:
+        series = [s for s in LATENCY if view.history.has(s.metric)]
         if series and all(s.group for s in series):  # tps alone: give it the gutter's scale
             series = [TPS_ALONE]
-        self.chart.series = series or list(LATENCY)
-        self.set_subtitle(self.source(view))
-        text = self.text_lines(view)[: max(0, height - 3)]
-        chart = self.chart.lines(h, view.t0, view.t1, width, height - len(text),
-                                 empty_text=view.session.why_no_latency())
-        return [("chart", chart), ("text", text)]
+        return series or list(LATENCY)
+
+    def subtitle(self, view: View) -> str:
+        return self.source(view)
+
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        return self.text_lines(view)
+
+    def empty_text(self, view: View) -> str:
+        return view.session.why_no_latency()
 
     @staticmethod
     def source(view: View) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, HLine, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
-SPEC = ChartSpec(
+CHART = ChartSpec(
     series=(Series("mem.dirty_kb", "Dirty", "chart-1", fmt=fmt.kib),
             Series("mem.writeback_kb", "Writeback", "chart-2", fmt=fmt.kib)),
     # Drawn when within 4x of the data (else listed with an arrow: off the scale).
@@ -16,20 +15,17 @@ SPEC = ChartSpec(
 )
 
 
-class MemoryPane(Pane):
-    KEY, TITLE = "3", "Dirty / Writeback"
-    CATALOG_PANES = ("memory",)
+class MemoryPane(ChartPane):
+    SPEC = PaneSpec("3", "Dirty / Writeback", CHART, ("memory",))
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.chart = Chart(SPEC)
+    def subtitle(self, view: View) -> str:
+        return "remote /proc" if view.session.os_mode == "remote" else ""
 
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        s = view.session
-        self.set_subtitle("remote /proc" if s.os_mode == "remote" else "")
-        text = [self.text_line(view)] if height > 3 else []
-        chart = self.chart.lines(view.history, view.t0, view.t1, width, height - len(text), empty_text=s.why_no_os())
-        return [("chart", chart), ("text", text)]
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        return [self.text_line(view)]
+
+    def empty_text(self, view: View) -> str:
+        return view.session.why_no_os()
 
     @staticmethod
     def text_line(view: View) -> Line:

@@ -1,4 +1,6 @@
-"""Pane: what the six panes share: border title, focus, tooltip, the View they draw, their sections.
+"""Pane: what every pane shares: border title, focus, tooltip, the View they draw, their sections.
+ChartPane: the six monitor panes, each a PaneSpec (key, title, chart, where its text goes) and a few
+hooks (series, subtitle, text, empty text) instead of its own `__init__` and `sections`.
 
 A pane draws from a View (a FrameHistory, the SessionInfo and the time window) and never from a
 sampler or a recording, so live, replay and diff use the same pane classes. A pane is one widget:
@@ -11,8 +13,9 @@ from dataclasses import dataclass
 
 from pgio_tui.metrics import CATALOG, DISK_METRICS
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.plot import Line
+from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.session import SessionInfo
+from pgio_tui.tui.widgets.chart import Chart
 from pgio_tui.tui.widgets.lines import LinesView
 
 Section = tuple[str, list[Line]]
@@ -87,6 +90,77 @@ class Pane(LinesView, can_focus=True):
     def set_subtitle(self, text: str) -> None:
         if self.border_subtitle != text:
             self.border_subtitle = text
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    """One monitor pane: its key and title, the catalog panes whose help is its tooltip, its chart,
+    and where its text goes. Layouts: "text-above" (text first, trimmed so the chart keeps 3 rows),
+    "text-below" (chart first, the text under it at most height - 3 rows), "chart-above" (a chart
+    of at most `chart_rows` rows and half the pane, the text gets the rest)."""
+
+    key: str
+    title: str
+    chart: ChartSpec
+    catalog_panes: tuple[str, ...] = ()
+    layout: str = "text-below"
+    text_name: str = "text"
+    chart_rows: int = 9
+
+
+class ChartPane(Pane):
+    """A pane drawn from its SPEC: a chart and a block of text; subclasses fill in the hooks."""
+
+    SPEC: PaneSpec
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("SPEC")
+        if spec is not None:
+            cls.KEY, cls.TITLE, cls.CATALOG_PANES = spec.key, spec.title, spec.catalog_panes
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self.chart = Chart(self.SPEC.chart)
+
+    def sections(self, view: View, width: int, height: int) -> list[Section]:
+        spec = self.SPEC
+        series = self.series(view)
+        if series is not None:
+            self.chart.series = series
+        subtitle = self.subtitle(view)
+        if subtitle is not None:
+            self.set_subtitle(subtitle)
+
+        def chart(rows: int) -> list[Line]:
+            return self.chart.lines(view.history, view.t0, view.t1, width, rows, empty_text=self.empty_text(view))
+
+        if spec.layout == "text-above":
+            text, rest = fit(self.text(view, width, height), height)
+            return [(spec.text_name, text), ("chart", chart(rest))]
+        if spec.layout == "chart-above":
+            lines = chart(min(spec.chart_rows, height // 2) if height >= 5 else 0)
+            return [("chart", lines), (spec.text_name, self.text(view, width, height - len(lines)))]
+        text = self.text(view, width, height)[: max(0, height - 3)]
+        return [("chart", chart(height - len(text))), (spec.text_name, text)]
+
+    # --- hooks ----------------------------------------------------------------------------------
+
+    def series(self, view: View) -> list[Series] | None:
+        """The series to chart now (None: the spec's)."""
+        return None
+
+    def subtitle(self, view: View) -> str | None:
+        """The border subtitle (None: leave it as it is)."""
+        return None
+
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        """The text beside the chart; the layout trims it to its room."""
+        return []
+
+    def empty_text(self, view: View) -> str | None:
+        """What the chart says when it has nothing to draw (None: the chart spec's)."""
+        return None
 
 
 def fit(head: list[Line], body_height: int) -> tuple[list[Line], int]:

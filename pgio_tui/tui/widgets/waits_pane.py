@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
-SPEC = ChartSpec(series=(
+CHART = ChartSpec(series=(
     Series("sessions.active", "active", "chart-1"),
     Series("sessions.io_wait", "IO wait", "chart-2"),
     Series("sessions.lock_wait", "lock wait", "chart-5"),
@@ -20,20 +19,14 @@ TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "c
               "IPC": "chart-3", "Client": "chart-6", "BufferPin": "chart-5", "Extension": "chart-6"}
 
 
-class WaitsPane(Pane):
-    KEY, TITLE = "6", "Waits (sampled sessions)"
-    CATALOG_PANES = ("waits",)
+class WaitsPane(ChartPane):
+    SPEC = PaneSpec("6", "Waits (sampled sessions)", CHART, ("waits",), layout="chart-above", text_name="bars")
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.chart = Chart(SPEC)
+    def subtitle(self, view: View) -> str:
+        return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"
 
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        self.set_subtitle("" if view.session.read_all_stats else "own sessions only: needs pg_monitor")
-        chart_h = min(9, height // 2) if height >= 5 else 0
-        chart = self.chart.lines(view.history, view.t0, view.t1, width, chart_h)
-        bars = self.bar_lines(view, width, height - len(chart))
-        return [("chart", chart), ("bars", bars)]
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        return self.bar_lines(view, width, height)
 
     @staticmethod
     def bar_lines(view: View, width: int, height: int) -> list[Line]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
-from pgio_tui.tui.widgets.chart import Chart
-from pgio_tui.tui.widgets.pane import Pane, Section, View
+from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 SOURCES = (
     Series("writes.checkpointer", "ckpt", "chart-1"),
@@ -15,26 +14,21 @@ SOURCES = (
     Series("writes.other", "other", "chart-6"),
 )
 SHORT = {"writes.backend": "be", "writes.autovacuum": "av", "writes.other": "oth"}
-SPEC = ChartSpec(series=SOURCES, empty_text="rates start at the second tick")
+CHART = ChartSpec(series=SOURCES, empty_text="rates start at the second tick")
 
 
-class WritesPane(Pane):
-    KEY, TITLE = "2", "Buffers written by source /s"
-    CATALOG_PANES = ("writes",)
+class WritesPane(ChartPane):
+    SPEC = PaneSpec("2", "Buffers written by source /s", CHART, ("writes",))
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.chart = Chart(SPEC)
-
-    def sections(self, view: View, width: int, height: int) -> list[Section]:
-        h = view.history
+    def series(self, view: View) -> list[Series]:
         # Before PostgreSQL 16 there is no pg_stat_io: autovacuum and others are inside "backend".
-        series = [s for s in SOURCES if h.has(s.metric)] or list(SOURCES)
-        self.chart.series = series
-        self.set_subtitle("" if view.session.pg_stat_io else "PG<16: backend includes autovacuum+others")
-        text = self.text_lines(view, series)[: max(0, height - 3)]
-        chart = self.chart.lines(h, view.t0, view.t1, width, height - len(text))
-        return [("chart", chart), ("text", text)]
+        return [s for s in SOURCES if view.history.has(s.metric)] or list(SOURCES)
+
+    def subtitle(self, view: View) -> str:
+        return "" if view.session.pg_stat_io else "PG<16: backend includes autovacuum+others"
+
+    def text(self, view: View, width: int, height: int) -> list[Line]:
+        return self.text_lines(view, self.chart.series)
 
     @staticmethod
     def text_lines(view: View, series) -> list[Line]:

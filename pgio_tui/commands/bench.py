@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from pgio_tui.cli import CliError, conninfo_of, open_sampler
+from pgio_tui.commands.common import conninfo_of
+from pgio_tui.commands.launched import run_session
+from pgio_tui.errors import CliError
+from pgio_tui.session import open_sampler
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.launch import make_pgbench, make_pgio
-from pgio_tui.workloads.session import run_session
 
 
-def run_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     conninfo = conninfo_of(args)
     try:
         if args.workload == "pgbench":

@@ -9,35 +9,27 @@ STOP_GRACE_S, cuts it short.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
 import time
 
-from pgio_tui.cli import PROG, CliError, StatusLine, _close_quietly, _say, open_recorder, stop_on_signals
+from pgio_tui.commands.common import check_overwrite
+from pgio_tui.errors import PROG, CliError
+from pgio_tui.errors import say as _say
+from pgio_tui.session import STOP_GRACE_S, StatusLine, end_workload, open_recorder, stop_on_signals
+from pgio_tui.session import close_quietly as _close_quietly
 from pgio_tui.workloads.base import Workload
-
-STOP_GRACE_S = 15.0
 
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
                 headless: bool = False, theme: str | None = None) -> int:
     """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code."""
-    if record and os.path.exists(record) and not force:
-        raise CliError(f"{record} exists: use --force to overwrite it, or choose another file")
+    check_overwrite(record, force)
     sampler.tick_sources.append(workload)
-    if not headless and not sys.stdout.isatty():
-        headless = True
-    run_monitor = None
-    if not headless:
-        try:
-            from pgio_tui.tui.app import run_monitor
-        except ImportError as exc:
-            _say(f"{PROG}: the live view is not available ({exc}); running headless")
-            headless = True
-    if headless:
+    if headless or not sys.stdout.isatty():
         return _headless(sampler, workload, record, force)
+    from pgio_tui.tui.app import run_monitor
     workload.start()
     try:
         rc = run_monitor(sampler, record_path=record, force=force, theme=theme, workload=workload)
@@ -45,18 +37,6 @@ def run_session(sampler, workload: Workload, *, record: str | None = None, force
         end_workload(workload)
     _print_outcome(workload)
     return rc or (1 if workload.error and not workload.stop_requested else 0)
-
-
-def end_workload(workload: Workload, grace: float = STOP_GRACE_S) -> None:
-    """Stop the workload if it still runs and wait for it; a last resort kill after `grace`."""
-    if workload.started_t is None or workload.finished:
-        return
-    workload.stop()
-    if not workload.wait(grace):
-        kill = getattr(workload, "kill", None)
-        if kill is not None:
-            kill()
-        workload.wait(5)
 
 
 def _headless(sampler, workload: Workload, record: str | None, force: bool) -> int:

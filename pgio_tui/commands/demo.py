@@ -17,9 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pgio_tui.cli import PROG, CliError, _say, open_sampler
+from pgio_tui.commands.launched import run_session
+from pgio_tui.errors import PROG, CliError
+from pgio_tui.errors import say as _say
+from pgio_tui.session import open_sampler
 from pgio_tui.workloads.base import WorkloadError
-from pgio_tui.workloads.session import run_session
 
 DEMO_SCALE = 10  # pgbench scale by default: ~160 MB of tables
 DEMO_ARGS = ["-c", "4", "-j", "2"]
@@ -37,7 +39,7 @@ class _Interrupted(Exception):
     """SIGTERM or SIGHUP arrived before the session had its own handlers."""
 
 
-def run_demo(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from pgio_tui.workloads.cluster import Cluster, ClusterError
     from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
 

@@ -1,0 +1,43 @@
+"""What several commands share: the psql-style connection, the device list, the --force check."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from pgio_tui.errors import CliError
+
+
+def conninfo_of(args: argparse.Namespace) -> str:
+    """CONN / -h -p -U -d as a libpq conninfo (PG* variables, ~/.pgpass and services still apply)."""
+    from pgio_tui.sources.postgres import SourceError, conninfo_from_args
+    dbname = args.dbname or args.conn
+    if args.dbname and args.conn:
+        raise CliError("give the database either as CONN or with -d, not both")
+    try:
+        return conninfo_from_args(args.host, args.port, args.username, dbname)
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
+
+
+def devices_of(args: argparse.Namespace) -> list[str] | None:
+    """--devices LIST as names; None: the real disks."""
+    text = getattr(args, "devices", None)
+    return [d.strip() for d in text.split(",") if d.strip()] if text else None
+
+
+def check_overwrite(path: str | None, force: bool) -> None:
+    """A recording is never overwritten without --force (checked before connecting)."""
+    if path and os.path.exists(path) and not force:
+        raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
+
+
+def open_recording(path: str):
+    """An open Recording, or CliError saying why not."""
+    from pgio_tui.store.reader import Recording, RecordingError
+    if not os.path.exists(path):
+        raise CliError(f"{path}: no such file")
+    try:
+        return Recording(path)
+    except RecordingError as exc:
+        raise CliError(str(exc)) from None

@@ -1,0 +1,45 @@
+"""`pgio-tui replay [FILE|FOLDER] [--speed X] [--start T] [--theme NAME]`: a recording in the TUI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from pgio_tui.errors import CliError
+
+
+def run(args: argparse.Namespace) -> int:
+    from pgio_tui.store.player import parse_jump
+    from pgio_tui.store.reader import Recording, RecordingError
+    from pgio_tui.tui.app import RECORDINGS_DIR
+
+    target = args.file or RECORDINGS_DIR
+    if os.path.isdir(target):
+        from pgio_tui.tui.screens.picker import pick_recording
+        try:
+            picked = pick_recording(target, theme=args.theme)
+        except RecordingError as exc:
+            raise CliError(str(exc)) from None
+        if picked is None:  # the user left the list
+            return 0
+        target = picked
+    elif not args.file:
+        raise CliError(f"no FILE given and no {RECORDINGS_DIR}/ folder here: give a recording or a "
+                       "folder of recordings")
+    try:
+        rec = Recording(target)
+    except RecordingError as exc:
+        raise CliError(str(exc)) from None
+    with rec:
+        if rec.last_tick is None:
+            raise CliError(f"{target} holds no ticks yet")
+        start_t = None
+        if args.start:
+            try:
+                start_t = parse_jump(args.start, start_t=rec.start_t, end_t=rec.end_t, now_t=rec.start_t)
+            except ValueError as exc:
+                raise CliError(f"--start: {exc}") from None
+        from pgio_tui.tui.replay import ReplayApp
+        app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=args.theme)
+        app.run()
+    return app.return_code or 0
