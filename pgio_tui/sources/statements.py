@@ -19,12 +19,12 @@ from pgio_tui.sources.pgfeatures import STATEMENT_COUNTERS
 
 STATEMENT_WINDOW_S = 5.0  # shortest window of the per-statement figures (file size, server cost)
 STATEMENTS_TOP = 20  # statements kept per window
-BUDGET_MS = 0.6  # mean server ms per tick each kind of read may cost (sums, rows)
 MAX_STRIDE_S = 60.0  # read at least this often, whatever it costs
 TEXT_EVERY_S = 30.0  # query texts are read at most this often (pg_stat_statements(true) reads a file)
 TEXTS_MAX = 200  # query texts asked for at once
 
 NONE, SUMS, ROWS = 0, 1, 2
+BUDGET_MS = {SUMS: 0.4, ROWS: 0.6}  # mean server ms per tick each kind of read may cost
 
 # Sort keys of the top-N pick, in turn: time, then each I/O figure (a statement that only writes
 # WAL or only dirties buffers still shows).
@@ -51,7 +51,7 @@ class StatementSchedule:
 
     def stride(self, kind: int) -> int:
         """Ticks between reads of `kind`: its cost spread over the ticks stays within BUDGET_MS."""
-        by_cost = math.ceil(self.cost_ms[kind] / BUDGET_MS) if self.cost_ms[kind] > BUDGET_MS else 1
+        by_cost = math.ceil(self.cost_ms[kind] / BUDGET_MS[kind]) if self.cost_ms[kind] > BUDGET_MS[kind] else 1
         floor = math.ceil(STATEMENT_WINDOW_S / self.interval - 1e-9) if kind == ROWS else 1
         cap = max(1, math.ceil(MAX_STRIDE_S / self.interval))
         return max(1, min(cap, max(by_cost, floor)))
