@@ -40,28 +40,47 @@ assert set(_RATES) | {"mean_ms", "stddev_ms"} == set(STATEMENT_FIELDS)
 
 
 class StatementSchedule:
-    """Which pg_stat_statements read a tick makes, from the measured cost of earlier reads."""
+    """Which pg_stat_statements read a tick makes, so that reads cost the server at most BUDGET_MS
+    per tick on average.
+
+    Each kind of read has an account that earns its budget every tick and pays what each read
+    really cost (measured on the server); a read happens when the account covers its expected
+    cost (a smoothed average of the last ones). The long-run mean stays within the budget even
+    when the costs drift; the first read of every entry (the baseline) is not charged.
+    """
 
     def __init__(self, interval: float, enabled: bool = True):
         self.interval = interval
         self.enabled = enabled
         self.cost_ms = {SUMS: 0.0, ROWS: 0.0}  # smoothed server ms of one read of each kind
+        self.balance = {SUMS: 0.0, ROWS: 0.0}  # budget earned and not spent, ms
         self._last = {SUMS: -10**9, ROWS: -10**9}  # tick of the last read of each kind (ROWS also sums)
         self._last_text = -10**9
+        self._earned_to: int | None = None
 
-    def stride(self, kind: int) -> int:
-        """Ticks between reads of `kind`: its cost spread over the ticks stays within BUDGET_MS."""
-        by_cost = math.ceil(self.cost_ms[kind] / BUDGET_MS[kind]) if self.cost_ms[kind] > BUDGET_MS[kind] else 1
-        floor = math.ceil(STATEMENT_WINDOW_S / self.interval - 1e-9) if kind == ROWS else 1
-        cap = max(1, math.ceil(MAX_STRIDE_S / self.interval))
-        return max(1, min(cap, max(by_cost, floor)))
+    def _floor(self, kind: int) -> int:
+        return math.ceil(STATEMENT_WINDOW_S / self.interval - 1e-9) if kind == ROWS else 1
+
+    def _cap(self) -> int:
+        return max(1, math.ceil(MAX_STRIDE_S / self.interval))
+
+    def _earn(self, tick: int) -> None:
+        if self._earned_to is not None and tick > self._earned_to:
+            for kind in self.balance:  # at most one long stride's worth is kept
+                self.balance[kind] = min(self.balance[kind] + BUDGET_MS[kind] * (tick - self._earned_to),
+                                         BUDGET_MS[kind] * self._cap())
+        self._earned_to = tick if self._earned_to is None else max(tick, self._earned_to)
+
+    def _due(self, kind: int, tick: int, since: int) -> bool:
+        return since >= self._cap() or (since >= self._floor(kind) and self.balance[kind] >= self.cost_ms[kind])
 
     def kind(self, tick: int) -> int:
         if not self.enabled:
             return NONE
-        if tick - self._last[ROWS] >= self.stride(ROWS):
+        self._earn(tick)
+        if self._due(ROWS, tick, tick - self._last[ROWS]):
             return ROWS
-        if tick - max(self._last[SUMS], self._last[ROWS]) >= self.stride(SUMS):
+        if self._due(SUMS, tick, tick - max(self._last[SUMS], self._last[ROWS])):
             return SUMS
         return NONE
 
@@ -69,13 +88,21 @@ class StatementSchedule:
         return (tick - self._last_text) * self.interval >= TEXT_EVERY_S
 
     def done(self, tick: int, kind: int, ms: float | None, texts: bool = False) -> None:
-        """A read of `kind` happened at `tick` and took `ms` on the server."""
-        if kind == NONE:
-            return
-        self._last[kind] = tick
+        """A tick that read `kind` (and texts when `texts`) took `ms` on the server for that part
+        (None: not charged)."""
         if texts:
             self._last_text = tick
-        elif ms is not None and ms >= 0:  # a text read's cost is not the rows' cost
+        if ms is None or ms < 0:
+            ms = None
+        if kind == NONE:
+            if texts and ms is not None:
+                self.balance[ROWS] -= ms  # texts come with the rows: their account pays
+            return
+        self._last[kind] = tick
+        if ms is None:
+            return
+        self.balance[kind] -= ms
+        if not texts:  # a text read's cost is not the usual cost of this kind
             old = self.cost_ms[kind]
             self.cost_ms[kind] = ms if old == 0 else 0.7 * old + 0.3 * ms
 
