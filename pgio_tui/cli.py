@@ -45,6 +45,19 @@ def _positive(text: str) -> float:
     return value
 
 
+def _listen(text: str) -> tuple[str, int]:
+    from pgio_tui.export.prometheus import ListenError, parse_listen
+    try:
+        return parse_listen(text)
+    except ListenError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _listen_option(p: argparse.ArgumentParser, required: bool = False) -> None:
+    p.add_argument("--listen", type=_listen, required=required, metavar="[HOST:]PORT",
+                   help="serve Prometheus /metrics on PORT (HOST defaults to 127.0.0.1; 0.0.0.0 for all)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Terminal monitor for PostgreSQL I/O: record, export and inspect sessions.")
@@ -61,11 +74,24 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
     rec.add_argument("--quiet", action="store_true", help="no status line")
+    _listen_option(rec)
+
+    srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
+                         description="Sample the server and serve the latest tick as Prometheus metrics. "
+                                     "Ctrl-C, SIGTERM or SIGHUP stop it.")
+    srv.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(srv)
+    _listen_option(srv, required=True)
+    srv.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
+    srv.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+    srv.add_argument("--quiet", action="store_true", help="no status line")
 
     exp = sub.add_parser("export", help="one row per tick, one column per metric",
-                         description="Write a recording's ticks as CSV or JSON Lines to stdout or a file.")
+                         description="Write a recording's ticks as CSV, JSON Lines or OpenMetrics to stdout "
+                                     "or a file.")
     exp.add_argument("file", metavar="FILE")
-    exp.add_argument("--format", choices=("csv", "json"), default="csv")
+    exp.add_argument("--format", choices=("csv", "json", "openmetrics"), default="csv",
+                     help="openmetrics: Prometheus names with timestamps, for promtool tsdb create-blocks-from")
     exp.add_argument("--metrics", action="append", metavar="GLOB",
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
@@ -173,7 +199,7 @@ def _lazy(name: str):
 
 
 COMMANDS = {name: _lazy(name) for name in
-            ("live", "record", "export", "info", "replay", "diff", "report", "bench", "demo")}
+            ("live", "record", "serve", "export", "info", "replay", "diff", "report", "bench", "demo")}
 
 
 def main(argv: list[str] | None = None) -> int:

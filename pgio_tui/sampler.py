@@ -69,7 +69,7 @@ class Sampler:
         self.tracker: CheckpointTracker | None = None
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
-        self._prev_raw: dict | None = None
+        self._prev_raw: pgfeatures.RawSample | None = None
         self._prev_mono: float | None = None
         self._prev_cpu: float | None = None
         self._settings_md5: str | None = None
@@ -230,7 +230,7 @@ class Sampler:
             return empty
 
     # -- PostgreSQL -------------------------------------------------------------------------
-    def _sample_pg(self, tick: int, frame: Frame) -> dict | None:
+    def _sample_pg(self, tick: int, frame: Frame) -> pgfeatures.RawSample | None:
         if self.pg.conn is None or self.pg.conn.closed:
             if not self._try_reconnect(tick, frame):
                 return None
@@ -277,7 +277,7 @@ class Sampler:
             self.tracker.reset()
         return True
 
-    def _pg_values(self, raw: dict, dt: float | None, frame: Frame) -> None:
+    def _pg_values(self, raw: pgfeatures.RawSample, dt: float | None, frame: Frame) -> None:
         """Restart/reset/setting-change detection, rates, activity and checkpoint state."""
         prev = self._prev_raw
         pm = raw["postmaster_start"]
@@ -322,7 +322,7 @@ class Sampler:
         self._prev_raw = raw
 
     @staticmethod
-    def _rates(raw: dict, prev: dict, dt: float | None, frame: Frame) -> None:
+    def _rates(raw: pgfeatures.RawSample, prev: pgfeatures.RawSample | dict, dt: float | None, frame: Frame) -> None:
         """Every cumulative counter of the sample as a per-second rate, in this one place."""
         v = frame.values
         writes = pgfeatures.writes_by_source(raw["bgwriter"], raw["io"])

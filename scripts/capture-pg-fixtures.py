@@ -2,7 +2,6 @@
 
 tests/data/logs/pg<major>.log: the checkpoint log lines (fast, WAL-triggered, timed and shutdown
 checkpoints, "occurring too frequently") verbatim with their '%m [%p] ' prefix.
-tests/data/views/pg<major>.txt: the columns of the statistics views the checkpoint and buffer panes read.
 
 usage: python scripts/capture-pg-fixtures.py [MAJOR ...]   (default 13-18, in parallel; ~90 s)
 Binaries come from find_bindir(major): run scripts/pg-matrix.sh --fetch-only first.
@@ -19,7 +18,6 @@ from pathlib import Path
 from pgio_tui.workloads.cluster import Cluster, find_bindir
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-VIEWS = ("pg_stat_bgwriter", "pg_stat_checkpointer", "pg_stat_io", "pg_stat_wal")
 CHECKPOINT_LINE = re.compile(r"checkpoint starting:|checkpoint complete:|checkpoints are occurring too frequently")
 SETTINGS = {"checkpoint_timeout": "30s", "max_wal_size": "32MB", "min_wal_size": "32MB"}
 
@@ -27,7 +25,6 @@ SETTINGS = {"checkpoint_timeout": "30s", "max_wal_size": "32MB", "min_wal_size":
 def capture(major: int) -> str:
     with Cluster(bindir=find_bindir(major), settings=SETTINGS, name=f"capture{major}") as c:
         with c.connect() as conn:
-            (DATA / "views" / f"pg{major}.txt").write_text(view_columns(conn, c.version))
             conn.execute("create table t (id int, pad text)")
             conn.execute("insert into t select g, repeat('x', 100) from generate_series(1, 10000) g")
             conn.execute("CHECKPOINT")  # "immediate force wait" ("fast" from 18)
@@ -54,21 +51,9 @@ def hint_after(line: str) -> bool:
     return "HINT:" in line and "max_wal_size" in line
 
 
-def view_columns(conn, version: str) -> str:
-    out = [f"# PostgreSQL {version}: columns in order (name type); a missing view is not listed"]
-    for view in VIEWS:
-        if conn.execute("select to_regclass(%s)", [view]).fetchone()[0] is None:
-            continue
-        rows = conn.execute("select attname, format_type(atttypid, atttypmod) from pg_attribute "
-                            "where attrelid = %s::regclass and attnum > 0 order by attnum", [view]).fetchall()
-        out += ["", view] + [f"  {name} {typ}" for name, typ in rows]
-    return "\n".join(out) + "\n"
-
-
 def main(argv: list[str]) -> None:
     majors = [int(a) for a in argv] or [13, 14, 15, 16, 17, 18]
-    for sub in ("logs", "views"):
-        (DATA / sub).mkdir(parents=True, exist_ok=True)
+    (DATA / "logs").mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(len(majors)) as pool:
         for result in pool.map(capture, majors):
             print(result)

@@ -55,3 +55,18 @@ def test_conn_and_dbname_together_is_an_error(capsys):
     args = parse(["record", "db1", "-d", "db2", "-o", "x"])
     with pytest.raises(CliError):
         conninfo_of(args)
+
+
+@pytest.mark.parametrize("argv", [["record", "-h", "{nohost}", "-o", "{f}"], ["live", "-h", "{nohost}", "--record", "{f}"],
+                                  ["demo", "--record", "{f}"],
+                                  ["bench", "pgbench", "-h", "{nohost}", "--record", "{f}", "--", "-T", "1"],
+                                  ["bench", "pgio", "-h", "{nohost}", "--record", "{f}"]])
+def test_an_existing_recording_is_refused_before_connecting(argv, tmp_path, capsys):
+    """The one --force check comes first: no server (none at {nohost}) and no lab cluster is touched."""
+    f = tmp_path / "kept.pgio"
+    f.write_text("earlier run")
+    argv = [a.replace("{f}", str(f)).replace("{nohost}", str(tmp_path / "nothing-here")) for a in argv]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == f"pgio-tui: error: {f} exists: use --force to overwrite it, or choose another file\n"
+    assert f.read_text() == "earlier run"

@@ -204,3 +204,33 @@ def test_scrubber_marks_and_cursor():
     ("0.9", None, "0.9"), ("200", "ms", "200ms"), ("none", None, "none")])
 def test_setting_text(value, unit, text):
     assert setting_text(value, unit) == text
+
+
+@pytest.mark.asyncio
+async def test_keys_footer_and_help_follow_what_the_source_can_do(fixture_file):
+    """A recording can seek, not record, annotate or launch: r, m and w do nothing (no prompt, no
+    toast), are out of the footer and the palette, and the help lists the replay keys instead."""
+    from textual.widgets import Footer
+
+    from pgio_tui.tui.screens.dialogs import HelpScreen
+
+    with Recording(fixture_file) as rec:
+        app = ReplayApp(rec, playing=False, start_t=START_T + 150, clock=FakeClock())
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            await pilot.press("r", "m", "w")
+            assert app.screen is screen and not app._notifications
+            footer_keys = {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.binding.show}
+            assert {"r", "m", "w"}.isdisjoint(footer_keys) and "space" in footer_keys
+            assert screen.query_one(Footer) is not None
+            titles = [c.title for c in app.get_system_commands(screen)]
+            assert "Start / stop recording" not in titles and "Start workload…" not in titles
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            keys = dict(app.screen.keys)
+            assert keys["space"] == "play / pause" and "j" in keys and "n/N" in keys
+            assert not {"r", "m", "w", "s"} & set(keys)
+            assert not any(t.startswith(("start / stop recording", "add an annotation", "start a workload"))
+                           for t in keys.values())
+            assert keys["1-6"].startswith("show / focus a pane: 1 Ckpt 2 Writes")

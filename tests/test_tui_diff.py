@@ -17,7 +17,8 @@ from test_diff_fixtures import write_pair
 
 from pgio_tui.analysis.compare import compare
 from pgio_tui.frame import Frame
-from pgio_tui.tui.diff_screen import DiffApp, DiffHelpScreen, DiffScreen, diff_app, grid_for
+from pgio_tui.tui.diff_screen import DiffApp, DiffScreen, diff_app, grid_for
+from pgio_tui.tui.screens.dialogs import HelpScreen
 from pgio_tui.tui.diff_series import load_series
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.palette import build, chart_defaults
@@ -234,7 +235,10 @@ async def test_help_theme_and_palette_commands(comparison):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
-        assert isinstance(app.screen, DiffHelpScreen)
+        assert isinstance(app.screen, HelpScreen)
+        keys = dict(app.screen.keys)  # from the diff's bindings, not the monitor's
+        assert keys["1-3"] == "show a tab: 1 Summary 2 Charts 3 Settings" and "← →" in keys
+        assert keys["q"] == "quit" and "r" not in keys and "space" not in keys
         await pilot.press("escape")
         assert isinstance(app.screen, DiffScreen)
         before = app.theme

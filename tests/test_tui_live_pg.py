@@ -47,7 +47,7 @@ async def test_live_app_populates_panes_from_a_real_cluster(make_cluster, tmp_pa
     path = tmp_path / "live.pgio"
     try:
         feed = LiveFeed(sampler, record_path=str(path))
-        app = MonitorApp(session_from_sampler(sampler), feed=feed)
+        app = MonitorApp(session_from_sampler(sampler), source=feed)
         async with app.run_test(size=(160, 48)) as pilot:
             await wait_for(pilot, lambda: len(app.history) >= 6, timeout=30)
             await pilot.pause(0.5)

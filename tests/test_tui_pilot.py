@@ -23,7 +23,7 @@ pytestmark = pytest.mark.asyncio
 def live_app(tmp_path, sampler=None, *, record_path=None, workload=None) -> MonitorApp:
     sampler = sampler or FakeSampler()
     feed = LiveFeed(sampler, record_path=record_path, workload=workload)
-    return MonitorApp(session_from_sampler(sampler), feed=feed, workload=workload,
+    return MonitorApp(session_from_sampler(sampler), source=feed, workload=workload,
                       recordings_dir=str(tmp_path / "recordings"))
 
 
@@ -57,13 +57,16 @@ async def test_keys_switch_panes_zoom_theme_help(tmp_path):
         assert app.theme != before
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        keys = dict(app.screen.keys)  # generated from the live bindings: every live key is there
+        assert keys["r"].startswith("start / stop recording") and keys["w"].startswith("start a workload")
+        assert keys["space"].startswith("pause the display") and keys["+/-"].startswith("zoom")
         await pilot.press("escape")
         assert app.screen is scr
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape", "q")
     assert app.return_code == 0
-    assert app.feed.wait_closed(5)
+    assert app.source.wait_closed(5)
 
 
 async def test_pause_freezes_the_display_not_the_sampling(tmp_path):
@@ -105,7 +108,7 @@ async def test_recording_on_and_off(tmp_path):
         await wait_for(pilot, lambda: app.state.recording is None)
         await wait_for(pilot, lambda: "not recording" in text_of(status))
         await pilot.press("q")
-    assert app.feed.wait_closed(5)
+    assert app.source.wait_closed(5)
     assert workload.recorders[0] is not None and workload.recorders[-1] is None  # told on start and stop
     with Recording(path) as rec:
         assert rec.tick_count >= 5
@@ -128,7 +131,7 @@ async def test_annotation_goes_into_the_next_frame_and_the_recording(tmp_path):
         await pilot.pause(0.4)
         assert "▲" in scr.query_one("#checkpoint").section_text("chart")  # marked on the time axis
         await pilot.press("q")
-    assert app.feed.wait_closed(5)
+    assert app.source.wait_closed(5)
     with Recording(path) as rec:
         notes = [e for e in rec.events(["annotation"])]
     assert [e.event.text for e in notes] == ["raised clients to 64"]

@@ -26,7 +26,7 @@ from pgio_tui.workloads.launch import pgbench_args, pgio_options
 
 def live_app(sampler, tmp_path, *, record_path=None, workload=None) -> MonitorApp:
     feed = LiveFeed(sampler, record_path=record_path, workload=workload)
-    return MonitorApp(session_from_sampler(sampler), feed=feed, workload=workload,
+    return MonitorApp(session_from_sampler(sampler), source=feed, workload=workload,
                       recordings_dir=str(tmp_path / "recordings"))
 
 
@@ -53,8 +53,8 @@ def test_strip_says_the_phase():
 
     from pgio_tui.tui.widgets.status import WorkloadStrip
 
-    def said(**kw) -> str:
-        return "".join(t for t, _ in WorkloadStrip.state(NS(**kw)))
+    def said(**kw) -> str:  # a workload's state as the strip reads it (WorkloadLike)
+        return "".join(t for t, _ in WorkloadStrip.state(NS(**{"phase": "run", "progress": None, "error": None, **kw})))
 
     assert said(running=True, phase="setup", progress=0.42) == "◔ setting up 42%  s: stop"
     assert said(running=True, phase="setup", progress=None) == "◔ setting up  s: stop"
@@ -157,7 +157,7 @@ async def test_start_pgbench_from_the_dialog_see_its_latency_stop_it(pg_cluster,
     try:
         app = live_app(sampler, tmp_path, record_path=str(path))
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: app.feed.recording is not None, timeout=20)
+            await wait_for(pilot, lambda: app.source.recording is not None, timeout=20)
             await start_from_dialog(pilot, app, clients="2", threads="1", duration="3", init_scale="1")
             w = app.workload
             assert w is not None and w.kind == "pgbench" and w.argv[-8:] == ["-c", "2", "-j", "1", "-T", "3",
@@ -186,7 +186,7 @@ async def test_start_pgbench_from_the_dialog_see_its_latency_stop_it(pg_cluster,
                 assert "▶" in axis and "■" in axis, (pane, axis, [(e.event.kind, e.t) for e in app.history.events], app.history.end_t)
             await wait_for(pilot, lambda: "finished" in text_of(strip) or "failed" in text_of(strip))
             await pilot.press("q")
-        assert app.feed.wait_closed(15)
+        assert app.source.wait_closed(15)
     finally:
         sampler.close()
     with Recording(path) as rec:
@@ -204,14 +204,14 @@ async def test_quit_mid_run_keeps_the_summary(pg_cluster, tmp_path):
     try:
         app = live_app(sampler, tmp_path, record_path=str(path))
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: app.feed.recording is not None, timeout=20)
+            await wait_for(pilot, lambda: app.source.recording is not None, timeout=20)
             await start_from_dialog(pilot, app, clients="2", threads="1", duration="60", init_scale="1")
             w = app.workload
             await wait_for(pilot, lambda: w.phase == "run" and app.history.has("latency.p50_ms"), timeout=60)
             await pilot.press("q")
             assert app.state.detail == "stopping workload…"
             await wait_for(pilot, lambda: not app.is_running, timeout=20)
-        assert app.feed.wait_closed(15)
+        assert app.source.wait_closed(15)
     finally:
         sampler.close()
     assert w.finished
@@ -253,6 +253,6 @@ async def test_start_pgio_from_the_dialog(pg_cluster, tmp_path):
             assert app.history.has("latency.p50_ms")  # its statements' latency reached the Latency pane
             assert w.exit_code == 0 and w.summary and w.summary.get("riops") is not None, w.summary
             await pilot.press("q")
-        assert app.feed.wait_closed(15)
+        assert app.source.wait_closed(15)
     finally:
         sampler.close()

@@ -12,7 +12,7 @@ from pgio_tui.frame import Frame
 
 
 class FakeSampler:
-    """What LiveFeed and session_from_sampler use of a Sampler, fed by synthetic frames.
+    """A pgio_tui.interfaces.SamplerLike fed by synthetic frames.
 
     Frames come every `interval` seconds of real time (kept short so tests are quick); their own
     timestamps stay the fixture's, so the picture does not depend on the wall clock.
@@ -24,7 +24,9 @@ class FakeSampler:
         self.os_mode = os_mode
         self._frames = list(synthetic_frames(n, incidents=False))
         self.settings = {"checkpoint_timeout": "300", "checkpoint_completion_target": "0.9"}
-        self.pg = SimpleNamespace(features=SimpleNamespace(
+        self.device_roles: dict[str, str] = {}
+        self.postmaster_start = None
+        self.pg = SimpleNamespace(conninfo=None, features=SimpleNamespace(  # no server to launch on
             notes=list(notes or []), read_all_stats=read_all_stats, pgss_schema="public" if pgss else None,
             io_cols=frozenset({"writes"})))
         self.yielded = 0
@@ -49,22 +51,48 @@ class FakeSampler:
 
 
 class StubWorkload:
+    """A running workload that stops when asked (pgio_tui.interfaces.WorkloadLike)."""
+
     kind = "pgbench"
+    phase = "run"
+    progress = None
+    error = None
 
     def __init__(self):
         self.running = True
+        self.started_t = 0.0
         self.stopped = threading.Event()
         self.recorders: list = []
+
+    @property
+    def done(self) -> bool:
+        return not self.running
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.stopped.is_set()
+
+    def start(self) -> None:
+        self.running = True
 
     def stop(self) -> None:
         self.running = False
         self.stopped.set()
 
-    def output_tail(self, n: int) -> list[str]:
+    def kill(self) -> None:
+        self.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.stopped.wait(timeout)
+
+    def output_tail(self, n: int = 20) -> list[str]:
         return ["progress: 5.0 s, 3187.4 tps, lat 2.507 ms stddev 1.102", "progress: 6.0 s, 3201.0 tps"][-n:]
 
     def on_recorder(self, recorder) -> None:
         self.recorders.append(recorder)
+
+    def sample(self, frame) -> None:
+        pass
 
 
 def text_of(widget) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pgio_tui.commands.common import conninfo_of
+from pgio_tui.commands.common import check_overwrite, conninfo_of
 from pgio_tui.commands.launched import run_session
 from pgio_tui.errors import CliError
 from pgio_tui.session import open_sampler
@@ -13,6 +13,7 @@ from pgio_tui.workloads.launch import make_pgbench, make_pgio
 
 
 def run(args: argparse.Namespace) -> int:
+    check_overwrite(args.record, args.force)
     conninfo = conninfo_of(args)
     try:
         if args.workload == "pgbench":

@@ -1,11 +1,12 @@
-"""What several commands share: the psql-style connection, the device list, the --force check."""
+"""What several commands share: the psql-style connection, the device list, the --force check,
+the Prometheus endpoint of --listen."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from pgio_tui.errors import CliError
+from pgio_tui.errors import PROG, CliError, say
 
 
 def conninfo_of(args: argparse.Namespace) -> str:
@@ -41,3 +42,19 @@ def open_recording(path: str):
         return Recording(path)
     except RecordingError as exc:
         raise CliError(str(exc)) from None
+
+
+def open_exporter(listen: tuple[str, int] | None, sampler):
+    """A started Prometheus endpoint for `--listen` (None without it), or CliError. Its
+    on_frame(frame) is one more consumer of the Session's Frames."""
+    if listen is None:
+        return None
+    from pgio_tui.export.prometheus import Exporter, ListenError
+    from pgio_tui.export.promnames import server_label
+    exporter = Exporter(server_label(sampler.meta()), *listen)
+    try:
+        url = exporter.start()
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
+    say(f"{PROG}: serving Prometheus metrics on {url}")
+    return exporter

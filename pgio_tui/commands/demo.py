@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pgio_tui.commands.common import check_overwrite
 from pgio_tui.commands.launched import run_session
 from pgio_tui.errors import PROG, CliError
 from pgio_tui.errors import say as _say
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from pgio_tui.workloads.cluster import Cluster, ClusterError
     from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
 
+    check_overwrite(args.record, args.force)  # before the cluster is made
     previous = _raise_on_signals()
     base = None
     cluster = None

@@ -1,4 +1,5 @@
-"""`pgio-tui export FILE [--format csv|json] [--metrics GLOB] [-o OUT]`: one row per tick."""
+"""`pgio-tui export FILE [--format csv|json|openmetrics] [--metrics GLOB] [-o OUT]`: one row per tick
+(openmetrics: Prometheus samples with timestamps, for backfilling)."""
 
 from __future__ import annotations
 

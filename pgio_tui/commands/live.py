@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     check_overwrite(args.record, args.force)
     sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
     try:
-        from pgio_tui.tui.app import run_monitor
+        from pgio_tui.tui.live import run_monitor
         return run_monitor(sampler, record_path=args.record, force=args.force, theme=args.theme)
     finally:
         sampler.close()

@@ -1,8 +1,8 @@
 """Block devices: /proc/diskstats turned into iostat -x figures, and directories mapped to devices.
 
-The rates use sysstat's own formulas (reference/metrics.md §3.2) so a user can check a tick against
-`iostat -x`; the tests hold them to iostat's printed figures on captured snapshots. Which devices hold
-PGDATA, pg_wal and tablespaces is found through /sys (§3.3), via a ProcReader so it also works
+The rates use sysstat's own formulas (iostat -x's r_await, w_await, aqu-sz, %util) so a user can check
+a tick against `iostat -x`; the tests hold them to iostat's printed figures on captured snapshots. Which
+devices hold PGDATA, pg_wal and tablespaces is found through /sys, via a ProcReader so it also works
 through SQL on the database host.
 """
 

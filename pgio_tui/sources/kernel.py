@@ -2,7 +2,7 @@
 
 The thresholds come from /proc/vmstat `nr_dirty_threshold` / `nr_dirty_background_threshold`, which
 the kernel computes at read time with the same code that throttles writers, so they are exact
-whether vm.dirty_* are set as ratios or bytes (reference/metrics.md §3.1).
+whether vm.dirty_* are set as ratios or bytes.
 """
 
 from __future__ import annotations

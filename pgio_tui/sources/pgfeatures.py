@@ -9,6 +9,7 @@ tick: one round trip returns every counter, as JSON per view.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 import psycopg
 
@@ -132,6 +133,36 @@ def detect(conn: psycopg.Connection) -> Features:
         f.notes.append("server log not readable (needs logging_collector and pg_read_server_files/superuser): "
                        "checkpoint kinds and timings come from counters only")
     return f
+
+
+Row = dict[str, Any]  # one view's row, as row_to_json gives it
+
+
+class RawSample(TypedDict):
+    """One tick as PostgresSource.sample() hands it to the sampler: the columns of tick_sql()
+    (JSON already decoded), with the server log's new lines in place of logfile/logchunk.
+    A section is None when this server has no such view (see Features)."""
+
+    server_t: float  # the server's clock, epoch seconds
+    postmaster_start: float | None  # epoch seconds
+    bgwriter: Row  # pg_stat_bgwriter
+    checkpointer: Row | None  # pg_stat_checkpointer (17+)
+    # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
+    io: dict[str, list[float | None]] | None
+    wal: Row | None  # pg_stat_wal (14+)
+    db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
+    activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
+    control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
+    wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
+    statements_t0: float  # server clock before and after the pg_stat_statements part
+    statements_t1: float
+    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
+    settings_md5: str  # fingerprint of the I/O settings: a change is re-read
+    server_ms: float  # the server's time for this statement
+    log_lines: list[str]  # server log lines since the last tick (when readable)
 
 
 def _json_row(sql: str) -> str:

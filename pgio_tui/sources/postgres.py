@@ -126,8 +126,9 @@ class PostgresSource:
         self._log_file, self._log_offset = row[0], row[1] or 0
 
     # -- per tick ---------------------------------------------------------------------------
-    def sample(self, statements: int = 1, texts: list[int] | tuple = (), known: dict | None = None) -> dict:
-        """One round trip: a dict of the raw values (JSON already decoded by psycopg).
+    def sample(self, statements: int = 1, texts: list[int] | tuple = (),
+               known: dict | None = None) -> pgfeatures.RawSample:
+        """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (0 nothing, 1 sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows

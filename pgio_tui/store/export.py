@@ -17,7 +17,7 @@ from typing import TextIO
 
 from pgio_tui.store.reader import Recording
 
-FORMATS = ("csv", "json")
+FORMATS = ("csv", "json", "openmetrics")
 FIXED_COLUMNS = ("tick", "t", "elapsed")
 
 
@@ -44,9 +44,13 @@ def export(recording: Recording, out: TextIO, fmt: str = "csv", metrics: list[st
 
     fmt "csv": a header line, empty cells for missing values. fmt "json": JSON Lines, one object
     per tick, null for missing values. `metrics` are globs (see select_metrics). Returns rows written.
+    fmt "openmetrics": Prometheus names with timestamps (pgio_tui.export.openmetrics); returns samples.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    if fmt == "openmetrics":  # Prometheus names and totals, for backfilling (samples, not rows)
+        from pgio_tui.export.openmetrics import write_openmetrics
+        return write_openmetrics(recording, out, metrics, start_tick, end_tick)
     names = select_metrics(recording, metrics)
     header = [*FIXED_COLUMNS, *names]
     rows = (tuple(_number(v) for v in row) for row in recording.rows(names, start_tick, end_tick))

@@ -181,9 +181,6 @@ class Player:
         """The index of `tick`, or of the last tick before it (a tick in a gap), clamped."""
         return max(0, min(len(self.ticks) - 1, bisect_right(self.ticks, tick) - 1))
 
-    def t_of_tick(self, tick: int) -> float:
-        return self.ts[self.index_of_tick(tick)]
-
     # --- moving ---------------------------------------------------------------------------------
 
     def seek_index(self, index: int) -> int:

@@ -1,20 +1,17 @@
-"""MonitorApp and its entry point `run_monitor(sampler, ...)` (the live and bench commands call it).
+"""MonitorApp: the one app that draws a FrameHistory, whatever its FrameSource (tui/sources.py).
 
-The app owns a FrameHistory and a MonitorScreen that draws it. Frames come from a LiveFeed (sampler
-and recorder on a thread worker, handed over with post_message) or, with no feed, from an iterable
-given up front (a recording: snapshot tests). One timer redraws what is visible
-at most REDRAW_HZ times a second, inside batch_update, and only when something changed.
+Frames come from a LiveFeed (a Session on a thread worker, handed over with post_message), from
+replay's player (tui/replay.py) or, for a static view, from an iterable given up front. What the
+source can do (record, annotate, launch a workload, seek) decides which keys work, and so the
+footer, the command palette and the help screen. One timer redraws what is visible at most
+REDRAW_HZ times a second, inside batch_update, and only when something changed.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import sys
-import threading
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -22,45 +19,57 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from pgio_tui.frame import Frame
-from pgio_tui.tui.feed import LiveFeed
+from pgio_tui.interfaces import WorkloadLike
+from pgio_tui.session import end_workload
+from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
+from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
-from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
+from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.statements import StatementsScreen
-from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
-from pgio_tui.tui.session import SessionInfo, session_from_recording, session_from_sampler
+from pgio_tui.tui.session import SessionInfo, session_from_recording
+from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
 QUIT_GRACE_S = 8.0  # q with a workload running: how long it may take to stop and write its summary
 RECORDINGS_DIR = "recordings"
+NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH, "stop_workload": LAUNCH}
 
 
-class MonitorApp(ThemedApp, App[int]):
+class MonitorApp(LiveActions, ThemedApp, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pgio-tui"
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("space", "toggle_pause", "Pause", id="pause"),
-        Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
-        Binding("S", "statements", "Statements", id="statements"),
-        Binding("r", "toggle_record", "Record", id="record"),
-        Binding("m", "annotate", "Mark", id="annotate"),
-        Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in"),
+        Binding("q", "quit", "Quit", id="quit", tooltip="quit (a recording is closed cleanly)"),
+        Binding("space", "toggle_pause", "Pause", id="pause",
+                tooltip="pause the display; sampling and recording go on"),
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
+        Binding("S", "statements", "Statements", id="statements",
+                tooltip="Statements: top statements by time and I/O (o: sort, esc: back)"),
+        Binding("r", "toggle_record", "Record", id="record",
+                tooltip="start / stop recording (asks for a file name)"),
+        Binding("m", "annotate", "Mark", id="annotate",
+                tooltip="add an annotation: an event in the recording, a ▲ on every chart"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in",
+                tooltip="zoom the shared time window (1m ... 1h, default 5m)"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
-        Binding("t", "next_theme", "Theme", id="theme"),
-        Binding("w", "start_workload", "Workload", id="start_workload"),
-        Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload"),
+        Binding("t", "next_theme", "Theme", id="theme",
+                tooltip="next theme (the command palette, ctrl+p, lists them all)"),
+        Binding("w", "start_workload", "Workload", id="start_workload",
+                tooltip="start a workload: pgbench or pgio on this server (one at a time)"),
+        Binding("s", "stop_workload", "Stop workload", show=False, id="stop_workload",
+                tooltip="stop the launched workload (when there is one)"),
     ]
 
-    def __init__(self, session: SessionInfo, *, feed: LiveFeed | None = None, frames: Iterable[Frame] = (),
-                 theme: str | None = None, workload: Any = None, mode: str = "live",
+    def __init__(self, session: SessionInfo, *, source: FrameSource | None = None, frames: Iterable[Frame] = (),
+                 theme: str | None = None, workload: WorkloadLike | None = None, mode: str = "live",
                  recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ):
         super().__init__()
         self.session = session
-        self.feed = feed
+        self.source: FrameSource = source if source is not None else Recorded()
         self.workload = workload
         self.history = FrameHistory()
         self.history.extend(frames)
@@ -75,21 +84,29 @@ class MonitorApp(ThemedApp, App[int]):
         self._quitting = False
         self.init_themes(theme)
 
+    def can(self, ability: str) -> bool:
+        return ability in self.source.abilities
+
     # --- lifecycle ------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self.apply_wanted_theme()
         self.push_screen(self.make_screen())
-        if self.feed is not None:
-            self.feed.on_frame = lambda f, s: self.post_message(FrameArrived(f, s))
-            self.feed.on_notice = lambda n: self.post_message(FeedNotice(n))
-            self.run_worker(self.feed.run, thread=True, exit_on_error=False, name="sampler", group="feed",
-                            description="sampler and recorder")
+        self.source.attach(self)
         self.set_interval(1 / self.redraw_hz, self._redraw_tick)
 
     def on_unmount(self) -> None:
-        if self.feed is not None:  # however the app ends, the sampler thread ends with it
-            self.feed.stop()
+        self.source.detach()  # however the app ends, the sampler thread ends with it
+
+    # FrameSink: what a source calls (deliver and tell from any thread)
+    def deliver(self, frame: Frame, status: FeedStatus) -> None:
+        self.post_message(FrameArrived(frame, status))
+
+    def tell(self, notice: Notice) -> None:
+        self.post_message(FeedNotice(notice))
+
+    def run_in_thread(self, work: Callable[[], None], name: str) -> None:
+        self.run_worker(work, thread=True, exit_on_error=False, name=name, group="source")
 
     @property
     def monitor(self) -> MonitorScreen | None:
@@ -137,8 +154,7 @@ class MonitorApp(ThemedApp, App[int]):
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
-        if self.feed is not None:
-            self.feed.ui_ready()
+        self.source.ui_ready()
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
@@ -149,11 +165,16 @@ class MonitorApp(ThemedApp, App[int]):
 
     # --- actions --------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """A key works (and is in the footer, the palette and the help) when the source can do it."""
+        need = NEEDS.get(action)
+        return need is None or self.can(need)
+
     async def action_quit(self) -> None:
         """With a workload running, stop it first and let its end reach the recording (its exit
         code and summary); q again quits at once."""
         w = self.workload
-        if self.feed is not None and not self._quitting and w is not None and getattr(w, "running", False):
+        if self.can(LAUNCH) and not self._quitting and w is not None and w.running:
             self._quitting = True
             self.state.detail = "stopping workload…"
             self.notify("stopping workload… (q again: quit now)", timeout=QUIT_GRACE_S)
@@ -163,8 +184,7 @@ class MonitorApp(ThemedApp, App[int]):
         self._quit_now()
 
     def _quit_now(self) -> None:
-        if self.feed is not None:
-            self.feed.stop()
+        self.source.detach()
         self.exit(0)
 
     @work(thread=True, exit_on_error=False, group="quit")
@@ -178,8 +198,9 @@ class MonitorApp(ThemedApp, App[int]):
             screen.set_paused(not screen.paused)
 
     def action_help(self) -> None:
+        """The keys of the screen below and of the app, as far as this source can use them."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values())))
 
     def action_statements(self) -> None:
         """The top statements at the monitor's position (S again, or escape, goes back)."""
@@ -200,114 +221,12 @@ class MonitorApp(ThemedApp, App[int]):
         if screen is not None:
             screen.action_show_pane(index)
 
-    def action_toggle_record(self) -> None:
-        if self.feed is None:
-            self.notify("not live: nothing to record", severity="warning")
-            return
-        if self.state.recording or self.feed.recording:
-            self.feed.stop_recording()
-            self.notify("stopping the recording at the next tick…", timeout=2)
-            return
-        self.push_screen(PromptScreen("Record to file", self.default_recording_path(),
-                                      hint="starts at the next tick; r again stops it"), self._start_recording)
-
-    def default_recording_path(self) -> str:
-        host = (self.session.host or "local").strip("/").replace("/", "_") or "local"
-        if host.startswith("tmp") or "/" in (self.session.host or ""):
-            host = "local"
-        return os.path.join(self.recordings_dir, f"{host}-{time.strftime('%Y%m%d-%H%M%S')}.pgio")
-
-    def _start_recording(self, path: str | None) -> None:
-        if path and self.feed is not None:
-            self.feed.start_recording(path)
-
-    def action_annotate(self) -> None:
-        if self.feed is None:
-            self.notify("not live: annotations go into a live session's recording", severity="warning")
-            return
-        hint = ("recorded as an event at the next tick" if self.state.recording
-                else "not recording: drawn on the charts only")
-        self.push_screen(PromptScreen("Annotation", "", hint=hint, placeholder="e.g. raised clients to 64"),
-                         self._annotate)
-
-    def _annotate(self, text: str | None) -> None:
-        if text and self.feed is not None:
-            self.feed.annotate(text)
-
-    def action_stop_workload(self) -> None:
-        w = self.workload
-        if w is None or not getattr(w, "running", False):
-            self.notify("no workload running", timeout=2)
-            return
-        kind = getattr(w, "kind", "the workload")
-        self.push_screen(ConfirmScreen(f"Stop {kind}?"), self._stop_workload)
-
-    def _stop_workload(self, yes: bool | None) -> None:
-        if yes:
-            self._stop_workload_thread()
-
-    @work(thread=True, exit_on_error=False, group="workload")
-    def _stop_workload_thread(self) -> None:
-        """stop() may wait for the process to finish its summary: not on the UI thread."""
-        try:
-            self.workload.stop()
-        except Exception as exc:
-            self.post_message(FeedNotice(_notice(f"stopping the workload: {exc}", "error")))
-
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """Launching a workload needs a live server: without one, `w` is out of the footer."""
-        if action == "start_workload" and self.feed is None:
-            return False
-        return True
-
-    def action_start_workload(self) -> None:
-        if self.feed is None:
-            self.notify("not live: a workload needs a live session", severity="warning")
-            return
-        w = self.workload
-        if w is not None and getattr(w, "running", False):
-            self.notify(f"{getattr(w, 'kind', 'a workload')} is running: one at a time (s stops it)",
-                        severity="warning")
-            return
-        kind, values = self._workload_form
-        self.push_screen(WorkloadScreen(self._build_workload, kind=kind, values=values), self._launch_workload)
-
-    def _build_workload(self, kind: str, fields: dict):
-        """The dialog's fields -> a workload on the monitored server (WorkloadError: one line)."""
-        from pgio_tui.workloads.launch import from_fields
-        self._workload_form = (kind, dict(fields))
-        return from_fields(kind, fields, self.feed.sampler)
-
-    def _launch_workload(self, workload) -> None:
-        if workload is None or self.feed is None:
-            return
-        self.workload = workload
-        screen = self.monitor
-        if screen is not None:
-            screen.set_workload(workload)
-        self.feed.attach_workload(workload)  # a tick source from the next tick on; recorded if recording
-        self._start_workload_thread(workload)
-
-    @work(thread=True, exit_on_error=False, group="workload")
-    def _start_workload_thread(self, workload) -> None:
-        """Off the UI thread: starting may do file and process work; setup then runs in the
-        workload's own thread and the strip shows its progress."""
-        try:
-            workload.start()
-        except Exception as exc:
-            self.post_message(FeedNotice(_notice(f"starting {workload.kind}: {exc}", "error")))
-        else:
-            self.post_message(FeedNotice(_notice(f"{workload.kind} started", "information")))
-
     # --- command palette ------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         yield SystemCommand("Pause / resume display", "Freeze the charts; sampling and recording go on",
                             self.action_toggle_pause)
-        yield SystemCommand("Start / stop recording", "Record this session to a file (r)", self.action_toggle_record)
-        yield SystemCommand("Add annotation", "Mark this moment on the charts and in the recording (m)",
-                            self.action_annotate)
         yield SystemCommand("Zoom in", "Shorter shared time window (+)", lambda: self.action_zoom(-1))
         yield SystemCommand("Zoom out", "Longer shared time window (-)", lambda: self.action_zoom(1))
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
@@ -316,110 +235,11 @@ class MonitorApp(ThemedApp, App[int]):
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))
-        if self.feed is not None:
-            yield SystemCommand("Start workload…", "Launch pgbench or pgio on this server (w)",
-                                self.action_start_workload)
-        if self.workload is not None:
-            yield SystemCommand("Stop workload", "Stop the launched workload (s)", self.action_stop_workload)
-
-
-def _notice(text: str, severity: str = "information"):
-    from pgio_tui.tui.feed import Notice
-    return Notice(text, severity)
-
-
-def end_workload(workload: Any, grace: float = QUIT_GRACE_S, until_recorded: float = 0.0) -> None:
-    """Stop a running workload and wait (bounded) for its end, then up to `until_recorded` seconds
-    for a tick to carry its stop (its workload_stop event; the recording's row gets its summary)."""
-    if workload is None or not getattr(workload, "running", False):
-        return
-    workload.stop()
-    wait = getattr(workload, "wait", None)
-    if wait is None:
-        return
-    if not wait(grace):
-        kill = getattr(workload, "kill", None)
-        if kill is not None:
-            kill()
-            wait(2)
-    deadline = time.monotonic() + until_recorded
-    while not getattr(workload, "done", True) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-# --- entry points -------------------------------------------------------------------------------
-
-def run_monitor(sampler: Any, *, record_path: str | None = None, force: bool = False, theme: str | None = None,
-                workload: Any = None) -> int:
-    """Run the live monitor on an already-opened Sampler until the user quits; returns an exit code.
-
-    The sampler (and the recorder, when recording) run on a thread worker; the caller keeps owning
-    the sampler and closes it afterwards. `workload` (optional) is a launched workload: an object
-    with `.kind`, `.running`, `.stop()` and `.output_tail(n) -> list[str]`; it may also have
-    `.on_recorder(recorder_or_None)`, called on the recorder's thread when recording starts/stops,
-    so it can store its output in the same file. Its output tail is shown and `s` stops it.
-    """
-    session = session_from_sampler(sampler)
-    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload)
-    first = feed.prime()  # one tick before the UI starts: the first paint has data
-    app = MonitorApp(session, feed=feed, frames=[first] if first is not None else [], theme=theme,
-                     workload=workload)
-    previous = _on_hangup(app, feed)
-    try:
-        app.run()
-    finally:
-        end_workload(app.workload)  # however the app ended, a workload launched from it ends too
-        feed.stop()
-        if feed.started and not feed.wait_closed(15):
-            print("pgio-tui: the sampler did not stop in 15 s; the recording may lack its last second",
-                  file=sys.stderr)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return app.return_code or 0
-
-
-def _on_hangup(app: MonitorApp, feed: LiveFeed) -> dict:
-    """SIGHUP (the ssh link dropped) and SIGTERM close the recording cleanly instead of killing it."""
-    def handler(signum, _frame):
-        feed.stop(f"signal {signal.Signals(signum).name}")
-        try:
-            import asyncio
-            asyncio.get_running_loop().call_soon_threadsafe(app.exit, 0)
-        except RuntimeError:
-            pass
-        _exit_later(feed, 128 + signum)
-
-    previous = {}
-    for sig in (signal.SIGHUP, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):  # not the main thread
-            pass
-    return previous
-
-
-_watchdog: list = []
-
-
-def _exit_later(feed: LiveFeed, code: int, grace: float = 5.0) -> None:
-    """With its terminal gone, Textual can block for ever in shutdown: its output thread dies on
-    EIO and the main thread then waits on the thread's full queue. Once the recording is closed,
-    give the normal exit `grace` seconds, then leave anyway."""
-    if _watchdog:
-        return
-
-    def run():
-        feed.wait_closed(15)
-        time.sleep(grace)
-        os._exit(code)
-
-    t = threading.Thread(target=run, name="pgio-tui-exit-watchdog", daemon=True)
-    _watchdog.append(t)
-    t.start()
+        yield from self.live_commands()
 
 
 def recording_app(rec, *, theme: str | None = None, last_seconds: float = 3600) -> MonitorApp:
-    """A MonitorApp showing a recording's last `last_seconds` (static: no feed)."""
+    """A MonitorApp showing a recording's last `last_seconds` (static: it cannot record or seek)."""
     session = session_from_recording(rec)
     start = rec.tick_at(rec.end_t - last_seconds) if rec.end_t is not None else None
     frames = list(rec.frames(start))

@@ -22,13 +22,13 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from pgio_tui.analysis.compare import Comparison
 from pgio_tui.tui.diff_series import DiffSeries, load_series
-from pgio_tui.tui.screens.dialogs import HelpScreen
+from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.themes import ThemedApp, user_themes_dir
+from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.diff_header import DiffHeader
 from pgio_tui.tui.widgets.diff_overlay_pane import (
     CHART_PANES,
@@ -42,20 +42,15 @@ from pgio_tui.tui.widgets.diff_summary_table import SummaryTable
 from pgio_tui.tui.widgets.pane import View
 
 TABS = (("summary", "Summary"), ("charts", "Charts"), ("settings", "Settings"))
+TAB_KEYS = "show a tab: " + " ".join(f"{i + 1} {title}" for i, (_key, title) in enumerate(TABS))
 WIDE = 140  # columns from which the summary's row chart sits beside the table
 TALL = 40  # rows from which, when wide too, the settings diff is on the Summary tab as well
 
-HELP = """\
-[b]Keys[/b]
-  [b]q[/b]            quit
-  [b]1 2 3[/b]        Summary, Charts, Settings (tab / shift+tab: next / previous)
+DIFF_KEYS_NOTE = """\
   [b]↑ ↓[/b]          Summary: move through the rows; the row's series are charted
                  Charts: the metric of the focused chart (its title lists the choice)
-  [b]← →[/b]          Charts: focus the previous / next chart (h / l too)
-  [b]? F1[/b]         this help
-  [b]t[/b]            next theme (the command palette, ctrl+p, lists them all)
-  [b]ctrl+p[/b]       command palette: every action above
-
+"""
+DIFF_READING = """\
 [b]Reading the diff[/b]
   [b]■A[/b] and [b]■B[/b] are the two runs, in the same colours everywhere.
   x is seconds since the alignment point (--align start | workload | checkpoint); both runs are
@@ -67,16 +62,8 @@ HELP = """\
 
 [b]Themes[/b]
   The theme variables [b]diff-a[/b] and [b]diff-b[/b] colour the runs (default: chart-1 and chart-2);
-  user themes are *.toml files in {themes}
+  user themes are *.toml files in $themes
 """
-
-
-class DiffHelpScreen(HelpScreen):
-    def compose(self) -> ComposeResult:
-        with VerticalScroll() as box:
-            box.border_title = "pgio-tui diff help"
-            box.border_subtitle = "esc to close"
-            yield Static(HELP.format(themes=user_themes_dir()))
 
 
 def grid_for(width: int, height: int, chrome: int = 4) -> str:
@@ -91,11 +78,15 @@ def grid_for(width: int, height: int, chrome: int = 4) -> str:
 
 class DiffScreen(Screen):
     BINDINGS = [
-        *(Binding(str(i + 1), f"show_tab('{key}')", title, show=False) for i, (key, title) in enumerate(TABS)),
-        Binding("tab", "cycle_tab(1)", "Tabs", key_display="tab/1-3", priority=True),
+        *(Binding(str(i + 1), f"show_tab('{key}')", title, show=False, key_display="1-3", tooltip=TAB_KEYS)
+          for i, (key, title) in enumerate(TABS)),
+        Binding("tab", "cycle_tab(1)", "Tabs", key_display="tab/1-3", priority=True,
+                tooltip="next tab (shift+tab: previous)"),
         Binding("shift+tab", "cycle_tab(-1)", "Previous tab", show=False, priority=True),
-        Binding("left,h", "focus_chart(-1)", "Prev chart", show=False),
-        Binding("right,l", "focus_chart(1)", "Next chart", show=False),
+        Binding("left,h", "focus_chart(-1)", "Prev chart", show=False, key_display="←",
+                tooltip="Charts: focus the previous / next chart (h / l too)"),
+        Binding("right,l", "focus_chart(1)", "Next chart", show=False, key_display="→",
+                tooltip="Charts: focus the previous / next chart (h / l too)"),
     ]
     DEFAULT_CSS = """
     DiffScreen { layout: vertical; }
@@ -248,9 +239,10 @@ class DiffApp(ThemedApp, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pgio-tui diff"
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
-        Binding("t", "next_theme", "Theme", id="theme"),
+        Binding("q", "quit", "Quit", id="quit", tooltip="quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
+        Binding("t", "next_theme", "Theme", id="theme",
+                tooltip="next theme (the command palette, ctrl+p, lists them all)"),
     ]
 
     def __init__(self, data: DiffSeries, *, theme: str | None = None):
@@ -271,7 +263,8 @@ class DiffApp(ThemedApp, App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(DiffHelpScreen())
+            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), title="pgio-tui diff help",
+                                        keys_note=DIFF_KEYS_NOTE, reading=DIFF_READING))
 
     def _on_diff(self, action: str, *args: Any) -> None:
         screen = self.diff_screen

@@ -20,8 +20,6 @@ from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.history import FrameHistory
 
-SIDES = ("A", "B")
-
 
 @dataclass
 class Run:

@@ -1,9 +1,10 @@
 """Replay: a recording played through the live view's own screen and panes, with a timeline.
 
-`ReplayApp` is the live `MonitorApp` fed by a `Player` (pgio_tui/store/player.py) instead of a
-sampler: a Textual timer advances the player and pushes the Frames it moved over into the app's
-FrameHistory, in batches of at most MAX_BATCH ticks, so no timer tick holds the UI on SQLite for
-long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
+`ReplayApp` is the one `MonitorApp` on a recording (a `Recorded` source that can seek but not
+record, annotate or launch: those keys are out of the footer, the palette and the help), moved
+by a `Player` (pgio_tui/store/player.py): a Textual timer advances the player and pushes the
+Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no
+timer tick holds the UI on SQLite for long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
 `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
@@ -29,6 +30,7 @@ from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
 from pgio_tui.tui.session import session_from_recording
+from pgio_tui.tui.sources import Recorded
 from pgio_tui.tui.widgets.timeline import Timeline
 
 PLAY_HZ = 10  # playback timer: small steps keep 1x smooth and each read short
@@ -50,20 +52,26 @@ class ReplayScreen(MonitorScreen):
     CSS_PATH = "monitor.tcss"  # the monitor's sheet (a path is relative to the subclass's module)
     EXTRA_ROWS = 2
     BINDINGS = [
-        Binding("space", "app.play_pause", "Play/Pause", id="replay.play"),
-        Binding("left", "app.step(-1)", "-1 tick", key_display="←", id="replay.back"),
-        Binding("right", "app.step(1)", "+1 tick", key_display="→", id="replay.forward"),
+        Binding("space", "app.play_pause", "Play/Pause", id="replay.play", tooltip="play / pause"),
+        Binding("left", "app.step(-1)", "-1 tick", key_display="←", id="replay.back",
+                tooltip="one tick back / forward (shift: 60 ticks)"),
+        Binding("right", "app.step(1)", "+1 tick", key_display="→", id="replay.forward",
+                tooltip="one tick back / forward (shift: 60 ticks)"),
         Binding("shift+left", "app.step(-60)", "-60 ticks", show=False, id="replay.back60"),
         Binding("shift+right", "app.step(60)", "+60 ticks", show=False, id="replay.forward60"),
         Binding("plus,equals_sign,right_square_bracket", "app.faster", "Speed", key_display="+/-",
-                id="replay.faster"),
+                id="replay.faster", tooltip="faster / slower playback (also ] and [)"),
         Binding("minus,left_square_bracket", "app.slower", "Slower", show=False, id="replay.slower"),
-        Binding("g,home", "app.home", "Start", show=False, id="replay.home"),
-        Binding("G,end", "app.end", "End", show=False, id="replay.end"),
-        Binding("j", "app.jump", "Jump", priority=True, id="replay.jump"),
-        Binding("n", "app.moment(1)", "Next event", key_display="n/N", id="replay.next"),
+        Binding("g,home", "app.home", "Start", show=False, id="replay.home", key_display="g/G",
+                tooltip="first / last tick (a file still being written is followed)"),
+        Binding("G,end", "app.end", "End", show=False, id="replay.end", key_display="g/G",
+                tooltip="first / last tick (a file still being written is followed)"),
+        Binding("j", "app.jump", "Jump", priority=True, id="replay.jump", tooltip="jump to a time: " + JUMP_HINT),
+        Binding("n", "app.moment(1)", "Next event", key_display="n/N", id="replay.next",
+                tooltip="next / previous event: checkpoint, workload, annotation, gap, latency, Dirty"),
         Binding("N", "app.moment(-1)", "Prev event", show=False, id="replay.previous"),
-        Binding("z", "app.zoom(-1)", "Zoom", key_display="z/Z", id="replay.zoom_in"),
+        Binding("z", "app.zoom(-1)", "Zoom", key_display="z/Z", id="replay.zoom_in",
+                tooltip="zoom the shared time window"),
         Binding("Z", "app.zoom(1)", "Zoom out", show=False, id="replay.zoom_out"),
     ]
 
@@ -103,20 +111,15 @@ class ReplayScreen(MonitorScreen):
 
 
 class ReplayApp(MonitorApp):
-    """MonitorApp driven by a Player over an open Recording (which the caller closes)."""
-
-    BINDINGS = [  # live-only keys: kept (they explain themselves) but out of the footer
-        Binding("r", "toggle_record", "Record", show=False, id="record"),
-        Binding("m", "annotate", "Mark", show=False, id="annotate"),
-        Binding("w", "start_workload", "Workload", show=False, id="start_workload"),
-    ]
+    """MonitorApp on a seekable recording, moved by a Player over an open Recording (which the
+    caller closes); it adds the timeline and the keys that move in time."""
 
     def __init__(self, rec, *, speed: float = 1.0, start_t: float | None = None, playing: bool = True,
                  theme: str | None = None, clock: Callable[[], float] = time.monotonic,
                  play_hz: float = PLAY_HZ, poll_s: float = POLL_S):
         self.rec = rec
         self.player = Player(rec, speed=speed, playing=playing, start_t=start_t)
-        super().__init__(session_from_recording(rec), theme=theme, mode="replay")
+        super().__init__(session_from_recording(rec), source=Recorded(seekable=True), theme=theme, mode="replay")
         self._clock = clock
         self._last_clock: float | None = None
         self._last_poll = 0.0
@@ -294,15 +297,6 @@ class ReplayApp(MonitorApp):
             self.notify(str(exc), severity="error", timeout=4)
             return
         self._seek(lambda: self.player.seek_nearest(target))
-
-    def action_toggle_record(self) -> None:
-        self.notify("replay: nothing to record", timeout=2)
-
-    def action_annotate(self) -> None:
-        self.notify("replay: annotations go into a live session's recording", timeout=2)
-
-    def action_start_workload(self) -> None:
-        self.notify("replay: workloads are launched in a live session", timeout=2)
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pgio_tui.interfaces import SamplerLike
+
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "
            "or grant pg_read_server_files to read the server's /proc")
 NO_PGSS = "pg_stat_statements not installed: latency needs it, or a workload launched by pgio-tui"
@@ -86,19 +88,19 @@ class SessionInfo:
             return None
 
 
-def session_from_sampler(sampler: Any) -> SessionInfo:
+def session_from_sampler(sampler: SamplerLike) -> SessionInfo:
     """From an opened Sampler (pgio_tui.sampler.Sampler)."""
     meta = sampler.meta()
     f = sampler.pg.features
-    notes = list(getattr(f, "notes", []) or [])
+    notes = list(f.notes)
     if sampler.os_mode == "none" and not any("OS metrics" in n for n in notes):
         notes.append(OS_NOTE)
     return SessionInfo(
         source="live", host=str(meta.get("host") or ""), port=str(meta.get("port") or ""),
         dbname=str(meta.get("dbname") or ""), server_version=str(meta.get("server_version") or ""),
         interval=float(sampler.interval), os_mode=sampler.os_mode,
-        read_all_stats=bool(getattr(f, "read_all_stats", True)), pgss=getattr(f, "pgss_schema", None) is not None,
-        pg_stat_io=bool(getattr(f, "io_cols", True)), notes=notes, settings=dict(sampler.settings),
+        read_all_stats=f.read_all_stats, pgss=f.pgss_schema is not None,
+        pg_stat_io=bool(f.io_cols), notes=notes, settings=dict(sampler.settings),
     )
 
 

@@ -116,6 +116,9 @@ class Workload:
         self.emit("note", "stopping (requested)")
         self._request_stop()
 
+    def kill(self) -> None:
+        """Last resort when a stopped workload does not end: a process is killed (threads cannot be)."""
+
     def wait(self, timeout: float | None = None) -> bool:
         """True once the workload has ended (its summary is then final)."""
         return self._finished.wait(timeout)

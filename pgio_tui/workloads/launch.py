@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from pgio_tui.interfaces import SamplerLike
 from pgio_tui.workloads.base import Workload, WorkloadError
 
 PGBENCH_BUILTINS = ("tpcb-like", "simple-update", "select-only")
@@ -21,7 +22,7 @@ def make_pgbench(conninfo: str, pgbench_args: list[str], *, init_scale: int | No
     return PgbenchWorkload(conninfo, pgbench_args, init_scale=init_scale, sampling_rate=sampling_rate)
 
 
-def make_pgio(conninfo: str, sampler: Any, *, schemas: int, scale: str | int, sessions: int, run_time: float,
+def make_pgio(conninfo: str, sampler: SamplerLike, *, schemas: int, scale: str | int, sessions: int, run_time: float,
               update_pct: int, work_unit: int, update_work_unit: int, setup: bool) -> Workload:
     """`scale` as pgio takes it (blocks, or 64M / 1G); the sampler tells which devices hold PGDATA."""
     from pgio_tui.workloads.pgio import PgioConfig, PgioWorkload, parse_scale
@@ -31,16 +32,16 @@ def make_pgio(conninfo: str, sampler: Any, *, schemas: int, scale: str | int, se
     return PgioWorkload(conninfo, config, devices=data_devices(sampler))
 
 
-def data_devices(sampler) -> list[str]:
+def data_devices(sampler: SamplerLike) -> list[str]:
     """Block devices under PGDATA, when the sampler reads this machine's /proc (else none)."""
-    if getattr(sampler, "os_mode", None) != "local":
+    if sampler.os_mode != "local":
         return []
-    return [dev for dev, role in getattr(sampler, "device_roles", {}).items() if "data" in role.split(",")]
+    return [dev for dev, role in sampler.device_roles.items() if "data" in role.split(",")]
 
 
-def sampler_conninfo(sampler) -> str | None:
+def sampler_conninfo(sampler: SamplerLike) -> str | None:
     """The conninfo the sampler connected with: a launched workload goes to the same server."""
-    return getattr(getattr(sampler, "pg", None), "conninfo", None)
+    return sampler.pg.conninfo
 
 
 # --- the dialog's fields ------------------------------------------------------------------------
@@ -95,7 +96,7 @@ def pgio_options(fields: dict[str, str]) -> dict[str, Any]:
     return options
 
 
-def from_fields(kind: str, fields: dict[str, str], sampler: Any) -> Workload:
+def from_fields(kind: str, fields: dict[str, str], sampler: SamplerLike) -> Workload:
     """The dialog's fields -> a workload on the sampler's server, not started; WorkloadError says
     what is wrong in one line."""
     if kind not in ("pgbench", "pgio"):

@@ -5,7 +5,7 @@ arguments pass through unchanged, as an argv list (never a shell), and the conne
 libpq's PG* environment variables so no password shows in a process list. Each tick counts every
 logged transaction once, in the first tick at or after its end time at which it has been read
 (pgbench writes its log through stdio buffers, so lines arrive in chunks of about 4 kB); the run's
-totals are therefore exact. Formats are those of PostgreSQL 13-18 (reference/metrics.md §4).
+totals are therefore exact. Formats are those of PostgreSQL 13-18 (fixtures in tests/data/pgbench).
 
 pgbench has no SIGINT handler: a stopped pgbench prints no summary and loses its last unflushed log
 chunk. Stopping still sends SIGINT (what a user at a terminal does); the summary is then built from

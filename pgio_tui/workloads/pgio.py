@@ -1,4 +1,4 @@
-"""The pgio-style workload (reference/pgio.md §6), re-implemented with psycopg 3.
+"""The pgio-style workload (Kevin Closson's pgio: SLOB's method on PostgreSQL), re-implemented with psycopg 3.
 
 Setup builds a seed table in random physical order and copies it into `pgio1..pgioN` with
 fillfactor 10, so each row has its own 8 kB block and a key range of WORK_UNIT visits that many

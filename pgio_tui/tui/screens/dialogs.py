@@ -1,32 +1,22 @@
-"""Modal dialogs: help, a one-line prompt (annotation, recording file), a yes/no confirmation."""
+"""Modal dialogs: help (its keys generated from the bindings), a one-line prompt (annotation,
+recording file), a yes/no confirmation."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from pgio_tui.tui.themes import user_themes_dir
 
-HELP = """\
-[b]Keys[/b]
-  [b]q[/b]            quit (a recording is closed cleanly)
-  [b]space[/b]        pause the display; sampling and recording go on
-  [b]? F1[/b]         this help
-  [b]1-6[/b]          show / focus a pane: 1 Checkpoint 2 Writes 3 Dirty 4 Devices 5 Latency 6 Waits
-  [b]tab[/b]          next pane (shift+tab: previous)
+HELP_KEYS_NOTE = """\
   [b]↑ ↓[/b]          in Devices: choose the device charted
-  [b]r[/b]            start / stop recording (asks for a file name)
-  [b]m[/b]            add an annotation: an event in the recording, a ▲ on every chart
-  [b]+ -[/b]          zoom the shared time window (1m ... 1h, default 5m)
-  [b]t[/b]            next theme (the command palette, ctrl+p, lists them all)
-  [b]S[/b]            Statements: top statements by time and I/O (o: sort, esc: back)
-  [b]w[/b]            start a workload: pgbench or pgio on this server (one at a time)
-  [b]s[/b]            stop the launched workload (when there is one)
-  [b]ctrl+p[/b]       command palette: every action above
+"""
 
+HELP_READING = """\
 [b]Reading the charts[/b]
   All charts share one time axis ending at the newest tick. On the axis line:
   [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
@@ -44,10 +34,40 @@ HELP = """\
   [b]5 Latency[/b]     tps, mean, p95, p99 per tick; counts slower than 100-500 ms.
   [b]6 Waits[/b]       wait events of sampled sessions: mean over the window and now.
 
+[b]Views[/b]
+  [b]S Statements[/b]  top 20 statements (pg_stat_statements) of the latest window of at least 5 s:
+                 time share, calls/s, mean and stddev ms, blocks read/dirtied per second, WAL;
+                 o cycles the sort key; the highlighted row's query text below.
+
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and *.toml files in
-  {themes}
+  $themes
 """
+
+
+def help_keys(active_bindings) -> list[tuple[str, str]]:
+    """(keys, what they do) for the help screen, from Textual's active bindings: the enabled ones
+    with a tooltip (the first of a pair carries it: + and - are one line); bindings with the same
+    tooltip share a line ("1-6 ...", "← → ...")."""
+    lines: dict[str, list[str]] = {}
+    for active in active_bindings:
+        b = active.binding
+        if not active.enabled or not b.tooltip or b.system:
+            continue
+        keys = lines.setdefault(b.tooltip, [])
+        shown = b.key_display or b.key.split(",")[0]
+        if shown not in keys:
+            keys.append(shown)
+    return [(" ".join(keys), text) for text, keys in lines.items()]
+
+
+def help_text(keys: list[tuple[str, str]], keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING) -> Content:
+    """The keys (plain text: a tooltip is never markup), then the notes (markup; $themes is the
+    user themes folder)."""
+    width = max([len(k) for k, _ in keys] + [11]) + 2
+    rows = [Content.assemble("  ", (k, "bold"), " " * (width - len(k)), text, "\n") for k, text in keys]
+    return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(keys_note), "\n",
+                            Content.from_markup(reading, themes=str(user_themes_dir())))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -60,11 +80,16 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, keys: list[tuple[str, str]], *, title: str = "pgio-tui help",
+                 keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING):
+        super().__init__()
+        self.keys, self.title_text, self.keys_note, self.reading = keys, title, keys_note, reading
+
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
-            box.border_title = "pgio-tui help"
+            box.border_title = self.title_text
             box.border_subtitle = "esc to close"
-            yield Static(HELP.format(themes=user_themes_dir()))
+            yield Static(help_text(self.keys, self.keys_note, self.reading))
 
 
 class PromptScreen(ModalScreen[str | None]):

@@ -36,6 +36,7 @@ PANES: tuple[tuple[str, str, type[Pane]], ...] = (
     ("latency", "Latency", LatencyPane),
     ("waits", "Waits", WaitsPane),
 )
+PANE_KEYS = "show / focus a pane: " + " ".join(f"{i + 1} {short}" for i, (_key, short, _cls) in enumerate(PANES))
 WINDOWS = (60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
 DEFAULT_WINDOW = 300
 
@@ -61,8 +62,10 @@ class MonitorScreen(Screen):
         """The first redraw that had frames to show (start-up time is measured to here)."""
 
     BINDINGS = [
-        *(Binding(str(i + 1), f"show_pane({i})", f"pane {i + 1}", show=False) for i in range(len(PANES))),
-        Binding("tab", "cycle_pane(1)", "Next pane", show=False, priority=True),
+        *(Binding(str(i + 1), f"show_pane({i})", f"pane {i + 1}", show=False, key_display="1-6", tooltip=PANE_KEYS)
+          for i in range(len(PANES))),
+        Binding("tab", "cycle_pane(1)", "Next pane", show=False, priority=True,
+                tooltip="next pane (shift+tab: previous)"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, priority=True),
     ]
 

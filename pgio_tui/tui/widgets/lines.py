@@ -107,10 +107,6 @@ class LinesView(Widget):
         if changed:
             self.refresh(*merge_rows(changed))
 
-    def set_text(self, *rows: Line | str) -> None:
-        """Convenience: plain strings become one unstyled run."""
-        self.set_lines([((r, None),) if isinstance(r, str) else r for r in rows])
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         base = self._base

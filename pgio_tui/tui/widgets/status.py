@@ -140,8 +140,7 @@ class Vitals(LinesView):
 
 
 class WorkloadStrip(LinesView):
-    """A launched workload: kind, state and the tail of its output. Reads the workload defensively:
-    it is another module's object and may not have every attribute."""
+    """A launched workload (pgio_tui.interfaces.WorkloadLike): kind, state and the tail of its output."""
 
     DEFAULT_CSS = """
     WorkloadStrip { dock: bottom; height: 3; background: $surface; display: none; }
@@ -152,9 +151,9 @@ class WorkloadStrip(LinesView):
         if workload is None:
             return
         try:
-            kind = str(getattr(workload, "kind", "workload"))
+            kind = str(workload.kind)
             state = self.state(workload)
-            tail = list(workload.output_tail(2)) if hasattr(workload, "output_tail") else []
+            tail = list(workload.output_tail(2))
         except Exception as exc:  # a workload bug must not take the monitor down
             kind, state, tail = "workload", [("?", "warn")], [f"(cannot read the workload: {exc})"]
         lines: list[Line] = [((f" {kind} ", "primary"), *state)]
@@ -165,16 +164,16 @@ class WorkloadStrip(LinesView):
     @staticmethod
     def state(workload) -> list[Run]:
         """What the workload does now: its phase (with progress while it sets up), or how it ended."""
-        if not getattr(workload, "running", False):
-            error = getattr(workload, "error", None)
+        if not workload.running:
+            error = workload.error
             if error:
                 return [("✗ failed: ", "crit"), (str(error), None)]
             return [("■ finished", "muted")]
-        phase = getattr(workload, "phase", "run")
+        phase = workload.phase
         if phase == "stopping":
             return [("◼ stopping…", "warn")]
         if phase == "setup":
-            progress = getattr(workload, "progress", None)
+            progress = workload.progress
             done = f" {progress * 100:.0f}%" if isinstance(progress, (int, float)) else ""
             return [(f"◔ setting up{done}", "warn"), ("  s: stop", "muted")]
         return [("▶ running", "ok"), ("  s: stop", "muted")]

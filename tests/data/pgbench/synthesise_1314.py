@@ -2,7 +2,7 @@
 
 SYNTHESISED, not captured: no pgbench 13 or 14 binary is available here (the cached 13/14 servers
 ship none). The lines are printed with the C format strings of pgbench 13 and 14 as recorded in
-reference/metrics.md §4.1 and §4.5 (Python's % formatting is C's for these conversions), filled
+pgbench.c of those majors (Python's % formatting is C's for these conversions), filled
 with the figures of the real pg15 "rate" capture (read from pg15/rate.*), so the same run reads
 in every format; rerun this after capture.py. The
 per-transaction log of 13/14 has exactly the 15+ columns when --max-tries is 1, so the tests

@@ -1,0 +1,135 @@
+"""What the Prometheus endpoint costs: scrape duration, and the recorder's CPU with and without
+`--listen`, at 1 Hz under pgbench load.
+
+Starts a lab cluster, runs pgbench for the whole window, and runs the real `pgio-tui record`
+alternately without and with `--listen` (scraped once a second by this script, as Prometheus
+would). Targets: a scrape <= 10 ms; the endpoint's CPU <= 10 % of the recorder's. Prints
+figures; asserts nothing (these machines are noisy: runs alternate, and --rounds repeats them).
+
+    python bench/prometheus_cost.py [--seconds 60] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from pgio_tui.workloads.cluster import Cluster, find_client, free_port  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from recorder_cost import cpu_seconds, pct  # noqa: E402
+
+# What Prometheus 2.x sends: it negotiates OpenMetrics and gzip.
+PROMETHEUS_HEADERS = {
+    "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+              "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "Accept-Encoding": "gzip",
+}
+SCRAPE_TARGET_MS = 10.0
+CPU_TARGET_PCT = 10.0
+
+
+def run(conninfo: str, out: Path, seconds: float, listen: bool) -> tuple[float, list[float], list[float], int]:
+    """One recording: (steady CPU seconds per second, client round trips ms, server-side scrape ms, bytes)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "pgio_tui", "record", "-d", conninfo, "-o", str(out), "--force",
+           "--interval", "1", "--duration", str(seconds), "--quiet"]
+    rec = subprocess.Popen(cmd + (["--listen", f"127.0.0.1:{port}"] if listen else []), stderr=subprocess.DEVNULL)
+    trips: list[float] = []
+    inside: list[float] = []
+    size = 0
+    stop = threading.Event()
+
+    def scrape() -> None:
+        nonlocal size
+        url = f"http://127.0.0.1:{port}/metrics"
+        while not stop.wait(1.0):
+            t0 = time.perf_counter()
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=PROMETHEUS_HEADERS), timeout=2) as r:
+                    body = r.read()
+                body = gzip.decompress(body).decode() if r.headers.get("Content-Encoding") == "gzip" else body.decode()
+            except OSError:
+                continue
+            trips.append((time.perf_counter() - t0) * 1000)
+            size = len(body)
+            m = re.search(r"^pgio_exporter_last_scrape_duration_seconds (\S+)$", body, re.M)
+            if m:
+                inside.append(float(m.group(1)) * 1000)
+
+    scraper = threading.Thread(target=scrape, daemon=True)
+    if listen:
+        scraper.start()
+    time.sleep(3)  # leave start-up (imports, connect, the listener) out of the steady-state figure
+    c0, w0 = cpu_seconds(rec.pid), time.monotonic()
+    time.sleep(max(1.0, seconds - 5))
+    c1, w1 = cpu_seconds(rec.pid), time.monotonic()
+    stop.set()
+    rec.wait(timeout=60)
+    return (c1 - c0) / (w1 - w0), trips[1:], inside, size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=120, help="per recording")
+    ap.add_argument("--rounds", type=int, default=2, help="pairs of recordings (without, with --listen)")
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--scale", type=int, default=10)
+    args = ap.parse_args()
+
+    cluster = Cluster(settings={"checkpoint_timeout": "60s"})
+    cluster.init()
+    cluster.start()
+    pgbench = str(find_client("pgbench"))
+    tmp = Path(tempfile.mkdtemp(prefix="pgio-bench-"))
+    try:
+        subprocess.run([pgbench, "-i", "-q", "-s", str(args.scale), cluster.conninfo()], check=True,
+                       capture_output=True)
+        total = args.rounds * 2 * (args.seconds + 5) + 30
+        load = subprocess.Popen([pgbench, "-c", str(args.clients), "-j", "2", "-T", str(int(total)),
+                                 cluster.conninfo()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+        without, with_, trips, inside, size = [], [], [], [], 0
+        for _ in range(args.rounds):
+            without.append(run(cluster.conninfo(), tmp / "a.pgio", args.seconds, False)[0])
+            cpu, t, i, size = run(cluster.conninfo(), tmp / "b.pgio", args.seconds, True)
+            with_.append(cpu)
+            trips += t
+            inside += i
+        load.terminate()
+        load.wait(timeout=30)
+
+        a, b = sum(without) / len(without), sum(with_) / len(with_)
+        print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}, 1 Hz, "
+              f"{args.rounds} x {args.seconds:g} s without and with --listen, scraped every second")
+        print(f"scrape page                   : {size} bytes of OpenMetrics (sent gzipped)")
+        print(f"scrape round trip ms (client) : median {pct(trips, .5):.2f}, p95 {pct(trips, .95):.2f}, "
+              f"max {max(trips):.2f}  ({len(trips)} scrapes; target <= {SCRAPE_TARGET_MS:g} ms)")
+        print(f"scrape ms (endpoint's own)    : median {pct(inside, .5):.2f}, p95 {pct(inside, .95):.2f}, "
+              f"max {max(inside):.2f}")
+        print(f"recorder CPU without --listen : {a * 100:.3f} % of one core  (runs: "
+              f"{', '.join(f'{x * 100:.3f}' for x in without)})")
+        print(f"recorder CPU with --listen    : {b * 100:.3f} % of one core  (runs: "
+              f"{', '.join(f'{x * 100:.3f}' for x in with_)})")
+        print(f"endpoint's share              : {(b - a) / a * 100:+.1f} % of the recorder's CPU  "
+              f"(target <= {CPU_TARGET_PCT:g} %)")
+    finally:
+        cluster.destroy()
+        for p in tmp.iterdir():
+            p.unlink()
+        tmp.rmdir()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""docs/grafana/pgio-tui.json: the six panes as Grafana charts on one time axis, built from the
+Prometheus names in promnames so the dashboard cannot drift from the endpoint.
+
+`python -m pgio_tui.export.grafana > docs/grafana/pgio-tui.json` writes it; a test keeps it in step.
+Checkpoint spans are annotations; `instance`, `server` and `device` are variables ("All" matches
+series without the label too, as backfilled recordings have no `instance`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pgio_tui.export.promnames import FAMILIES
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+SEL = 'instance=~"$instance", server=~"$server"'
+DEV = SEL + ', device=~"$device"'
+
+
+def _name(name: str) -> str:
+    fam = FAMILIES["pgio_" + name.removesuffix("_total")]
+    assert fam.sample_name == "pgio_" + name, name
+    return fam.sample_name
+
+
+def _q(expr: str, legend: str) -> dict:
+    return {"expr": expr, "legendFormat": legend, "datasource": DS}
+
+
+def _rate(name: str, sel: str = SEL, by: str = "") -> str:
+    inner = f"rate({_name(name)}{{{sel}}}[$__rate_interval])"
+    return f"sum by ({by}) ({inner})" if by else inner
+
+
+def _panel(title: str, targets: list[dict], unit: str, y: int, stack: bool = False, desc: str = "",
+           h: int = 7, x: int = 0, w: int = 24, max_: float | None = None, overrides: list | None = None) -> dict:
+    defaults = {"unit": unit, "min": 0, "custom": {"lineWidth": 1, "fillOpacity": 30 if stack else 0,
+                                                   "stacking": {"mode": "normal" if stack else "none"},
+                                                   "showPoints": "never", "spanNulls": False}}
+    if max_ is not None:
+        defaults["max"] = max_
+    return {"type": "timeseries", "title": title, "description": desc, "datasource": DS,
+            "gridPos": {"x": x, "y": y, "w": w, "h": h}, "targets": targets,
+            "fieldConfig": {"defaults": defaults, "overrides": overrides or []},
+            "options": {"legend": {"displayMode": "list", "placement": "right"},
+                        "tooltip": {"mode": "multi", "sort": "desc"}}}
+
+
+def _dashed(pattern: str) -> dict:
+    return {"matcher": {"id": "byRegexp", "options": pattern},
+            "properties": [{"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}}]}
+
+
+def _variable(name: str, query: str, label: str) -> dict:
+    return {"name": name, "label": label, "type": "query", "datasource": DS, "query": {"query": query,
+            "refId": name}, "definition": query, "refresh": 2, "includeAll": True, "multi": True,
+            "allValue": ".*", "current": {"text": "All", "value": "$__all"}, "sort": 1}
+
+
+def dashboard() -> dict:
+    y = 0
+
+    def row(*panels: dict) -> list[dict]:
+        nonlocal y
+        y += panels[0]["gridPos"]["h"]
+        return list(panels)
+
+    panels = []
+    panels += row(_panel("Checkpoint", [
+        _q(f"{_name('checkpoint_progress_ratio')}{{{SEL}}}", "progress {{server}}"),
+        _q(f"{_name('checkpoint_time_progress_ratio')}{{{SEL}}}", "toward timed {{server}}"),
+        _q(f"{_name('checkpoint_wal_progress_ratio')}{{{SEL}}}", "toward WAL-triggered {{server}}")],
+        "percentunit", y, max_=1, overrides=[_dashed("toward.*")],
+        desc="Running checkpoint's progress (estimated) and how close the next timed / WAL checkpoint is."))
+    panels += row(_panel("Buffers written by source", [
+        _q(_rate("buffers_written_total", by="backend_type"), "{{backend_type}}"),
+        _q(_rate("fsyncs_total", by="backend_type"), "fsyncs {{backend_type}}")],
+        "none", y, stack=True, overrides=[_dashed("fsyncs.*")],
+        desc="Shared buffers written per second by checkpointer, bgwriter, client backends, autovacuum, others."))
+    panels += row(_panel("Dirty / Writeback", [
+        _q(f"{_name('mem_dirty_bytes')}{{{SEL}}}", "Dirty {{server}}"),
+        _q(f"{_name('mem_writeback_bytes')}{{{SEL}}}", "Writeback {{server}}"),
+        _q(f"{_name('mem_dirty_background_threshold_bytes')}{{{SEL}}}", "background threshold {{server}}"),
+        _q(f"{_name('mem_dirty_threshold_bytes')}{{{SEL}}}", "throttle threshold {{server}}")],
+        "bytes", y, overrides=[_dashed(".*threshold.*")],
+        desc="Kernel dirty page cache against the flusher's background and the writers' throttle thresholds."))
+    panels += row(
+        _panel("Devices: throughput", [
+            _q(_rate("disk_read_bytes_total", DEV), "read {{device}} {{role}}"),
+            _q(_rate("disk_written_bytes_total", DEV), "written {{device}} {{role}}")], "Bps", y, w=8),
+        _panel("Devices: await", [
+            _q(f"{_name('disk_read_await_seconds')}{{{DEV}}}", "r_await {{device}} {{role}}"),
+            _q(f"{_name('disk_write_await_seconds')}{{{DEV}}}", "w_await {{device}} {{role}}")], "s", y, x=8, w=8),
+        _panel("Devices: utilization", [
+            _q(f"{_name('disk_utilization_ratio')}{{{DEV}}}", "{{device}} {{role}}")], "percentunit", y, x=16, w=8,
+            max_=1))
+    panels += row(
+        _panel("Latency (per tick)", [
+            _q(f"{_name(f'latency_{s}_seconds')}{{{SEL}}}", f"{s} {{{{server}}}}")
+            for s in ("mean", "p50", "p95", "p99", "max")], "s", y, w=16,
+            desc="Latency figures of each tick (a launched workload's, else pg_stat_statements' mean): not "
+                 "aggregatable into a longer percentile."),
+        _panel("Transactions", [_q(_rate("transactions_total"), "tps {{server}}")], "reqps", y, x=16, w=8))
+    panels += row(_panel("Waits", [
+        _q(f"sum by (wait_event_type, wait_event) ({_name('wait_sessions')}{{{SEL}, wait_event!=\"Running\"}})",
+           "{{wait_event_type}}: {{wait_event}}")], "none", y, stack=True,
+        desc="Backends sampled in each wait event at the tick (pg_stat_activity)."))
+    panels += row(
+        _panel("WAL", [_q(_rate("wal_bytes_total"), "WAL {{server}}")], "Bps", y, w=12),
+        _panel("Observer cost", [
+            _q(f"{_name('observer_collect_seconds')}{{{SEL}}}", "collect {{server}}"),
+            _q(f"{_name('observer_server_seconds')}{{{SEL}}}", "server {{server}}"),
+            _q(_rate("observer_cpu_seconds_total"), "client CPU (s/s) {{server}}")], "s", y, x=12, w=12))
+    for i, p in enumerate(panels, 1):
+        p["id"] = i
+        for ref, t in zip("ABCDEFGH", p["targets"]):
+            t["refId"] = ref
+    checkpoint_span = (f"{_name('checkpoint_info')}{{{SEL}}} * on (instance, server) "
+                       f"({_name('checkpoint_active')}{{{SEL}}} == 1)")
+    return {
+        "title": "pgio-tui: PostgreSQL I/O", "uid": "pgio-tui", "editable": True, "graphTooltip": 1,
+        "schemaVersion": 39, "version": 1, "time": {"from": "now-1h", "to": "now"}, "refresh": "10s",
+        "tags": ["postgresql", "pgio-tui"],
+        "annotations": {"list": [{
+            "name": "Checkpoints", "enable": True, "datasource": DS, "iconColor": "rgba(255, 176, 0, 0.5)",
+            "expr": checkpoint_span, "titleFormat": "checkpoint: {{kind}}",
+            "textFormat": "{{server}}", "useValueForTime": False}]},
+        "templating": {"list": [
+            {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus"},
+            _variable("instance", f"label_values({_name('up')}, instance)", "instance"),
+            _variable("server", f'label_values({_name("up")}{{instance=~"$instance"}}, server)', "server"),
+            _variable("device", f"label_values({_name('disk_queue_size')}{{{SEL}}}, device)", "device")]},
+        "panels": panels,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(dashboard(), indent=1))

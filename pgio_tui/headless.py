@@ -1,0 +1,172 @@
+"""The headless driver of a Session: a blocking loop in the main thread with a status line.
+
+`pgio-tui record`, and `bench`/`demo` with --headless (or when stdout is not a terminal). Ctrl-C,
+SIGTERM and SIGHUP end it cleanly: without a workload at once; with one, the first signal stops the
+workload and the loop goes on until its end is in a frame (its summary goes into the recording);
+a second signal, or a workload that does not end within STOP_GRACE_S, cuts it short.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+from pgio_tui.errors import CliError, say
+from pgio_tui.frame import Frame
+from pgio_tui.session import STOP_GRACE_S, Session, end_workload, on_signals
+
+
+def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
+    """Run `session` until it ends (duration, signal, workload end); returns the stop reason. The
+    recording is closed (its tail written) whatever happens; a failing recorder is a CliError that
+    says the ticks so far are kept."""
+    status = StatusLine(enabled=not quiet)
+    workload = session.workload
+    printer = OutputPrinter(workload, status) if workload is not None else None
+    signals: list[str] = []
+
+    def on_signal(sig) -> None:
+        why = f"signal {sig.name}"
+        signals.append(why)
+        if workload is None:
+            session.stop(why)
+
+    with on_signals(on_signal):  # until the file is closed: a late Ctrl-C must not cut its tail
+        try:
+            _loop(session, workload, label, printer or status, signals)
+        except Exception as exc:
+            end_workload(workload)
+            _finish(printer, status)
+            kept = f"; the ticks so far are kept in {session.recording}" if session.recording else ""
+            if session.record_error is exc:
+                kept = "; the ticks recorded before it are kept"
+            session.close(f"error: {exc}")
+            raise CliError(f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}{kept}") from None
+        end_workload(workload)
+        _finish(printer, status)
+        tail = session.close()
+    if tail:
+        say(f"pgio-tui: {tail}")
+    return session.stop_reason or "stopped"
+
+
+def _loop(session: Session, workload, label: str, shown, signals: list[str]) -> None:
+    """Tick until the session stops; with a workload: the first signal stops the workload and
+    ticking goes on until its end is in a frame; a second one, or STOP_GRACE_S, cuts it short."""
+    stopping_since: float | None = None
+    if workload is not None:
+        workload.start()
+    for frame in session.frames():
+        shown.show_status(frame, label)
+        if session.record_error is not None:
+            raise session.record_error
+        if workload is None:
+            continue
+        if workload.done:
+            session.stop("workload ended")
+        elif signals and stopping_since is None:
+            stopping_since = time.monotonic()
+            workload.stop()
+        elif stopping_since is not None and (len(signals) > 1 or time.monotonic() - stopping_since > STOP_GRACE_S):
+            session.stop("workload ended; workload cut short")
+            end_workload(workload, grace=0)
+        if session.stopped:
+            return
+    session.stop("duration reached" if session.duration else "stopped")
+
+
+def _finish(printer: OutputPrinter | None, status: StatusLine) -> None:
+    if printer is not None:
+        printer.close()
+    status.done()
+
+
+class StatusLine:
+    """A compact one-line status: redrawn in place on a terminal, one line every 10 s otherwise."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self._last = 0.0
+
+    def show(self, frame: Frame, path: str) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not self.tty and now - self._last < 10:
+            return
+        self._last = now
+        v = frame.values
+
+        def f(name, fmt="{:.0f}"):
+            x = v.get(name)
+            return "-" if x is None else fmt.format(x)
+
+        ck = "ckpt " + (f"{v.get('checkpoint.kind') or ''} {f('checkpoint.progress', '{:.0%}')}"
+                        if v.get("checkpoint.active") else "idle")
+        text = (f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick} | {ck} | "
+                f"wr ckpt/bgw/be {f('writes.checkpointer')}/{f('writes.bgwriter')}/{f('writes.backend')} "
+                f"| dirty {f('mem.dirty_kb', '{:.0f}')}kB | tps {f('latency.tps')} | {path}")
+        try:
+            if self.tty:
+                sys.stderr.write("\r\x1b[2K" + text[: os.get_terminal_size(2).columns - 1])
+            else:
+                sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except OSError:
+            self.enabled = False
+
+    show_status = show
+
+    def done(self) -> None:
+        if self.enabled and self.tty:
+            try:
+                sys.stderr.write("\n")
+            except OSError:
+                pass
+
+
+class OutputPrinter:
+    """Prints the workload's output as it comes (a thread polling 10 times a second), above the
+    status line; stdout may be a pipe or gone (ssh dropped), the recording goes on regardless."""
+
+    POLL_S = 0.1
+
+    def __init__(self, workload, status: StatusLine):
+        self.workload = workload
+        self.status = status
+        self.lock = threading.Lock()  # one writer at a time: these lines or the status line
+        self._cursor = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="workload-output", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.POLL_S):
+            self.flush()
+
+    def show_status(self, frame: Frame, label: str) -> None:
+        with self.lock:
+            self.status.show(frame, label)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.flush()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._cursor, lines = self.workload.read_output(self._cursor)
+            if not lines:
+                return
+            try:
+                if self.status.enabled and self.status.tty:
+                    sys.stderr.write("\r\x1b[2K")
+                    sys.stderr.flush()
+                for _t, _stream, line in lines:
+                    print(line)
+                sys.stdout.flush()
+            except OSError:
+                pass

@@ -1,0 +1,77 @@
+"""Declared interfaces between the layers: what the Session and the TUI use of a sampler and of a
+launched workload. `pgio_tui.sampler.Sampler` and `pgio_tui.workloads.base.Workload` are the real
+ones; tests' doubles (tests/tui_support.py) implement the same surface, so nobody above needs
+`getattr(obj, "running", False)`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pgio_tui.frame import Frame
+
+if TYPE_CHECKING:
+    from pgio_tui.sources.pgfeatures import Features
+
+
+class ServerLike(Protocol):
+    """The sampler's connection: the conninfo it connected with and the server's features."""
+
+    conninfo: str | None  # None: no server a workload could be launched on
+    features: Features
+
+
+class SamplerLike(Protocol):
+    """An opened sampler (pgio_tui.sampler.Sampler)."""
+
+    interval: float
+    os_mode: str  # local | remote | none: where /proc comes from
+    device_roles: dict[str, str]  # device -> "data", "wal", "data,wal", ...
+    settings: dict[str, str]
+    tick_sources: list[Any]  # objects with sample(frame), asked once per tick (a launched workload)
+    pg: ServerLike
+
+    @property
+    def postmaster_start(self) -> float | None: ...
+
+    def meta(self) -> dict[str, object]: ...
+
+    def settings_rows(self) -> list[tuple[str, str, str, str]]: ...
+
+    def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]: ...
+
+
+class WorkloadLike(Protocol):
+    """A launched workload (pgio_tui.workloads.base.Workload): pgbench or pgio."""
+
+    kind: str
+    phase: str  # idle, setup, run, stopping, done
+    progress: float | None  # 0-1 of the current phase when known
+    error: str | None  # one line when it failed
+    started_t: float | None
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def done(self) -> bool:
+        """Finished, and its stop already went into a frame."""
+
+    @property
+    def stop_requested(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+    def output_tail(self, n: int = 20) -> list[str]: ...
+
+    def on_recorder(self, recorder: Any) -> None: ...
+
+    def sample(self, frame: Frame) -> None: ...

@@ -1,0 +1,153 @@
+"""The catalog under Prometheus names: conventions, bounded labels, totals that rate() turns back into
+the recorded rates, and the endpoint's format (promtool check metrics, OpenMetrics on negotiation)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from prom_support import http_get, promtool_check_metrics
+
+from pgio_tui.export.prometheus import Exporter, ListenError, parse_listen
+from pgio_tui.export.grafana import dashboard
+from pgio_tui.export.promnames import FAMILIES, Converter, exposed_names, markdown, server_label
+from pgio_tui.metrics import BY_NAME, DISK_METRICS
+from pgio_tui.store.reader import Recording
+
+BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event"}
+
+
+def test_names_follow_prometheus_conventions():
+    for fam in FAMILIES.values():
+        assert re.fullmatch(r"pgio_[a-z0-9_]+", fam.name), fam.name
+        assert not fam.name.endswith("_total"), fam.name
+        assert not re.search(r"_(ms|kb|pct|s)$|_(ms|kb|pct)_", fam.name), f"{fam.name}: not a base unit"
+        assert fam.unit == "" or fam.name.endswith("_" + fam.unit)
+        assert fam.sample_name == (fam.name + "_total" if fam.type == "counter" else fam.name)
+
+
+def test_every_catalog_metric_with_a_number_has_a_prometheus_name(fixture_file):
+    from pgio_tui.export.promnames import DISK_RULES, RULES
+    mapped = {r.metric for r in RULES} | {"checkpoint.kind"}
+    assert set(BY_NAME) <= mapped, set(BY_NAME) - mapped
+    assert {r.metric for r in DISK_RULES} == {m.name.rsplit(".", 1)[1] for m in DISK_METRICS}
+
+
+def test_totals_sum_the_recorded_rates_and_gauges_are_in_base_units(fixture_file):
+    with Recording(fixture_file) as rec:
+        frames = list(rec.frames())
+        conv = Converter(server_label(rec.meta))
+        wal = checkpointer = dev_bytes = 0.0
+        for frame in frames:
+            samples = {(f.sample_name, labels): v for f, labels, v in conv.update(frame)}
+            if frame.dt:  # the first tick has no rates yet
+                wal += frame.values.get("wal.bytes_s", 0) * frame.dt
+                checkpointer += frame.values.get("writes.checkpointer", 0) * frame.dt
+                dev_bytes += frame.devices["nvme0n1"]["wkb_s"] * 1024 * frame.dt
+            server = ("server", "fixture-host")
+            if wal:
+                assert samples[("pgio_wal_bytes_total", (server,))] == pytest.approx(wal, rel=1e-12)
+                assert samples[("pgio_buffers_written_total", (server, ("backend_type", "checkpointer")))] \
+                    == pytest.approx(checkpointer, rel=1e-12)
+                assert samples[("pgio_disk_written_bytes_total", (server, ("device", "nvme0n1"), ("role", "data")))] \
+                    == pytest.approx(dev_bytes, rel=1e-12)
+            assert samples[("pgio_mem_dirty_bytes", (server,))] == frame.values["mem.dirty_kb"] * 1024
+            await_ms = frame.devices.get("nvme1n1", {}).get("w_await_ms")
+            assert samples.get(("pgio_disk_write_await_seconds", (server, ("device", "nvme1n1"), ("role", "wal")))) \
+                == (None if await_ms is None else pytest.approx(await_ms / 1000, rel=1e-12))
+            assert samples[("pgio_up", (server,))] == 1.0
+            for name, labels in samples:
+                assert {k for k, _ in labels} <= BOUNDED_LABELS, (name, labels)
+        assert wal > 0 and checkpointer > 0
+
+
+@pytest.fixture
+def endpoint(fixture_file):
+    exporter = Exporter("fixture-host:5432", port=0)
+    url = exporter.start()
+    with Recording(fixture_file) as rec:
+        for frame in rec.frames(0, 60):
+            exporter.on_frame(frame)
+    yield exporter, url
+    exporter.close()
+
+
+def test_scrape_passes_promtool_check_metrics(endpoint):
+    _exporter, url = endpoint
+    ctype, text = http_get(url)
+    assert ctype.startswith("text/plain; version=0.0.4"), ctype
+    for name in ("pgio_up", "pgio_wal_bytes_total", "pgio_disk_utilization_ratio", "pgio_mem_dirty_bytes",
+                 "pgio_latency_p99_seconds", "pgio_wait_sessions", "pgio_checkpoint_info"):
+        assert re.search(rf"^{name}{{", text, re.M), name
+    assert "# TYPE pgio_wal_bytes_total counter" in text
+    r = promtool_check_metrics(text)
+    assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
+    _ctype, again = http_get(url)  # the second scrape reports the first one's duration
+    m = re.search(r"^pgio_exporter_last_scrape_duration_seconds (\S+)$", again, re.M)
+    assert m and 0 < float(m.group(1)) < 1
+
+
+def test_openmetrics_on_negotiation(endpoint):
+    _exporter, url = endpoint
+    ctype, text = http_get(url, accept="application/openmetrics-text; version=1.0.0; charset=utf-8")
+    assert ctype.startswith("application/openmetrics-text"), ctype
+    assert text.endswith("# EOF\n")
+    assert "# TYPE pgio_wal_bytes counter\n# UNIT pgio_wal_bytes bytes\n" in text
+    assert re.search(r'^pgio_wal_bytes_total\{server="fixture-host:5432"\} \S+$', text, re.M)
+
+
+def test_before_the_first_tick_only_up_is_zero():
+    exporter = Exporter("h:1", port=0)
+    url = exporter.start()
+    try:
+        _ctype, text = http_get(url)
+    finally:
+        exporter.close()
+    assert re.findall(r"^(pgio_\w+)", text, re.M) == ["pgio_up"]
+    assert 'pgio_up{server="h:1"} 0.0' in text
+
+
+@pytest.mark.parametrize("text, want", [
+    ("9808", ("127.0.0.1", 9808)), (":9808", ("127.0.0.1", 9808)), ("0.0.0.0:9808", ("0.0.0.0", 9808)),
+    ("[::1]:9808", ("::1", 9808)), ("localhost:0", ("localhost", 0))])
+def test_listen_defaults_to_localhost(text, want):
+    assert parse_listen(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "x", "99999", "::1:9808", "host:", "-1"])
+def test_listen_refuses_nonsense(text):
+    with pytest.raises(ListenError, match="--listen"):
+        parse_listen(text)
+
+
+def test_port_in_use_is_one_line():
+    first = Exporter("h", port=0)
+    first.start()
+    try:
+        with pytest.raises(ListenError, match=rf"cannot listen on 127.0.0.1:{first.port}: .*in use"):
+            Exporter("h", port=first.port).start()
+    finally:
+        first.close()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_dashboard_file_is_generated_from_the_names():
+    board = dashboard()
+    assert json.loads((ROOT / "docs/grafana/pgio-tui.json").read_text()) == board, \
+        "run: python -m pgio_tui.export.grafana > docs/grafana/pgio-tui.json"
+    names = set(re.findall(r"\bpgio_\w+", json.dumps(board)))
+    assert names and names <= set(exposed_names()), names - set(exposed_names())
+    assert {v["name"] for v in board["templating"]["list"]} >= {"instance", "device"}
+    titles = " ".join(p["title"] for p in board["panels"])
+    for pane in ("Checkpoint", "Buffers written", "Dirty", "Devices", "Latency", "Waits"):
+        assert pane in titles
+    assert "pgio_checkpoint_active" in board["annotations"]["list"][0]["expr"]
+
+
+def test_docs_list_every_prometheus_name():
+    assert markdown() in (ROOT / "docs/prometheus.md").read_text(), \
+        "paste `python -m pgio_tui.export.promnames` into docs/prometheus.md"
