@@ -138,6 +138,8 @@ _counter("observer.cpu_ms", "observer_cpu_seconds", "Client CPU time (user+syste
          how="count")
 _gauge("observer.server_ms", "observer_server_seconds", MS)
 _gauge("observer.late_ms", "observer_late_seconds", MS)
+_gauge("observer.statements_ms", "observer_statements_seconds", MS)
+_gauge("statements.window_s", "statements_window_seconds")
 UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
 
 # --- devices (iostat -x) ------------------------------------------------------------------------
