@@ -11,10 +11,18 @@ On a lab cluster under pgbench load, in real terminals (tmux panes):
 3. Start-up: from exec to the first frame drawn (pgio-tui writes the moment to
    $PGIO_TUI_FIRST_FRAME_FILE), --starts times.
 
-pg_activity comes from PyPI into a throwaway venv (--venv, created when missing).
-Targets: pgio-tui CPU <= 1/3 of pg_activity's, <= 20 KiB/s at 80x24, <= 1 s to the first frame.
+pg_activity is not a dependency of pgio-tui: the bench installs it with pip into a throwaway venv
+(--venv, created when missing; `python -m venv V && V/bin/pip install pg_activity "psycopg[binary]"`).
+--baseline DIR runs a second pgio-tui from another source tree (e.g. a worktree of an older commit)
+in its own panes at the same time, so before and after are measured on the same load.
+Targets (issue 13): client CPU <= pg_activity's, client + server <= 1/2 of pg_activity's,
+<= 2.5 KiB/s at 80x24, <= 0.3 s median to the first frame.
 
-    python bench/tui_cpu.py [--duration 120] [--bytes-duration 60] [--starts 5] [--clients 4]
+--profile runs no cluster: it feeds the monitor synthetic frames in-process and prints where one
+repaint's time goes (bench/repaint_profile.py).
+
+    python bench/tui_cpu.py [--duration 120] [--bytes-duration 60] [--starts 5] [--clients 4] [--baseline DIR]
+    python bench/tui_cpu.py --profile [--size 120x40 --size 80x24] [--ticks 120]
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from pgio_tui.workloads.cluster import Cluster, find_client  # noqa: E402
 
 TMUX = ["tmux", "-L", f"pgio-tui-bench-{os.getpid()}"]
 CLK = os.sysconf("SC_CLK_TCK")
-TARGET_CPU_RATIO, TARGET_KIB_S, TARGET_START_S = 1 / 3, 20.0, 1.0
+TARGET_CPU_RATIO, TARGET_TOTAL_RATIO, TARGET_KIB_S, TARGET_START_S = 1.0, 0.5, 2.5, 0.3
 
 
 def tmux(*args: str) -> str:
@@ -67,11 +75,12 @@ def start_pane(name: str, width: int, height: int, command: str, env: dict[str, 
     return pane_pid(name)
 
 
-def backend_cpu(cluster: Cluster, app_name: str) -> int | None:
+def backend_pid(cluster: Cluster, app_name: str, nth: int = 0) -> int | None:
+    """The server backend of the nth program (in start order) connected as `app_name`."""
     with cluster.connect() as conn:
-        row = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> "
-                           "pg_backend_pid() ORDER BY backend_start LIMIT 1", (app_name,)).fetchone()
-    return row[0] if row else None
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> "
+                            "pg_backend_pid() ORDER BY backend_start", (app_name,)).fetchall()
+    return rows[nth][0] if len(rows) > nth else None
 
 
 def ensure_pg_activity(venv: Path) -> Path:
@@ -96,18 +105,20 @@ def pgbench_load(cluster: Cluster, clients: int, seconds: float, scale: int) -> 
 def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str]], size: tuple[int, int], warmup: float,
                 duration: float, outdir: Path) -> dict[str, dict[str, float]]:
     """Run every command in its own pane at once; CPU of each program and its server backend."""
-    pids, pipes = {}, {}
-    for name, (cmd, _app) in commands.items():
+    pids, pipes, nth, seen = {}, {}, {}, {}
+    for name, (cmd, app) in commands.items():
         pids[name] = start_pane(name, *size, cmd, {"XDG_CONFIG_HOME": str(outdir)})
+        nth[name] = seen[app] = seen.get(app, -1) + 1
+        time.sleep(2)  # connected in start order: two programs with one application_name told apart
     time.sleep(warmup)
-    backends = {name: backend_cpu(cluster, app) for name, (_cmd, app) in commands.items()}
+    backends = {name: backend_pid(cluster, app, nth[name]) for name, (_cmd, app) in commands.items()}
     t0 = time.monotonic()
     c0 = {n: cpu_seconds(p) for n, p in pids.items()}
     b0 = {n: cpu_seconds(b) if b else None for n, b in backends.items()}
     for name in commands:
-        pipes[name] = outdir / f"{name}-{size[0]}x{size[1]}.bytes"
+        pipes[name] = outdir / f"{name.replace(' ', '_')}-{size[0]}x{size[1]}.bytes"
         pipes[name].unlink(missing_ok=True)
-        tmux("pipe-pane", "-o", "-t", name, f"cat >> {pipes[name]}")
+        tmux("pipe-pane", "-o", "-t", name, f"cat >> '{pipes[name]}'")
     time.sleep(duration)
     wall = time.monotonic() - t0
     out = {}
@@ -125,7 +136,7 @@ def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str]], size: tu
     return out
 
 
-def first_frame_times(conninfo: str, runs: int, outdir: Path) -> tuple[list[float], list[float]]:
+def first_frame_times(conninfo: str, runs: int, outdir: Path, tree: Path = ROOT) -> tuple[list[float], list[float]]:
     """Seconds from launch to the first frame drawn, and the CPU seconds the process used by then
     (the second does not depend on how busy the machine is)."""
     times, cpus = [], []
@@ -134,7 +145,7 @@ def first_frame_times(conninfo: str, runs: int, outdir: Path) -> tuple[list[floa
         marker.unlink(missing_ok=True)
         name = f"start{i}"
         t0 = time.time()
-        start_pane(name, 80, 24, f"{sys.executable} -m pgio_tui live '{conninfo}' --interval 1",
+        start_pane(name, 80, 24, f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' --interval 1",
                    {"PGIO_TUI_FIRST_FRAME_FILE": str(marker), "XDG_CONFIG_HOME": str(outdir)})
         deadline = time.monotonic() + 20
         while not marker.exists() or not marker.read_text().strip():
@@ -151,6 +162,11 @@ def first_frame_times(conninfo: str, runs: int, outdir: Path) -> tuple[list[floa
     return times, cpus
 
 
+def parse_size(text: str) -> tuple[int, int]:
+    w, h = text.lower().split("x")
+    return int(w), int(h)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=120, help="CPU measurement, seconds (default 120)")
@@ -160,55 +176,87 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=4, help="pgbench clients (default 4)")
     ap.add_argument("--scale", type=int, default=10, help="pgbench scale (default 10)")
     ap.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "pgio-tui-bench-pg_activity")
+    ap.add_argument("--baseline", type=Path, help="another pgio-tui source tree, measured beside this one")
+    ap.add_argument("--profile", action="store_true", help="profile repaints in-process (no cluster)")
+    ap.add_argument("--size", type=parse_size, action="append", help="--profile: terminal size, e.g. 120x40")
+    ap.add_argument("--ticks", type=int, default=120, help="--profile: ticks profiled (default 120)")
     args = ap.parse_args()
+    if args.profile:  # each tree in its own interpreter, its own pgio_tui first on the path
+        sizes = [f"--size={w}x{h}" for w, h in (args.size or [(120, 40), (80, 24)])]
+        for tree in ([args.baseline.resolve()] if args.baseline else []) + [ROOT]:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            subprocess.run([sys.executable, str(ROOT / "bench" / "repaint_profile.py"), *sizes,
+                            f"--ticks={args.ticks}"], env=env, check=True)
+        return 0
     if not shutil.which("tmux"):
         print("tmux is needed (apt-get install tmux)", file=sys.stderr)
         return 1
     pg_activity = ensure_pg_activity(args.venv)
     version = subprocess.run([str(pg_activity), "--version"], capture_output=True, text=True).stdout.strip()
     outdir = Path(tempfile.mkdtemp(prefix="pgio-tui-bench-"))
-    total = args.warmup * 2 + args.duration + args.bytes_duration + args.starts * 3 + 60
+    total = args.warmup * 2 + args.duration + args.bytes_duration + args.starts * 3 * (2 if args.baseline else 1) + 60
+    trees = {"pgio-tui": ROOT}
+    if args.baseline:
+        trees["pgio-tui-before"] = args.baseline.resolve()
     with Cluster(settings={"shared_buffers": "128MB", "checkpoint_timeout": "60s",
                            "max_wal_size": "256MB"}) as cluster:
         conninfo = cluster.conninfo()
         host, port = str(cluster.sockdir), str(cluster.port)
         load = pgbench_load(cluster, args.clients, total, args.scale)
+        loads = []
         try:
-            ours = f"{sys.executable} -m pgio_tui live '{conninfo}' --interval 1"
-            theirs = f"{pg_activity} -h {host} -p {port} -U postgres -d postgres --refresh 1"
-            commands = {"pgio-tui": (ours, "pgio-tui"), "pg_activity": (theirs, "pg_activity")}
+            commands = {}
+            for name, tree in trees.items():
+                commands[name] = (f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' "
+                                  f"--interval 1", "pgio-tui")
+            commands["pg_activity"] = (f"{pg_activity} -h {host} -p {port} -U postgres -d postgres --refresh 1",
+                                       "pg_activity")
             print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}; {version}", flush=True)
-            print(f"CPU at 120x40 for {args.duration:g} s (both at once, 1 s refresh) ...", flush=True)
+            print(f"CPU at 120x40 for {args.duration:g} s (all at once, 1 s refresh) ...", flush=True)
+            loads.append(os.getloadavg()[0])
             cpu = measure_cpu(cluster, commands, (120, 40), args.warmup, args.duration, outdir)
+            loads.append(os.getloadavg()[0])
             print(f"bytes at 80x24 for {args.bytes_duration:g} s ...", flush=True)
             small = measure_cpu(cluster, commands, (80, 24), args.warmup, args.bytes_duration, outdir)
-            print(f"start-up, {args.starts} runs ...", flush=True)
-            starts, start_cpu = first_frame_times(conninfo, args.starts, outdir)
+            loads.append(os.getloadavg()[0])
+            starts = {}
+            for name, tree in trees.items():
+                print(f"start-up of {name}, {args.starts} runs ...", flush=True)
+                starts[name] = first_frame_times(conninfo, args.starts, outdir, tree)
         finally:
             load.terminate()
             tps = [ln for ln in (load.communicate(timeout=30)[0] or "").splitlines() if "tps" in ln]
             subprocess.run([*TMUX, "kill-server"], capture_output=True)
 
     print()
-    print(f"{'':14}{'CPU %':>8}{'backend %':>11}{'KiB/s 120x40':>14}{'KiB/s 80x24':>13}{'CPU % 80x24':>13}")
-    for name in ("pgio-tui", "pg_activity"):
+    print(f"{'':18}{'CPU %':>8}{'backend %':>11}{'KiB/s 120x40':>14}{'KiB/s 80x24':>13}{'CPU % 80x24':>13}")
+    for name in commands:
         c, s = cpu[name], small[name]
-        print(f"{name:14}{c['cpu_pct']:8.2f}{c['server_pct']:11.2f}{c['kib_s']:14.2f}{s['kib_s']:13.2f}"
+        print(f"{name:18}{c['cpu_pct']:8.2f}{c['server_pct']:11.2f}{c['kib_s']:14.2f}{s['kib_s']:13.2f}"
               f"{s['cpu_pct']:13.2f}")
-    theirs_cpu = cpu["pg_activity"]["cpu_pct"]
-    ratio = cpu["pgio-tui"]["cpu_pct"] / theirs_cpu if theirs_cpu else float("nan")
-    med = statistics.median(starts) if starts else float("nan")
+    theirs = cpu["pg_activity"]
     print()
-    print(f"CPU ratio pgio-tui / pg_activity: {ratio:.2f}  (target <= {TARGET_CPU_RATIO:.2f}: "
-          f"{'ok' if ratio <= TARGET_CPU_RATIO else 'MISSED'})")
-    kib = small["pgio-tui"]["kib_s"]
-    print(f"pgio-tui bytes at 80x24: {kib:.2f} KiB/s  (target <= {TARGET_KIB_S:g}: "
-          f"{'ok' if kib <= TARGET_KIB_S else 'MISSED'})")
-    print(f"start to first frame: median {med:.3f} s of {', '.join(f'{s:.3f}' for s in starts)}  "
-          f"(target <= {TARGET_START_S:g}: {'ok' if med <= TARGET_START_S else 'MISSED'})")
-    if start_cpu:
-        print(f"CPU used by the first frame: median {statistics.median(start_cpu):.3f} s")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    for name, tree in trees.items():
+        ours = cpu[name]
+        ratio = ours["cpu_pct"] / theirs["cpu_pct"] if theirs["cpu_pct"] else float("nan")
+        both = ((ours["cpu_pct"] + ours["server_pct"]) / (theirs["cpu_pct"] + theirs["server_pct"])
+                if theirs["cpu_pct"] + theirs["server_pct"] else float("nan"))
+        kib = small[name]["kib_s"]
+        times, cpus = starts[name]
+        med = statistics.median(times) if times else float("nan")
+        print(f"{name} ({tree}):")
+        print(f"  client CPU / pg_activity's: {ratio:.2f}  (target <= {TARGET_CPU_RATIO:g}: "
+              f"{'ok' if ratio <= TARGET_CPU_RATIO else 'MISSED'})")
+        print(f"  client+server / pg_activity's: {both:.2f}  (target <= {TARGET_TOTAL_RATIO:g}: "
+              f"{'ok' if both <= TARGET_TOTAL_RATIO else 'MISSED'})")
+        print(f"  bytes at 80x24: {kib:.2f} KiB/s  (target <= {TARGET_KIB_S:g}: "
+              f"{'ok' if kib <= TARGET_KIB_S else 'MISSED'})")
+        print(f"  start to first frame: median {med:.3f} s of {', '.join(f'{t:.3f}' for t in times)}  "
+              f"(target <= {TARGET_START_S:g}: {'ok' if med <= TARGET_START_S else 'MISSED'})")
+        if cpus:
+            print(f"  CPU used by the first frame: median {statistics.median(cpus):.3f} s")
+    print(f"load average (1 min) before / after the 120x40 run / after the 80x24 run: "
+          f"{' / '.join(f'{v:.2f}' for v in loads)} on {os.cpu_count()} CPUs")
     if tps:
         print(f"load: {tps[-1].strip()}")
     shutil.rmtree(outdir, ignore_errors=True)

@@ -170,3 +170,12 @@ def test_remote_proc_unavailable_for_a_plain_role(pg_cluster):
                 assert conn.execute("SELECT 1").fetchone() == (1,)
         finally:
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_vmstat_thresholds_match_the_full_parse():
+    """The tick's shortcut finds the same two counters as parse_vmstat, captured and live."""
+    from pgio_tui.sources.kernel import vmstat_thresholds
+    for text in ((CAPTURE / "vmstat.0").read_text(), Path("/proc/vmstat").read_text()):
+        full = parse_vmstat(text)
+        want = {k: full[k] for k in ("nr_dirty_threshold", "nr_dirty_background_threshold") if k in full}
+        assert want and vmstat_thresholds(text) == want

@@ -22,7 +22,7 @@ from pgio_tui.tui.screens.dialogs import HelpScreen
 from pgio_tui.tui.diff_series import load_series
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.palette import build, chart_defaults
-from pgio_tui.tui.plot import ChartSpec, Series, chart_lines
+from pgio_tui.tui.plot import ChartCache, ChartSpec, Series, chart_lines
 from pgio_tui.tui.widgets.diff_overlay_pane import (
     CHART_PANES,
     OverlayPane,
@@ -102,7 +102,7 @@ def test_chart_draws_a_series_from_its_own_history():
         b.push(Frame(tick=i + 7, t=float(i), elapsed=float(i), dt=1.0, values={"v": 40.0}))
     spec = ChartSpec(series=(), legend=False)
     both = [Series("v", "A", "diff-a", history=a), Series("v", "B", "diff-b", history=b)]
-    lines = chart_lines(spec, a, -0.5, 19, 30, 6, series=both, cache={})
+    lines = chart_lines(spec, a, -0.5, 19, 30, 6, series=both, cache=ChartCache())
     assert lines[0][0][0].strip().startswith("50")  # one scale for both: 40 * 1.05 -> 50
     assert {"diff-a", "diff-b"} <= styles(lines)
     rows_a = [i for i, line in enumerate(lines) if any(s == "diff-a" for _, s in line)]

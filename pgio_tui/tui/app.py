@@ -3,8 +3,9 @@
 Frames come from a LiveFeed (a Session on a thread worker, handed over with post_message), from
 replay's player (tui/replay.py) or, for a static view, from an iterable given up front. What the
 source can do (record, annotate, launch a workload, seek) decides which keys work, and so the
-footer, the command palette and the help screen. One timer redraws what is visible at most
-REDRAW_HZ times a second, inside batch_update, and only when something changed.
+footer, the command palette and the help screen. What is visible is redrawn when something
+changed, inside batch_update, at most REDRAW_HZ times a second (a burst waits for one timer; no
+timer runs while nothing happens).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._wanted_theme = theme
         self._dirty = True
         self._last_redraw = 0.0
+        self._catch_up = None  # the one-shot timer of a redraw put off by the frame budget
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
         self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values
         self._quitting = False
@@ -93,7 +95,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self.apply_wanted_theme()
         self.push_screen(self.make_screen())
         self.source.attach(self)
-        self.set_interval(1 / self.redraw_hz, self._redraw_tick)
+        self.request_redraw()
 
     def on_unmount(self) -> None:
         self.source.detach()  # however the app ends, the sampler thread ends with it
@@ -133,8 +135,15 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
     def request_redraw(self, now: bool = False) -> None:
         """Mark the panes stale; draw at once unless a draw happened within the frame budget."""
         self._dirty = True
-        if now or time.monotonic() - self._last_redraw >= 1 / self.redraw_hz:
+        wait = self._last_redraw + 1 / self.redraw_hz - time.monotonic()
+        if now or wait <= 0:
             self._redraw_tick()
+        elif self._catch_up is None:
+            self._catch_up = self.set_timer(wait, self._caught_up)
+
+    def _caught_up(self) -> None:
+        self._catch_up = None
+        self._redraw_tick()
 
     def _redraw_tick(self) -> None:
         if not self._dirty:

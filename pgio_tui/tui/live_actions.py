@@ -15,7 +15,6 @@ from textual.app import SystemCommand
 from pgio_tui.tui.feed import Notice
 from pgio_tui.tui.messages import FeedNotice
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, PromptScreen
-from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD
 
 
@@ -75,6 +74,8 @@ class LiveActions:
             self.notify(f"{w.kind} is running: one at a time (s stops it)", severity="warning")
             return
         kind, values = self._workload_form
+        # imported here: the dialog imports the workloads, which the first frame does not need
+        from pgio_tui.tui.screens.workload_dialog import WorkloadScreen
         self.push_screen(WorkloadScreen(self._build_workload, kind=kind, values=values), self._launch_workload)
 
     def _build_workload(self, kind: str, fields: dict):

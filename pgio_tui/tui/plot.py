@@ -7,27 +7,29 @@ replay, diff) draws the same picture from a FrameHistory. Style names are theme 
 Two choices keep the bytes sent to the terminal low:
 - one colour per cell and one style run per stretch of equal colour (no per-cell gradients);
 - the x axis is aligned to absolute time (dot column = floor(t / seconds per dot)), so between two
-  column shifts only the newest column changes and the widget repaints only the lines that did.
+  column shifts only the newest column changes and the widget repaints only the cells that did.
+
+A ChartCache kept by the caller makes a tick cost what changed: Columns reduce only the new
+samples, and the Raster (raster.py) redraws only the dot columns whose entries changed.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.history import FrameHistory
+from pgio_tui.tui.raster import Canvas, Raster
+
+__all__ = ["Canvas", "ChartCache", "ChartSpec", "Columns", "HLine", "Line", "Run", "Series", "chart_lines"]
 
 Run = tuple[str, str | None]  # text, style name (None: the widget's own colours)
 Line = tuple[Run, ...]
 
-# Braille dot bits by (row in cell 0-3, column in cell 0-1).
-_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
-# _SPANS[column][a][b]: the bits of rows a..b (a <= b) of one cell column.
-_SPANS = tuple(tuple(tuple(sum(_BITS[r][col] for r in range(a, b + 1)) for b in range(4)) for a in range(4))
-               for col in range(2))
 GUTTER = 5
 MARKS = {  # event kind -> (character on the time axis, style)
     "annotation": ("▲", "mark"), "gap": ("╳", "crit"), "reconnect": ("╳", "crit"),
@@ -72,74 +74,6 @@ class ChartSpec:
     empty_text: str = "no data yet"
 
 
-class Canvas:
-    """A width x height cell grid of braille dots, one owner (style index) per cell."""
-
-    def __init__(self, width: int, height: int):
-        self.w, self.h = width, height
-        self.xd, self.yd = width * 2, height * 4
-        self.mask = bytearray(width * height)
-        self.owner = [0] * (width * height)
-
-    def dot(self, x: int, y: int, owner: int) -> None:
-        if 0 <= x < self.xd and 0 <= y < self.yd:
-            cell = (y >> 2) * self.w + (x >> 1)
-            self.mask[cell] |= _BITS[y & 3][x & 1]
-            self.owner[cell] = owner
-
-    def vspan(self, x: int, y0: int, y1: int, owner: int) -> None:
-        """Dots y0..y1 of dot column x: one mask OR per cell row, not one call per dot."""
-        if not 0 <= x < self.xd:
-            return
-        if y0 > y1:
-            y0, y1 = y1, y0
-        y0, y1 = max(0, y0), min(self.yd - 1, y1)
-        if y0 > y1:
-            return
-        spans, mask, own, w, c = _SPANS[x & 1], self.mask, self.owner, self.w, x >> 1
-        for r in range(y0 >> 2, (y1 >> 2) + 1):
-            top = r << 2
-            cell = r * w + c
-            mask[cell] |= spans[max(y0, top) - top][min(y1, top + 3) - top]
-            own[cell] = owner
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, owner: int) -> None:
-        """A connected line: every column between the ends gets a vertical run, so steep
-        slopes stay continuous."""
-        if x1 == x0:
-            self.vspan(x0, y0, y1, owner)
-            return
-        prev = y0
-        for x in range(x0, x1 + 1):
-            y = round(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
-            self.vspan(x, prev, y, owner)
-            prev = y
-
-    def hline(self, y: int, owner: int) -> None:
-        for x in range(0, self.xd, 2):
-            self.dot(x, y, owner)
-
-    def rows(self, styles: Sequence[str | None]) -> list[list[Run]]:
-        out = []
-        for r in range(self.h):
-            runs: list[Run] = []
-            text, style = [], None
-            base = r * self.w
-            for c in range(self.w):
-                m = self.mask[base + c]
-                s = styles[self.owner[base + c]] if m else None
-                ch = chr(0x2800 + m) if m else " "
-                if s != style and text:
-                    runs.append(("".join(text), style))
-                    text = []
-                style = s
-                text.append(ch)
-            if text:
-                runs.append(("".join(text), style))
-            out.append(runs)
-        return out
-
-
 def _finite(v) -> float | None:
     if v is None or isinstance(v, str):
         return None
@@ -156,62 +90,124 @@ class Columns:
     when the window's end moves back (replay seeking).
     """
 
-    __slots__ = ("key", "entries", "last_t")
+    __slots__ = ("key", "entries", "last_t", "dirty", "top")
 
     def __init__(self):
         self.key: tuple | None = None
         self.entries: list = []
         self.last_t = -math.inf
+        self.dirty: list[tuple[float, float]] = []  # x ranges the last update changed (-inf: all)
+        self.top: float | None = None  # the largest value in the entries
 
     def update(self, history: FrameHistory, metric: str, t0: float, t1: float, dot_s: float) -> list:
+        """The entries of the samples in [t0, t1]; `dirty` says which x ranges changed."""
         key = (id(history), history.epoch, metric, dot_s)
+        self.dirty = []
         if key != self.key or t1 < self.last_t:
-            self.key, self.entries, self.last_t = key, [], -math.inf
+            self.key, self.entries, self.last_t, self.top = key, [], -math.inf, None
+            self.dirty.append((-math.inf, math.inf))
         ts = history.t
         i = bisect_right(ts, self.last_t) if self.last_t > t0 else bisect_left(ts, t0)
         j = bisect_right(ts, t1)
         col = history.series.get(metric)
         entries = self.entries
-        cur = entries[-1] if entries else None
+        n_before = len(entries)
         if col is not None and i < j:
-            floor, ticks = math.floor, history.ticks
-            for k in range(i, j):
-                raw = col[k]
-                if raw is None or raw.__class__ is str or raw != raw or raw in (math.inf, -math.inf):
-                    if cur is not None:
-                        entries.append(None)
-                    cur = None
-                    continue
-                v, tick = float(raw), ticks[k]
-                x = floor(ts[k] / dot_s)
-                if cur is not None and cur[0] == x and tick - cur[6] == 1:
-                    cur[2] = v
-                    if v < cur[3]:
-                        cur[3] = v
-                    elif v > cur[4]:
-                        cur[4] = v
-                    cur[6] = tick
-                else:
-                    cur = [x, v, v, v, v, tick, tick]
-                    entries.append(cur)
+            self.top = _reduce(col, ts, history.ticks, i, j, dot_s, entries, self.top)
+            # from the entry before the first changed one: its join into it moved too
+            m = max(0, n_before - 2)
+            while m < len(entries) and entries[m] is None:
+                m += 1
+            if m < len(entries):
+                self.dirty.append((entries[m][0], math.inf))
         if j:
             self.last_t = max(self.last_t, ts[j - 1])
         left = math.floor(t0 / dot_s)
-        k = 0
-        while k < len(entries) and (entries[k] is None or entries[k][0] < left):
-            k += 1
-        if k:
-            del entries[:k]
+        if entries and (entries[0] is None or entries[0][0] <= left):
+            self._trim(history, col, ts, t0, j, left, dot_s)
         return entries
+
+    def _trim(self, history: FrameHistory, col: list | None, ts: list, t0: float, j: int, left: int,
+              dot_s: float) -> None:
+        """Drop what is left of the window, and reduce the first dot column again from the samples
+        at or after t0 only: it may hold older samples of the same column (so the picture is the one
+        a fresh reduction of the window gives)."""
+        entries = self.entries
+        k = 0
+        while k < len(entries) and (entries[k] is None or entries[k][0] <= left):
+            k += 1
+        gone = entries[:k]
+        del entries[:k]
+        front: list = []
+        if col is not None:
+            i0 = bisect_left(ts, t0)
+            end = j
+            if entries:  # up to the first sample of the first entry kept
+                end = i0
+                while end < j and history.ticks[end] != entries[0][5]:
+                    end += 1
+            if i0 < end:
+                _reduce(col, ts, history.ticks, i0, end, dot_s, front, None)
+                if front and front[-1] is None and not entries:
+                    front.pop()
+        entries[:0] = front
+        while entries and entries[0] is None:
+            del entries[0]
+        self.dirty.append((left, entries[0][0] if entries else left))
+        if self.top is not None and any(e is not None and e[4] >= self.top for e in gone):
+            self.top = max((e[4] for e in entries if e is not None), default=None)
+
+
+def _reduce(col: list, ts: list, ticks: list, i: int, j: int, dot_s: float, entries: list,
+            top: float | None) -> float | None:
+    """Append samples i..j-1 to `entries` (see Columns); returns the new largest value."""
+    floor = math.floor
+    cur = entries[-1] if entries else None
+    for k in range(i, j):
+        raw = col[k]
+        if raw is None or raw.__class__ is str or raw != raw or raw in (math.inf, -math.inf):
+            if cur is not None:
+                entries.append(None)
+            cur = None
+            continue
+        v, tick = float(raw), ticks[k]
+        if top is None or v > top:
+            top = v
+        x = floor(ts[k] / dot_s)
+        if cur is not None and cur[0] == x and tick - cur[6] == 1:
+            cur[2] = v
+            if v < cur[3]:
+                cur[3] = v
+            elif v > cur[4]:
+                cur[4] = v
+            cur[6] = tick
+        else:
+            cur = [x, v, v, v, v, tick, tick]
+            entries.append(cur)
+    return top
+
+
+class ChartCache:
+    """What a chart keeps between redraws: the series' Columns and the plot's Raster."""
+
+    def __init__(self):
+        self.columns: dict[object, Columns] = {}
+        self.raster = Raster()
+
+    def keep(self, keys: set) -> None:
+        """Forget the series not in `keys` (e.g. another device was selected)."""
+        for key in [k for k in self.columns if k not in keys]:
+            del self.columns[key]
 
 
 def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, width: int, height: int,
                 series: Sequence[Series] | None = None, empty_text: str | None = None,
-                cache: dict[str, Columns] | None = None) -> list[Line]:
+                cache: ChartCache | None = None) -> list[Line]:
     """The chart as `height` lines of `width` cells: legend, plot rows with a y gutter, time axis.
 
-    `series` overrides spec.series (e.g. the selected device's metrics). `cache` (metric ->
-    Columns), kept by the caller between calls, makes a redraw cost the new samples only.
+    `series` overrides spec.series (e.g. the selected device's metrics). `cache`, kept by the
+    caller between calls, makes a redraw cost the new samples only; the lines are the same with
+    or without it.
     """
     series = tuple(spec.series if series is None else series)
     if width < GUTTER + 4 or height < 2:
@@ -220,21 +216,21 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     plot_h = max(1, height - 1 - legend_rows)
     plot_w = width - GUTTER
     dot_s = (t1 - t0) / (plot_w * 2) if t1 > t0 else 1.0
-    cache = {} if cache is None else cache
-    columns = []
+    cache = ChartCache() if cache is None else cache
+    columns, cols = [], []
     for s in series:
-        c = cache.get(s.key)
+        c = cache.columns.get(s.key)
         if c is None:
-            c = cache[s.key] = Columns()
+            c = cache.columns[s.key] = Columns()
         columns.append(c.update(_own(s, history), s.metric, t0, t1, dot_s))
+        cols.append(c)
     hl_values = [_finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
 
     # y scales per group: data maximum, thresholds within 4x of it, rounded up to a nice number.
     gmax: dict[int, float] = {}
-    for s, entries in zip(series, columns):
-        top = max((e[4] for e in entries if e is not None), default=None)
-        if top is not None:
-            gmax[s.group] = max(gmax.get(s.group, 0.0), top)
+    for s, c in zip(series, cols):
+        if c.entries and c.top is not None:
+            gmax[s.group] = max(gmax.get(s.group, 0.0), c.top)
     has_data = bool(gmax)
     data0 = gmax.get(0, 0.0)
     for v in hl_values:
@@ -245,31 +241,35 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         scale.setdefault(g, m)
     scale.setdefault(0, 1.0)
 
-    canvas = Canvas(plot_w, plot_h)
-    styles: list[str | None] = [None]
-    ydots = canvas.yd - 1
+    ydots = plot_h * 4 - 1
     right = math.floor(t1 / dot_s)
+    xd = plot_w * 2
 
     def xof(t: float) -> int:
-        return math.floor(t / dot_s) - right + canvas.xd - 1
+        return math.floor(t / dot_s) - right + xd - 1
 
-    def yof(v: float, top: float) -> int:
-        return ydots - min(ydots, max(0, round(v / top * ydots)))
-
+    styles: list[str | None] = [None]
+    hrows: dict[int, tuple[int, int]] = {}
     for h, v in zip(spec.hlines, hl_values):
         if v is not None and v <= scale[0]:
             styles.append(h.style)
-            canvas.hline(yof(v, scale[0]), len(styles) - 1)
+            y = ydots - min(ydots, max(0, round(v / scale[0] * ydots)))
+            dots, _ = hrows.get(y >> 2, (0, 0))
+            hrows[y >> 2] = (dots | 1 << (y & 3), len(styles) - 1)
+    drawn = []
     for s, entries in zip(series, columns):
         styles.append(s.style)
-        _trace(canvas, entries, len(styles) - 1, scale.get(s.group, 1.0), right)
+        drawn.append((entries, scale.get(s.group, 1.0), len(styles) - 1))
+    key = (plot_w, plot_h, dot_s, tuple(sorted(scale.items())), tuple(styles), tuple(sorted(hrows.items())),
+           tuple(s.key for s in series))
+    dirty = [r for c in cols for r in c.dirty]
+    rows = cache.raster.draw(key, drawn, dirty, right, plot_w, plot_h, hrows, styles)
 
     lines: list[Line] = []
     if legend_rows:
         lines.append(_legend(series, spec.hlines, history, t1, scale, hl_values, width))
-    rows = canvas.rows(styles)
     if not has_data:
-        rows = _message(rows, empty_text or spec.empty_text, plot_w)
+        rows = _message([list(r) for r in rows], empty_text or spec.empty_text, plot_w)
     g0 = next((s for s in series if s.group == 0), None)
     label = g0.fmt if g0 else fmt.si
     for r, runs in enumerate(rows):
@@ -286,46 +286,53 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     return lines[:height]
 
 
+def reference_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, width: int, height: int,
+                    series: Sequence[Series] | None = None, empty_text: str | None = None) -> list[Line]:
+    """chart_lines drawn the plain way, everything at once on a Canvas: what the cached drawing
+    must equal cell for cell (tests compare the two)."""
+    series = tuple(spec.series if series is None else series)
+    lines = chart_lines(spec, history, t0, t1, width, height, series, empty_text)
+    if width < GUTTER + 4 or height < 2:
+        return lines
+    legend_rows = 1 if spec.legend and height >= 4 else 0
+    plot_h = max(1, height - 1 - legend_rows)
+    plot_w = width - GUTTER
+    dot_s = (t1 - t0) / (plot_w * 2) if t1 > t0 else 1.0
+    columns = [Columns().update(_own(s, history), s.metric, t0, t1, dot_s) for s in series]
+    hl_values = [_finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
+    gmax: dict[int, float] = {}
+    for s, entries in zip(series, columns):
+        top = max((e[4] for e in entries if e is not None), default=None)
+        if top is not None:
+            gmax[s.group] = max(gmax.get(s.group, 0.0), top)
+    if not gmax:
+        return lines
+    data0 = gmax.get(0, 0.0)
+    for v in hl_values:
+        if v is not None and (data0 <= 0 or v <= 4 * data0):
+            gmax[0] = max(gmax.get(0, 0.0), v)
+    scale = {g: spec.fixed_max.get(g) or fmt.nice_ceiling(m * 1.05) for g, m in gmax.items()}
+    for g, m in spec.fixed_max.items():
+        scale.setdefault(g, m)
+    scale.setdefault(0, 1.0)
+    canvas = Canvas(plot_w, plot_h)
+    styles: list[str | None] = [None]
+    ydots = canvas.yd - 1
+    right = math.floor(t1 / dot_s)
+    for h, v in zip(spec.hlines, hl_values):
+        if v is not None and v <= scale[0]:
+            styles.append(h.style)
+            canvas.hline(ydots - min(ydots, max(0, round(v / scale[0] * ydots))), len(styles) - 1)
+    for s, entries in zip(series, columns):
+        styles.append(s.style)
+        canvas.trace(entries, len(styles) - 1, scale.get(s.group, 1.0), right)
+    for r, runs in enumerate(canvas.rows(styles)):
+        lines[legend_rows + r] = (lines[legend_rows + r][0], *runs)
+    return lines
+
+
 def _own(item: Series | HLine, history: FrameHistory) -> FrameHistory:
     return history if item.history is None else item.history
-
-
-def _trace(canvas: Canvas, entries: list, owner: int, top: float, right: int) -> None:
-    """Draw one series from its Columns entries: a vertical run per dot column (min..max), joined
-    to the previous column when the ticks are consecutive (a gap in ticks leaves a gap).
-    Written flat (no helper calls per entry): this loop is most of a redraw's cost."""
-    shift = canvas.xd - 1 - right
-    ydots = canvas.yd - 1
-    k = ydots / top if top else 0.0
-    xd, w, mask, own = canvas.xd, canvas.w, canvas.mask, canvas.owner
-    px = py = ptick = None
-    for e in entries:
-        if e is None:
-            px = None
-            continue
-        x = e[0] + shift
-        lo = ydots - round(e[4] * k)  # the maximum is the top of the run
-        hi = ydots - round(e[3] * k)
-        if px is not None and e[5] - ptick == 1:
-            if x - px == 1:  # the usual case: join by widening this column's run
-                if py < lo:
-                    lo = py
-                elif py > hi:
-                    hi = py
-            else:
-                first = ydots - round(e[1] * k)
-                canvas.line(px, min(ydots, max(0, py)), x, min(ydots, max(0, first)), owner)
-        px, py, ptick = x, ydots - round(e[2] * k), e[6]
-        if not 0 <= x < xd:
-            continue
-        lo = 0 if lo < 0 else (ydots if lo > ydots else lo)
-        hi = 0 if hi < 0 else (ydots if hi > ydots else hi)
-        spans, c = _SPANS[x & 1], x >> 1
-        for r in range(lo >> 2, (hi >> 2) + 1):
-            t = r << 2
-            cell = r * w + c
-            mask[cell] |= spans[(lo if lo > t else t) - t][(hi if hi < t + 3 else t + 3) - t]
-            own[cell] = owner
 
 
 def _message(rows: list[list[Run]], text: str, width: int) -> list[list[Run]]:
@@ -374,8 +381,31 @@ def _fit(runs: list[Run], width: int) -> Line:
     return tuple(r for r in out if r[0])
 
 
+CLOCK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def _clock(cells: list[str], t0: float, t1: float, plot_w: int, dot_s: float, xof) -> None:
+    """Time of day on the axis at round times, a label every 12 cells or more (every 2 minutes on a
+    5-minute window 50 cells wide). The labels sit at absolute times: they move with the data and
+    change only when the chart shifts. Never over an event mark."""
+    cell_s = 2 * dot_s
+    step = next((s for s in CLOCK_STEPS if s / cell_s >= (12 if s >= 60 else 16)), None)
+    if step is None or plot_w < 12:
+        return
+    form = "%H:%M" if step >= 60 else "%H:%M:%S"
+    off = time.localtime(t1).tm_gmtoff
+    g = math.ceil((t0 + off) / step) * step - off
+    while g <= t1:
+        label = time.strftime(form, time.localtime(g))
+        c = xof(g) // 2
+        if 0 <= c and c + len(label) <= plot_w and all(ch in "─━" for ch in cells[c:c + len(label)]):
+            cells[c:c + len(label)] = label
+        g += step
+
+
 def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof) -> Line:
-    """The time axis: the window's length, checkpoint spans as a thick stretch, event marks."""
+    """The time axis: the window's length, time of day, checkpoint spans as a thick stretch
+    (labels over a span keep its colour), event marks."""
     cells = ["─"] * plot_w
     cstyle: list[str] = ["axis"] * plot_w
     for span in history.spans_in(t0, t1):
@@ -388,6 +418,7 @@ def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float
         c = xof(e.t) // 2
         if mark and 0 <= c < plot_w:
             cells[c], cstyle[c] = mark
+    _clock(cells, t0, t1, plot_w, dot_s, xof)
     runs: list[Run] = [(("-" + fmt.window(t1 - t0))[: GUTTER - 1].rjust(GUTTER - 1) + "└", "axis")]
     start = 0
     for c in range(1, plot_w + 1):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.plot import ChartSpec, Line, Series, chart_lines
+from pgio_tui.tui.plot import ChartCache, ChartSpec, Line, Series, chart_lines
 
 MIN_HEIGHT = 3  # legend-less plot row + axis at the very least
 
@@ -23,13 +23,11 @@ class Chart:
     def __init__(self, spec: ChartSpec):
         self.spec = spec
         self.series: Sequence[Series] | None = None  # overrides spec.series when set
-        self._cache: dict = {}  # metric -> plot.Columns, so a redraw reduces only new samples
+        self._cache = ChartCache()  # so a redraw draws only what the new samples changed
 
     def lines(self, history: FrameHistory, t0: float, t1: float, width: int, height: int,
               empty_text: str | None = None) -> list[Line]:
         if height < MIN_HEIGHT or width < 10:
             return []
-        wanted = {s.key for s in (self.series if self.series is not None else self.spec.series)}
-        for metric in [m for m in self._cache if m not in wanted]:
-            del self._cache[metric]
+        self._cache.keep({s.key for s in (self.series if self.series is not None else self.spec.series)})
         return chart_lines(self.spec, history, t0, t1, width, height, self.series, empty_text, cache=self._cache)

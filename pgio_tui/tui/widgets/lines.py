@@ -3,6 +3,12 @@
 Every pane draws through it (charts, tables, bars, text), which keeps what goes to the terminal
 small: a line that did not change is not repainted, a run of one colour is one segment, and colours
 come from the theme through palette.py.
+
+Each segment costs its text plus a full SGR sequence and a reset (~30 bytes of truecolour), so
+`segments()` joins runs whose difference cannot be seen: a run of blanks takes the style of the
+run beside it when only the foreground colour or boldness differs (invisible on a blank cell). The
+cells look the same, cell by cell; a braille chart row becomes one segment per series instead of
+one per stretch of dots.
 """
 
 from __future__ import annotations
@@ -10,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
 from pgio_tui.tui.plot import Line
+
+terminal.install()  # every view drawn with LinesView sends only the cells that changed
 
 
 def changed_cells(a: Line, b: Line) -> tuple[int, int]:
@@ -64,6 +74,48 @@ def merge_rows(rows: list[Region]) -> list[Region]:
     return out
 
 
+def _blank_look(style: Style) -> tuple:
+    """What of a style shows on a blank cell: not the foreground colour nor boldness."""
+    return (style.bgcolor, style.reverse, style.underline, style.strike, style.overline, style.underline2,
+            style.conceal)
+
+
+def styles_for(base: Style, pal: dict[str, Style]) -> dict[str | None, tuple[Style, tuple]]:
+    """Style name -> (the widget's style with it, what of it shows on blanks), built once per
+    theme and widget style instead of once per run."""
+    out: dict[str | None, tuple[Style, tuple]] = {None: (base, _blank_look(base))}
+    for name, style in pal.items():
+        full = base + style
+        out[name] = (full, _blank_look(full))
+    return out
+
+
+def segments(runs: Line, base: Style, pal: dict[str, Style],
+             styles: dict[str | None, tuple[Style, tuple]] | None = None) -> list[Segment]:
+    """The runs as segments, blank runs folded into a neighbour that looks the same on blanks."""
+    if styles is None:
+        styles = styles_for(base, pal)
+    out: list[list] = []  # [text, style, blank look, all blank]
+    for text, name in runs:
+        if not text:
+            continue
+        style, look = styles[name]
+        blank = not text.strip(" ")
+        if out:
+            prev = out[-1]
+            if prev[1] is style or prev[1] == style:
+                prev[0] += text
+                prev[3] = prev[3] and blank
+                continue
+            if (blank or prev[3]) and look == prev[2]:
+                prev[0] += text
+                if not blank:  # the blanks before take this run's style
+                    prev[1], prev[3] = style, False
+                continue
+        out.append([text, style, look, blank])
+    return [Segment(text, style) for text, style, _, _ in out]
+
+
 class LinesView(Widget):
     DEFAULT_CSS = """
     LinesView { height: 1; }
@@ -74,18 +126,19 @@ class LinesView(Widget):
         self._lines: list[Line] = []
         self._strips: list[Strip | None] = []
         self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
+        self._styles = None  # styles_for(base, palette): rebuilt with the base or the theme
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
 
     def _on_theme(self, _theme) -> None:
         self._strips = [None] * len(self._lines)
-        self._base = None
+        self._base = self._styles = None
         self.refresh()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._base = None
+        self._base = self._styles = None
         self._strips = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
@@ -116,8 +169,9 @@ class LinesView(Widget):
             return Strip.blank(width, base)
         strip = self._strips[y]
         if strip is None or strip.cell_length != width:
-            pal = palette_of(self.app)
-            segments = [Segment(text, base + pal[style] if style else base) for text, style in self._lines[y] if text]
-            strip = Strip(segments).adjust_cell_length(width, base)
+            styles = self._styles
+            if styles is None or styles[None][0] is not base:
+                styles = self._styles = styles_for(base, palette_of(self.app))
+            strip = Strip(segments(self._lines[y], base, {}, styles)).adjust_cell_length(width, base)
             self._strips[y] = strip
         return strip

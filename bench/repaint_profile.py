@@ -1,0 +1,192 @@
+"""Where a repaint's time goes: the live monitor fed one frame per tick, in-process, profiled.
+
+`python bench/tui_cpu.py --profile [--size 120x40] [--ticks 120]` runs this. The MonitorApp is
+filled with --warm synthetic frames (tests/fixture_recording.py: a pgbench-like 4-device run, so the
+5-minute window is full), then gets one frame per tick exactly as a live session does
+(history.push + request_redraw) and the screen is composited after each. Textual's headless driver
+writes nothing, so each update is turned into the bytes a terminal would get (that is the driver's
+work in a real run, and it is counted here too).
+
+Prints CPU ms per tick split by phase, bytes per tick, and the functions that cost most.
+Deterministic input, so two trees (before/after) compare on the same frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+# (label, function names whose cumulative time is the phase); the first match per name wins.
+PHASES = (
+    ("build lines (panes, charts, header)", ("draw",), "pgio_tui/tui"),
+    ("strips (render_line)", ("render_line",), "pgio_tui/tui"),
+    ("compositor (textual)", ("render_update",), "textual/_compositor.py"),
+    ("to terminal bytes", ("render_segments",), "_compositor.py"),
+    ("to terminal bytes (pgio_tui/tui/terminal.py)", ("render_segments",), "pgio_tui/tui/terminal.py"),
+)
+
+
+def _cum(stats: pstats.Stats, names: tuple[str, ...], path_part: str) -> float:
+    """Seconds of the outermost calls of `names` in files under `path_part` (cumulative, so
+    a phase includes what it calls; nested calls of the same function are not counted twice)."""
+    total = 0.0
+    for (file, _line, func), (_cc, _nc, _tt, ct, callers) in stats.stats.items():
+        if func in names and path_part in file.replace("\\", "/"):
+            outer = all(not (c[2] in names and path_part in c[0]) for c in callers)
+            if outer:
+                total += ct
+    return total
+
+
+async def _run(size: tuple[int, int], warm: int, ticks: int, top: int, quiet: bool) -> dict:
+    from fixture_recording import synthetic_frames
+
+    from pgio_tui.tui.app import MonitorApp
+    from pgio_tui.tui.session import SessionInfo
+
+    frames = list(synthetic_frames(warm + ticks, incidents=False))
+    session = SessionInfo(host="bench-host", dbname="bench", server_version="17.2",
+                          settings={"checkpoint_timeout": "300", "checkpoint_completion_target": "0.9"})
+    app = MonitorApp(session, frames=frames[:warm], theme="pgio-dark")
+    sent = {"bytes": 0, "updates": 0}
+    original = app._display
+
+    def display(screen, renderable):
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            sent["bytes"] += len(renderable.render_segments(app.console).encode())
+            sent["updates"] += 1
+        original(screen, renderable)
+
+    app._display = display
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        sent["bytes"] = sent["updates"] = 0
+        prof = cProfile.Profile()
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        prof.enable()
+        for f in frames[warm:]:
+            app.history.push(f)
+            app.request_redraw(now=True)
+            await pilot.pause()
+        prof.disable()
+        cpu = time.process_time() - cpu0
+        wall = time.perf_counter() - wall0
+    stats = pstats.Stats(prof)
+    result = {"size": size, "ticks": ticks, "cpu_ms": 1000 * cpu / ticks, "wall_ms": 1000 * wall / ticks,
+              "bytes": sent["bytes"] / ticks, "updates": sent["updates"] / ticks,
+              "phases": {label: 1000 * _cum(stats, names, part) / ticks for label, names, part in PHASES},
+              "profiled_ms": 1000 * (stats.total_tt - sum(v[2] for k, v in stats.stats.items()
+                                                          if "epoll" in k[2])) / ticks}
+    if not quiet:
+        w, h = size
+        print(f"{w}x{h}: {ticks} ticks after {warm} warm frames; per tick: CPU {result['cpu_ms']:.2f} ms "
+              f"(unprofiled run below), {result['bytes']:.0f} bytes to the terminal in "
+              f"{result['updates']:.1f} updates")
+        print(f"  under cProfile {result['profiled_ms']:.2f} ms per tick, of which:")
+        for label, ms in result["phases"].items():
+            print(f"    {label:38}{ms:7.2f} ms")
+        print(f"  top {top} functions by own time (ms per tick, calls per tick):")
+        rows = [kv for kv in sorted(stats.stats.items(), key=lambda kv: -kv[1][2])
+                if kv[0][2] != "<method 'poll' of 'select.epoll' objects>"][:top]  # idle, not work
+        for (file, line, func), (_cc, nc, tt, ct, _callers) in rows:
+            where = "/".join(Path(file).parts[-2:]) if file != "~" else ""
+            print(f"    {1000 * tt / ticks:7.3f} {nc / ticks:8.1f}  {func}  {where}:{line}")
+    return result
+
+
+async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, dict[str, float]]:
+    """The same ticks without the profiler: CPU ms per tick, and ms per tick in each phase timed
+    by wrapping the functions that do them (exclusive of the phases nested inside)."""
+    from fixture_recording import synthetic_frames
+    from textual._compositor import ChopsUpdate, Compositor
+
+    from pgio_tui.tui.app import MonitorApp
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+    from pgio_tui.tui.session import SessionInfo
+    from pgio_tui.tui.widgets.lines import LinesView
+
+    spent = {"build lines": 0.0, "strips (render_line)": 0.0, "compositor": 0.0, "to terminal bytes": 0.0}
+    nested = [0.0]
+
+    def timed(cls, name, phase, inner=False):
+        fn = getattr(cls, name)
+
+        def wrapper(*a, **k):
+            t0 = time.thread_time()  # CPU, not wall: the machine may be busy
+            before = nested[0]
+            try:
+                return fn(*a, **k)
+            finally:
+                dt = time.thread_time() - t0
+                if inner:
+                    nested[0] += dt
+                    spent[phase] += dt
+                else:
+                    spent[phase] += dt - (nested[0] - before)
+        setattr(cls, name, wrapper)
+        return fn
+
+    saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
+             (LinesView, "render_line", timed(LinesView, "render_line", "strips (render_line)", inner=True)),
+             (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
+             (ChopsUpdate, "render_segments", timed(ChopsUpdate, "render_segments", "to terminal bytes"))]
+    try:
+        frames = list(synthetic_frames(warm + ticks, incidents=False))
+        session = SessionInfo(host="bench-host", dbname="bench", server_version="17.2",
+                              settings={"checkpoint_timeout": "300", "checkpoint_completion_target": "0.9"})
+        app = MonitorApp(session, frames=frames[:warm], theme="pgio-dark")
+        original = app._display
+
+        def display(screen, renderable):
+            if renderable is not None and hasattr(renderable, "render_segments"):
+                renderable.render_segments(app.console).encode()
+            original(screen, renderable)
+
+        app._display = display
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            for k in spent:
+                spent[k] = 0.0
+            cpu0 = time.process_time()
+            for f in frames[warm:]:
+                app.history.push(f)
+                app.request_redraw(now=True)
+                await pilot.pause()
+            cpu = 1000 * (time.process_time() - cpu0) / ticks
+    finally:
+        for cls, name, fn in saved:
+            setattr(cls, name, fn)
+    return cpu, {k: 1000 * v / ticks for k, v in spent.items()}
+
+
+def profile(sizes: list[tuple[int, int]], warm: int = 400, ticks: int = 120, top: int = 20) -> None:
+    """Profile the pgio_tui found first on sys.path (tui_cpu.py sets PYTHONPATH to the tree)."""
+    import pgio_tui
+    print(f"pgio_tui from {Path(pgio_tui.__file__).parent}")
+    for size in sizes:
+        asyncio.run(_run(size, warm, ticks, top, quiet=False))
+        plain, phases = asyncio.run(_plain(size, warm, ticks))
+        print(f"  without the profiler: CPU {plain:.2f} ms per tick (includes the test harness' pauses); "
+              "timed phases (ms per tick):")
+        for label, ms in phases.items():
+            print(f"    {label:38}{ms:7.2f} ms")
+        print()
+
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser(description="profile repaints of the pgio_tui on PYTHONPATH")
+    ap.add_argument("--size", action="append", default=[])
+    ap.add_argument("--ticks", type=int, default=120)
+    a = ap.parse_args()
+    profile([tuple(int(v) for v in s.lower().split("x")) for s in a.size] or [(120, 40), (80, 24)],
+            ticks=a.ticks)

@@ -1,0 +1,278 @@
+"""Braille rasters for the charts: a one-shot Canvas, and the Raster a live chart keeps between ticks.
+
+Textual-free. Both draw the same picture from the same plot.Columns entries; Canvas draws it all
+at once (tests, and the reference the Raster is checked against), Raster keeps it as dot columns
+at absolute x (x = floor(t / seconds per dot)) so a tick redraws only the columns whose entries
+changed and re-renders only the cells that cover them. When the right edge moves by a dot the cells
+pair the dot columns differently and every row is rendered again from the kept columns, without
+tracing the series again. A change of scale, size or series starts over.
+
+Why the two agree cell for cell: a cell's dots are the OR of what its two dot columns hold, and its
+colour is the last series drawn on it; series are drawn in order (threshold lines first), so the
+last one is the highest-numbered owner, the max over both columns. A column's content depends only
+on the entries at that x and the join from the entry before, so recomputing a range of columns
+from the entry before the range gives what a full draw gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Run = tuple[str, str | None]
+
+# Braille dot bits by (row in cell 0-3, column in cell 0-1).
+BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+# SPANS[column][a][b]: the bits of rows a..b (a <= b) of one cell column.
+SPANS = tuple(tuple(tuple(sum(BITS[r][col] for r in range(a, b + 1)) for b in range(4)) for a in range(4))
+              for col in range(2))
+# A dot column's rows in one cell as 4 bits (bit i = row i) -> braille bits as the left / right column.
+LEFT = tuple(sum(BITS[r][0] for r in range(4) if p >> r & 1) for p in range(16))
+RIGHT = tuple(sum(BITS[r][1] for r in range(4) if p >> r & 1) for p in range(16))
+ROWS4 = tuple(tuple(((1 << (b - a + 1)) - 1) << a if a <= b else 0 for b in range(4)) for a in range(4))
+CHARS = tuple(chr(0x2800 + m) if m else " " for m in range(256))
+
+
+class Canvas:
+    """A width x height cell grid of braille dots, one owner (style index) per cell."""
+
+    def __init__(self, width: int, height: int):
+        self.w, self.h = width, height
+        self.xd, self.yd = width * 2, height * 4
+        self.mask = bytearray(width * height)
+        self.owner = [0] * (width * height)
+
+    def dot(self, x: int, y: int, owner: int) -> None:
+        if 0 <= x < self.xd and 0 <= y < self.yd:
+            cell = (y >> 2) * self.w + (x >> 1)
+            self.mask[cell] |= BITS[y & 3][x & 1]
+            self.owner[cell] = owner
+
+    def vspan(self, x: int, y0: int, y1: int, owner: int) -> None:
+        """Dots y0..y1 of dot column x: one mask OR per cell row, not one call per dot."""
+        if not 0 <= x < self.xd:
+            return
+        if y0 > y1:
+            y0, y1 = y1, y0
+        y0, y1 = max(0, y0), min(self.yd - 1, y1)
+        if y0 > y1:
+            return
+        spans, mask, own, w, c = SPANS[x & 1], self.mask, self.owner, self.w, x >> 1
+        for r in range(y0 >> 2, (y1 >> 2) + 1):
+            top = r << 2
+            cell = r * w + c
+            mask[cell] |= spans[max(y0, top) - top][min(y1, top + 3) - top]
+            own[cell] = owner
+
+    def line(self, x0: int, y0: int, x1: int, y1: int, owner: int) -> None:
+        """A connected line: every column between the ends gets a vertical run, so steep
+        slopes stay continuous."""
+        if x1 == x0:
+            self.vspan(x0, y0, y1, owner)
+            return
+        prev = y0
+        for x in range(x0, x1 + 1):
+            y = round(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+            self.vspan(x, prev, y, owner)
+            prev = y
+
+    def hline(self, y: int, owner: int) -> None:
+        for x in range(0, self.xd, 2):
+            self.dot(x, y, owner)
+
+    def trace(self, entries: list, owner: int, top: float, right: int) -> None:
+        """Draw one series from its Columns entries: a vertical run per dot column (min..max),
+        joined to the previous column when the ticks are consecutive (a gap in ticks leaves a gap).
+        Values off the scale are drawn at its edge."""
+        shift = self.xd - 1 - right
+        ydots = self.yd - 1
+        k = ydots / top if top else 0.0
+        xd, w, mask, own = self.xd, self.w, self.mask, self.owner
+        px = py = ptick = None
+        for e in entries:
+            if e is None:
+                px = None
+                continue
+            x = e[0] + shift
+            lo = ydots - round(e[4] * k)  # the maximum is the top of the run
+            hi = ydots - round(e[3] * k)
+            if px is not None and e[5] - ptick == 1:
+                if x - px == 1:  # the usual case: join by widening this column's run
+                    if py < lo:
+                        lo = py
+                    elif py > hi:
+                        hi = py
+                else:
+                    first = ydots - round(e[1] * k)
+                    self.line(px, min(ydots, max(0, py)), x, min(ydots, max(0, first)), owner)
+            px, py, ptick = x, ydots - round(e[2] * k), e[6]
+            if not 0 <= x < xd:
+                continue
+            lo = 0 if lo < 0 else (ydots if lo > ydots else lo)
+            hi = 0 if hi < 0 else (ydots if hi > ydots else hi)
+            spans, c = SPANS[x & 1], x >> 1
+            for r in range(lo >> 2, (hi >> 2) + 1):
+                t = r << 2
+                cell = r * w + c
+                mask[cell] |= spans[(lo if lo > t else t) - t][(hi if hi < t + 3 else t + 3) - t]
+                own[cell] = owner
+
+    def rows(self, styles: Sequence[str | None]) -> list[list[Run]]:
+        out = []
+        for r in range(self.h):
+            base = r * self.w
+            out.append(runs([CHARS[m] for m in self.mask[base:base + self.w]],
+                            [styles[o] if m else None for m, o in zip(self.mask[base:base + self.w],
+                                                                      self.owner[base:base + self.w])]))
+        return out
+
+
+def runs(chars: list[str], styles: list[str | None]) -> list[Run]:
+    """Cells as runs of one style."""
+    out: list[Run] = []
+    start, n = 0, len(chars)
+    for c in range(1, n + 1):
+        if c == n or styles[c] != styles[start]:
+            out.append(("".join(chars[start:c]), styles[start]))
+            start = c
+    return out
+
+
+class Raster:
+    """A chart's plot area kept between ticks (see the module's docstring).
+
+    `draw()` takes the series' entries and what changed in them (plot.Columns.dirty_from) and
+    returns the rows as runs; rows that did not change are the same list objects as before.
+    """
+
+    def __init__(self):
+        self.key: tuple | None = None
+        self.right: int | None = None
+        self.cols: dict[int, tuple[bytearray, bytearray]] = {}  # x -> (4-bit dots, owner) per cell row
+        self.chars: list[list[str]] = []
+        self.owners: list[list[int]] = []
+        self.rows: list[list[Run]] = []
+
+    def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[int, int]], right: int,
+             plot_w: int, plot_h: int, hrows: dict[int, tuple[int, int]], styles: Sequence[str | None]
+             ) -> list[list[Run]]:
+        """`series`: (entries, y maximum, owner) in drawing order; `key` names everything but the
+        data and the right edge (sizes, scales, series, threshold rows); `dirty`: ranges of x
+        whose entries changed since the last draw (one range from -inf: all). `hrows`: cell row ->
+        (4-bit dots of its threshold line, owner)."""
+        xd = plot_w * 2
+        first = right - xd + 1  # the x of the leftmost dot column on screen
+        reset = key != self.key or any(a == float("-inf") for a, _ in dirty)
+        if reset:
+            self.key, self.cols = key, {}
+            ranges = [(first, right)]
+        else:
+            for x in [x for x in self.cols if x < first]:
+                del self.cols[x]
+            ranges = _merge([(max(first, a), min(right, b)) for a, b in dirty if b >= first and a <= right])
+        for a, b in ranges:
+            self._columns(a, b, series, plot_h)
+        full = reset or self.right != right or len(self.rows) != plot_h or len(self.chars[0]) != plot_w
+        self.right = right
+        if full:
+            self.chars = [[" "] * plot_w for _ in range(plot_h)]
+            self.owners = [[0] * plot_w for _ in range(plot_h)]
+            self.rows = [[] for _ in range(plot_h)]
+            c0 = 0
+        elif not ranges:
+            return self.rows
+        else:
+            c0 = (ranges[0][0] - first) >> 1
+        self._render(c0, first, plot_w, plot_h, hrows, styles, full)
+        return self.rows
+
+    def _columns(self, a: int, b: int, series: list[tuple[list, float, int]], plot_h: int) -> None:
+        """Recompute dot columns a..b from every series, in drawing order."""
+        cols = self.cols
+        for x in range(a, b + 1):
+            cols[x] = (bytearray(plot_h), bytearray(plot_h))
+        ydots = plot_h * 4 - 1
+        for ents, top, owner in series:
+            k = ydots / top if top else 0.0
+            # start at the entry before the first one at or after a: its join reaches into the range
+            i = len(ents)
+            while i > 0 and (ents[i - 1] is None or ents[i - 1][0] >= a):
+                i -= 1
+            i = max(0, i - 1)
+            px = py = ptick = None
+            for e in ents[i:]:
+                if e is None:
+                    px = None
+                    continue
+                x = e[0]
+                if x > b and (px is None or px > b):
+                    break  # beyond the range, and no join reaching back into it
+                lo = ydots - round(e[4] * k)
+                hi = ydots - round(e[3] * k)
+                if px is not None and e[5] - ptick == 1:
+                    if x - px == 1:
+                        if py < lo:
+                            lo = py
+                        elif py > hi:
+                            hi = py
+                    else:
+                        first = ydots - round(e[1] * k)
+                        y0, y1 = min(ydots, max(0, py)), min(ydots, max(0, first))
+                        prev = y0
+                        for xx in range(px, x + 1):
+                            y = round(y0 + (y1 - y0) * (xx - px) / (x - px))
+                            if a <= xx <= b:
+                                self._vspan(xx, prev, y, owner, ydots)
+                            prev = y
+                px, py, ptick = x, ydots - round(e[2] * k), e[6]
+                if a <= x <= b:  # off the scale: at its edge, as Canvas.trace draws it
+                    self._vspan(x, 0 if lo < 0 else (ydots if lo > ydots else lo),
+                                0 if hi < 0 else (ydots if hi > ydots else hi), owner, ydots)
+
+    def _vspan(self, x: int, y0: int, y1: int, owner: int, ydots: int) -> None:
+        """Dots y0..y1 (both within 0..ydots) of column x."""
+        if y0 > y1:
+            y0, y1 = y1, y0
+        dots, own = self.cols[x]
+        for r in range(y0 >> 2, (y1 >> 2) + 1):
+            t = r << 2
+            dots[r] |= ROWS4[(y0 if y0 > t else t) - t][(y1 if y1 < t + 3 else t + 3) - t]
+            own[r] = owner  # series are drawn in order: the last one owns the cell
+
+    def _render(self, c0: int, first: int, plot_w: int, plot_h: int, hrows: dict[int, tuple[int, int]],
+                styles: Sequence[str | None], full: bool) -> None:
+        """Cells c0.. of every row from the dot columns; a row whose cells did not change keeps
+        its runs (the same object)."""
+        empty = (bytes(plot_h), bytes(plot_h))
+        get = self.cols.get
+        pairs = [(get(first + 2 * c, empty), get(first + 2 * c + 1, empty)) for c in range(c0, plot_w)]
+        for r in range(plot_h):
+            hdots, howner = hrows.get(r, (0, 0))
+            hmask = LEFT[hdots]
+            chars, owners = self.chars[r], self.owners[r]
+            changed = full
+            for c, ((ld, lo), (rd, ro)) in enumerate(pairs, start=c0):
+                m = LEFT[ld[r]] | RIGHT[rd[r]] | hmask
+                if m:
+                    o = lo[r] if ld[r] else 0
+                    if rd[r] and ro[r] > o:
+                        o = ro[r]
+                    if hdots and howner > o:
+                        o = howner
+                else:
+                    o = 0
+                ch = CHARS[m]
+                if ch != chars[c] or o != owners[c]:
+                    chars[c], owners[c] = ch, o
+                    changed = True
+            if changed:
+                self.rows[r] = runs(chars, [styles[o] if o else None for o in owners])
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(r for r in ranges if r[0] <= r[1]):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
