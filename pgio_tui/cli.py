@@ -7,6 +7,7 @@ imported when that command runs, so headless commands never load the TUI.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from pgio_tui import __version__
@@ -40,8 +41,15 @@ def _positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError("must be a number greater than 0 (not nan or inf)")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = _positive(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
     return value
 
 
@@ -144,7 +152,7 @@ def _add_bench(sub) -> None:
     pb.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pb)
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
-    pb.add_argument("--sampling-rate", type=float, metavar="R", help="log only this fraction of transactions")
+    pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
@@ -216,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         args.pgbench_args = passthrough
     try:
         return COMMANDS[args.command](args)
-    except CliError as exc:
-        error_line(exc)
+    except Exception as exc:
+        from pgio_tui.store.schema import RecordingError
+        if not isinstance(exc, (CliError, RecordingError)):
+            raise
+        error_line(exc)  # one line, whatever the file or the server said
         return 1
     except KeyboardInterrupt:
         return 130

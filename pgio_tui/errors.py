@@ -1,12 +1,15 @@
 """The user-facing error and the one-line printer: importable from every layer.
 
 A command (or anything it calls) raises `CliError("what went wrong: what to do")`; `cli.main`
-prints it with `error_line` and exits with status 1. Nothing here imports the rest of pgio_tui.
+prints it with `error_line` and exits with status 1. Nothing here imports the rest of pgio_tui
+(safe_text, stdlib only, excepted).
 """
 
 from __future__ import annotations
 
 import sys
+
+from pgio_tui.safe_text import printable
 
 PROG = "pgio-tui"
 
@@ -26,4 +29,4 @@ def say(text: str) -> None:
 def error_line(message: object) -> None:
     """`pgio-tui: error: …` on stderr, one line whatever the message holds."""
     text = str(message).splitlines()[0] if str(message) else type(message).__name__
-    say(f"{PROG}: error: {text}")
+    say(f"{PROG}: error: {printable(text)}")  # a file or server may have put escapes in it

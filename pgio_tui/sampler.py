@@ -21,7 +21,7 @@ from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.sources import disks, kernel, pgfeatures
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
-from pgio_tui.sources.postgres import PostgresSource, SourceError
+from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
 from pgio_tui.sources.statements import ROWS, StatementSchedule, StatementTracker
 
@@ -76,6 +76,7 @@ class Sampler:
         self._postmaster_start: float | None = None
         self._pending: list[Event] = []
         self._next_reconnect = 0.0
+        self._connecting: PendingConnect | None = None
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
         self.statement_schedule = StatementSchedule(interval)
@@ -157,6 +158,9 @@ class Sampler:
         return rows
 
     def close(self) -> None:
+        if self._connecting is not None:
+            self._connecting.abandon()
+            self._connecting = None
         self.pg.close()
 
     # -- the loop ---------------------------------------------------------------------------
@@ -256,10 +260,20 @@ class Sampler:
             self._next_reconnect = self.clock() + RECONNECT_BACKOFF[0]
 
     def _try_reconnect(self, tick: int, frame: Frame) -> bool:
-        if self.clock() < self._next_reconnect:
+        """Reconnect on a thread (PendingConnect): the tick waits a quarter of the interval for it,
+        then goes on with the OS figures and looks again at the next tick."""
+        pending = self._connecting
+        if pending is None:
+            if self.clock() < self._next_reconnect:
+                return False
+            pending = self._connecting = PendingConnect(self.pg.conninfo)
+        if not pending.done.wait(self.interval / 4):
             return False
+        self._connecting = None
         try:
-            self.pg.open()
+            if pending.error is not None:
+                raise pending.error
+            self.pg.open(pending.conn)
         except SourceError as exc:
             self._reconnect_try += 1
             wait = RECONNECT_BACKOFF[min(self._reconnect_try, len(RECONNECT_BACKOFF) - 1)]

@@ -98,7 +98,7 @@ def _nothing_left(demo: Demo, postmaster: int, kids: list[int], datadir: str) ->
         time.sleep(0.1)
     assert not alive(postmaster), "the lab cluster's server outlived the demo"
     assert not [k for k in kids if alive(k)], "a pgbench outlived the demo"
-    assert not Path(datadir).parents[1].exists(), "the demo's directory was left behind"
+    assert not Path(datadir).parent.exists(), "the demo's lab folder was left behind"
 
 
 @pytest.mark.slow
@@ -141,17 +141,20 @@ def test_port_clash_is_one_line_and_cleans_up(pg_cluster, monkeypatch, capsys):
 
     base = Path(tempfile.mkdtemp(prefix="pgio-demo-test-"))  # reachable by the server's user
     base.chmod(0o755)
-    sock = base / "cluster" / "sock"
+    lab = base / "pgio-demo-lab-clash"  # the lab folder the demo's cluster will make
+    sock = lab / "sock"
     sock.mkdir(parents=True)
     (sock / f".s.PGSQL.{pg_cluster.port}.lock").write_text(f"{pg_cluster.postmaster_pid}\n")
     monkeypatch.setattr(demo, "_demo_dir", lambda: base)
+    monkeypatch.setattr(cluster_mod.tempfile, "mkdtemp", lambda prefix, dir: str(lab))
     monkeypatch.setattr(cluster_mod, "free_port", lambda: pg_cluster.port)
     assert cli.main(["demo", "--headless", "--duration", "5"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert re.fullmatch(rf'pgio-tui: error: PostgreSQL \S+ did not start on port {pg_cluster.port}: FATAL:  lock file '
                         rf'"\S+/\.s\.PGSQL\.{pg_cluster.port}\.lock" already exists', err[-1]), err[-1]
-    assert not base.exists()  # nothing left: the half-made cluster is gone
+    assert not lab.exists()  # nothing left: the half-made cluster is gone
     assert pg_cluster.running
+    base.rmdir()
 
 
 def check_demo_recording(path) -> dict:

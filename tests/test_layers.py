@@ -1,6 +1,6 @@
 """The import contracts in pyproject.toml ([tool.importlinter]): layers point down only
 (cli -> commands -> tui | headless -> session -> analysis : workloads : store -> interfaces ->
-sampler -> sources -> frame : metrics : errors : secrets) and Textual only under pgio_tui.tui.
+sampler -> sources -> frame : metrics : errors : secrets : safe_text) and Textual only under pgio_tui.tui.
 
 import-linter reads the static import graph, imports inside functions included, so a lazy
 `from pgio_tui.tui... import` in the core is caught too. Each run is a fresh interpreter on a

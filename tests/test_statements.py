@@ -212,5 +212,5 @@ def test_diff_has_per_statement_rows_matching_the_recordings(tmp_path):
     assert mean.a == pytest.approx(ta[1000]["mean_ms"]) and mean.change_pct == pytest.approx(
         100 * (tb[1000]["mean_ms"] / ta[1000]["mean_ms"] - 1))
     table = render(c, "table", 200)
-    assert "SELECT [bold red]not markup[/] FROM t WHERE x = $1 [31m · calls" in table  # plain, no ESC
+    assert "SELECT [bold red]not markup[/] FROM t WHERE x = $1 \\x1b[31m · calls" in table  # plain, ESC shown
     assert "\x1b" not in render(c, "markdown") and "\x1b" not in render(c, "csv")

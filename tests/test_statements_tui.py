@@ -56,5 +56,5 @@ async def test_statements_keys_rows_and_plain_text(fixture_file, utc):
 
 
 def test_plain_removes_control_bytes_and_keeps_brackets():
-    assert plain("SELECT\n  [b]x[/b]\x1b[2J\x07 FROM t") == "SELECT [b]x[/b] [2J FROM t"
+    assert plain("SELECT\n  [b]x[/b]\x1b[2J\x07 FROM t") == "SELECT [b]x[/b]\\x1b[2J\\x07 FROM t"
     assert plain("x" * 50, 10) == "x" * 9 + "…"

@@ -379,16 +379,23 @@ def test_disk_full_tmpfs(tmp_path):
 # --- secrets ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, want", [
-    ("host=db password=s3cret user=me", "host=db user=me"),
-    ("host=db password = 's3 \\' cret' user=me", "host=db user=me"),
-    ("PASSWORD=s3cret", ""),
+    # a connection string or URI: libpq parses it, the rest is rebuilt by make_conninfo
+    ("host=db password=s3cret user=me", "user=me host=db"),
+    ("host=db password = 's3 \\' cret' user=me", "user=me host=db"),
+    ("host=/tmp/s password=ZzA\\ ZzB\\ ZzC user=me", "user=me host=/tmp/s"),  # backslash-escaped blanks
     ("sslpassword=s3cret sslmode=require", "sslmode=require"),
-    ("postgresql://me:s3cret@db:5432/app", "postgresql://me@db:5432/app"),
-    ("postgres://me:s3cret@db/app?sslmode=require&password=s3cret", "postgres://me@db/app?sslmode=require&"),
-    ("postgresql://db/app?password=s3cret&sslmode=require", "postgresql://db/app?sslmode=require"),
-    ("PGPASSWORD=s3cret pgbench -c 8", "pgbench -c 8"),
-    ("host=db user=me", "host=db user=me"),
+    ("postgresql://me:s3cret@db:5432/app", "user=me dbname=app host=db port=5432"),
+    ("postgres://me:s3cret@db/app?sslmode=require&password=s3cret", "user=me dbname=app host=db sslmode=require"),
+    ("postgresql://db/app?password=s3cret&sslmode=require", "dbname=app host=db sslmode=require"),
+    ("postgresql://me:s3%20cr%40t@db/app", "user=me dbname=app host=db"),  # percent-encoded
+    ("host=db user=me", "host=db user=me"),  # no password: unchanged
     ("postgresql://me@db/app", "postgresql://me@db/app"),
+    # free text quoting one
+    ("PASSWORD=s3cret", ""),
+    ("PGPASSWORD=s3cret pgbench -c 8", "pgbench -c 8"),
+    ("could not connect: host=db password=ZzA\\ ZzB\\ ZzC user=me", "could not connect: host=db user=me"),
+    ("failed: host=db password='a b\\'c' user=me", "failed: host=db user=me"),
+    ("connection to postgresql://me:s3cret@db/app failed", "connection to postgresql://me@db/app failed"),
 ])
 def test_scrub_secrets(text, want):
     assert scrub_secrets(text) == want
@@ -416,7 +423,7 @@ def test_no_secret_reaches_the_file(tmp_path):
     for p in files:
         assert b"s3cret" not in p.read_bytes(), p
     with Recording(path) as rec:
-        assert rec.meta["conninfo"] == "host=db port=5432 user=me"
+        assert rec.meta["conninfo"] == "user=me host=db port=5432"
         assert rec.meta["env"] == {"PGHOST": "db"}
 
 
@@ -567,3 +574,31 @@ def test_damaged_recording_is_one_line(fixture_file, tmp_path):
     with pytest.raises(RecordingError) as e:
         Recording(path)
     assert "cannot be read as a pgio-tui recording" in one_line(e.value)
+
+
+@pytest.mark.parametrize("dsn", [
+    "host=/tmp/none port=1 user=me password=ZzA\\ ZzB\\ ZzC",
+    "host=/tmp/none port=1 user=me password='ZzA ZzB\\'ZzC'",
+    "postgresql://me:ZzA%20ZzB%20ZzC@/app?host=/tmp/none&port=1",
+    "postgresql:///app?host=/tmp/none&port=1&password=ZzA%20ZzB%20ZzC",
+])
+def test_cli_password_forms_never_stored(dsn, monkeypatch):
+    """-d DSN as the user types it: the stored command line and conninfo hold no part of it."""
+    import sys
+
+    from pgio_tui.secrets import command_line
+    from pgio_tui.sources.postgres import conninfo_from_args
+    from pgio_tui.store.writer import _plain
+
+    monkeypatch.setattr(sys, "argv", ["pgio-tui", "record", "-d", dsn, "-o", "x.pgio"])
+    stored = [_plain(command_line()), _plain(conninfo_from_args(None, None, None, dsn))]
+    for text in stored:
+        for part in ("ZzA", "ZzB", "ZzC"):
+            assert part not in text, text
+    assert "record -d" in stored[0] and "x.pgio" in stored[0]
+
+
+def test_pgpassword_is_not_recorded(monkeypatch):
+    from pgio_tui.secrets import scrub_secrets
+    monkeypatch.setenv("PGPASSWORD", "Pw-from-env")
+    assert scrub_secrets("server said: password Pw-from-env is wrong") == "server said: password ******** is wrong"

@@ -13,6 +13,7 @@ from pgio_tui.analysis.compare import Comparison, Row
 from pgio_tui.analysis.noise import Judgement
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.analysis.summary import Summary
+from pgio_tui.safe_text import csv_cell, markdown_cell, plain_text
 
 FORMATS = ("table", "markdown", "csv", "json")
 COUNT_UNITS = {"buffers", "checkpoints", "fsyncs", "transactions", "statements", "ticks"}
@@ -95,8 +96,7 @@ def header_rows(c: Comparison) -> list[tuple[str, str, str]]:
 
 # --- markdown -----------------------------------------------------------------------------------
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+_md = markdown_cell
 
 
 def markdown(c: Comparison) -> str:
@@ -105,12 +105,12 @@ def markdown(c: Comparison) -> str:
            "| | A | B |", "|---|---|---|"]
     out += [f"| {k} | {_md(a)} | {_md(b)} |" for k, a, b in header_rows(c)]
     for group, rows in c.groups().items():
-        out += ["", f"## {group}", "", "| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---:|---|---|"]
+        out += ["", f"## {_md(group)}", "", "| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---:|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in cells(r)) + " |" for r in rows]
     out += ["", "## settings that differ", ""]
     if c.settings:
         out += ["| setting | kind | A | B |", "|---|---|---|---|"]
-        out += [f"| {_md(s.name)} | {s.category} | {_md(s.a or DASH)} | {_md(s.b or DASH)} |" for s in c.settings]
+        out += [f"| {_md(s.name)} | {_md(s.category)} | {_md(s.a or DASH)} | {_md(s.b or DASH)} |" for s in c.settings]
     else:
         out.append("none")
     out += ["", "## machine", ""]
@@ -118,9 +118,9 @@ def markdown(c: Comparison) -> str:
         out += ["| fact | A | B |", "|---|---|---|"]
         out += [f"| {_md(s.name)} | {_md(s.a or DASH)} | {_md(s.b or DASH)} |" for s in c.machine]
     else:
-        out.append(f"same machine ({machine_host(c.a.meta) or '?'})")
+        out.append(f"same machine ({_md(machine_host(c.a.meta) or '?')})")
     if c.notes:
-        out += ["", "## notes", ""] + [f"- {n}" for n in c.notes]
+        out += ["", "## notes", ""] + [f"- {_md(n)}" for n in c.notes]
     return "\n".join(out) + "\n"
 
 
@@ -135,24 +135,34 @@ def _raw(v) -> str:
 
 
 def csv_text(c: Comparison) -> str:
-    """One line per statistic, then one per differing setting (group setting.<kind> / machine)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_HEADER)
+    """One line per statistic, then one per differing setting (group setting.<kind> / machine).
+    Every cell goes through csv_cell: recorded names and values are untrusted text."""
+    rows = [CSV_HEADER]
     for r in c.rows:
         j = r.judgement
-        w.writerow((r.group, r.name, r.unit, _raw(r.a), _raw(r.b), _raw(r.change_pct), _raw(j.low), _raw(j.high),
-                    _raw(j.low_pct), _raw(j.high_pct), r.verdict, r.note))
+        rows.append((r.group, r.name, r.unit, _raw(r.a), _raw(r.b), _raw(r.change_pct), _raw(j.low), _raw(j.high),
+                     _raw(j.low_pct), _raw(j.high_pct), r.verdict, r.note))
     blank = ("",) * (len(CSV_HEADER) - 5)
-    for s in c.settings:
-        w.writerow((f"setting.{s.category}", s.name, "", s.a or "", s.b or "", *blank))
-    for s in c.machine:
-        w.writerow(("machine", s.name, "", s.a or "", s.b or "", *blank))
+    rows += [(f"setting.{s.category}", s.name, "", s.a or "", s.b or "", *blank) for s in c.settings]
+    rows += [("machine", s.name, "", s.a or "", s.b or "", *blank) for s in c.machine]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([map(csv_cell, row) for row in rows])
     return buf.getvalue()
 
 
 def json_text(c: Comparison) -> str:
-    return json.dumps(c.to_dict(), indent=2, default=str) + "\n"
+    """Strict JSON: a non-finite number is null, never Infinity or NaN."""
+    return json.dumps(_finite(c.to_dict()), indent=2, default=str, allow_nan=False) + "\n"
+
+
+def _finite(v):
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 # --- rich table ---------------------------------------------------------------------------------
@@ -161,13 +171,14 @@ def rich_renderables(c: Comparison) -> list:
     """Tables for a terminal: the runs, the statistics by group, the settings that differ."""
     from rich import box
     from rich.table import Table
-    from rich.text import Text
+
+    Text = plain_text  # recorded text is shown as text, never parsed as markup
 
     runs = Table(box=box.SIMPLE_HEAD, title=f"pgio-tui diff (aligned on {c.align})", title_justify="left")
     for col in ("", "A", "B"):
         runs.add_column(col)
     for row in header_rows(c):
-        runs.add_row(*row)
+        runs.add_row(*map(Text, row))
 
     stats = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for col, justify in zip(COLUMNS, ("left", "left", "right", "right", "right", "right", "left")):
@@ -177,7 +188,7 @@ def rich_renderables(c: Comparison) -> list:
         for r in rows:
             name, unit, a, b, ch, ci, verdict = cells(r)
             style = "bold" if verdict == "changed" else ("dim" if verdict == "noise" else "")
-            stats.add_row(Text("  " + name), unit, a, b, Text(ch, style=style), ci,
+            stats.add_row(Text("  " + name), Text(unit), Text(a), Text(b), Text(ch, style=style), Text(ci),
                           Text(verdict, style="bold yellow" if verdict == "changed" else "dim"))
         stats.add_section()
     out = [runs, stats]
@@ -185,7 +196,7 @@ def rich_renderables(c: Comparison) -> list:
     for col in ("setting", "kind", "A", "B"):
         sett.add_column(col)
     for s in c.settings + c.machine:
-        sett.add_row(s.name, s.category, s.a or DASH, s.b or DASH)
+        sett.add_row(Text(s.name), Text(s.category), Text(s.a or DASH), Text(s.b or DASH))
     if not c.settings and not c.machine:
         sett.add_row("none", "", "", "")
     out.append(sett)

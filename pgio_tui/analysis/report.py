@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import statistics
 from dataclasses import dataclass
-from html import escape
+from pgio_tui.safe_text import html_text as escape
 from importlib.resources import files
 from string import Template
 

@@ -9,6 +9,7 @@ statements a diff is about is all of them. Statements are matched between runs b
 from __future__ import annotations
 
 from pgio_tui.analysis.align import Window
+from pgio_tui.safe_text import printable
 from pgio_tui.store.reader import Recording
 
 TOP_STATEMENTS = 10  # statements per run in a summary, by total time
@@ -16,9 +17,9 @@ NAME_WIDTH = 60
 
 
 def one_line(text: str | None, limit: int | None = None) -> str:
-    """Server text on one line: control characters (escape sequences included) become spaces,
-    runs of white space one space; cut to `limit` characters with an ellipsis."""
-    out = " ".join("".join(ch if ch.isprintable() else " " for ch in (text or "")).split())
+    """Server text on one line: runs of white space (newlines, tabs) one space, any other control
+    character a visible escape (safe_text.printable); cut to `limit` characters with an ellipsis."""
+    out = printable(" ".join((text or "").split()))
     return out if limit is None or len(out) <= limit else out[: max(0, limit - 1)] + "…"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
+from pgio_tui.safe_text import html_text as escape
 
 WIDTH = 960  # viewBox units (px at 100 %)
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 20, 18  # TOP holds the title

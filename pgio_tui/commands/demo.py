@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import shutil
 import signal
 import sys
 import tempfile
@@ -46,13 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_overwrite(args.record, args.force)  # before the cluster is made
     previous = _raise_on_signals()
-    base = None
     cluster = None
     sampler = None
     try:
         pgbench = find_pgbench()
-        base = _demo_dir()
-        cluster = Cluster(base_dir=base / "cluster", settings=DEMO_SETTINGS, name="pgio-demo")
+        cluster = Cluster(settings=DEMO_SETTINGS, name="pgio-demo", temp_dir=_demo_dir())
         _say(f"{PROG}: demo: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
         cluster.init()
         cluster.start()
@@ -80,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
                 cluster.destroy()
             except ClusterError as exc:
                 _say(f"{PROG}: demo: {exc}")
-        if base is not None:
-            shutil.rmtree(base, ignore_errors=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -117,17 +112,12 @@ def _raise_on_signals() -> dict:
 
 
 def _demo_dir() -> Path:
-    """A private directory on a real disk that the server's user can reach (tmpfs shows no writeback)."""
+    """Where the lab cluster's private folder goes: on a real disk (tmpfs shows no writeback)."""
     from pgio_tui.sources.disks import devices_for_path
     candidates = [tempfile.gettempdir(), "/var/tmp", "/tmp"]
-    chosen = None
     for d in candidates:
         if Path(d).is_dir() and devices_for_path(d):
-            chosen = d
-            break
-    path = Path(tempfile.mkdtemp(prefix="pgio-demo-", dir=chosen or candidates[0]))
-    path.chmod(0o755)
-    if chosen is None:
-        print(f"{PROG}: demo: no disk-backed temporary directory found; using {path} (no writeback to see "
-              "if it is tmpfs)", file=sys.stderr)
-    return path
+            return Path(d)
+    print(f"{PROG}: demo: no disk-backed temporary directory found; using {candidates[0]} (no writeback to "
+          "see if it is tmpfs)", file=sys.stderr)
+    return Path(candidates[0])

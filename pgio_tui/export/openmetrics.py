@@ -16,12 +16,16 @@ from typing import TextIO
 from prometheus_client.utils import floatToGoString
 
 from pgio_tui.export.promnames import FAMILY_ORDER, Converter, Family, Labels, families_matching, server_label
+from pgio_tui.safe_text import printable
 from pgio_tui.store.reader import Recording
 
 SPOOL_BYTES = 64 * 1024  # per series in memory before it goes to a temporary file
 
 
 def _escape(value: str) -> str:
+    """A label value or help text: control characters as visible escapes (safe_text), then the
+    format's own escaping."""
+    value = printable(value, newlines=True)
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import threading
+
 import psycopg
 
 from pgio_tui.secrets import scrub_secrets
@@ -67,6 +69,37 @@ def connect(conninfo: str, connect_timeout: int = 5) -> psycopg.Connection:
     return conn
 
 
+class PendingConnect:
+    """One connection attempt on its own thread. A server slow to accept (a lock on pg_database
+    holds back every backend's start-up, and lock_timeout is set only after it) must not stall
+    the tick: the OS figures keep coming while we wait up to connect_timeout."""
+
+    def __init__(self, conninfo: str):
+        self.conninfo = conninfo
+        self.conn: psycopg.Connection | None = None
+        self.error: SourceError | None = None
+        self.done = threading.Event()
+        self._abandoned = False
+        threading.Thread(target=self._run, name="pgio-connect", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self.conn = connect(self.conninfo)
+        except SourceError as exc:
+            self.error = exc
+        finally:
+            self.done.set()
+            if self._abandoned:
+                self.abandon()
+
+    def abandon(self) -> None:
+        """Nobody will use the result: close the connection when (or once) it arrives."""
+        self._abandoned = True
+        if self.done.is_set() and self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
 @dataclass(slots=True)
 class Target:
     """Who we are connected to, for the recording's metadata."""
@@ -92,9 +125,10 @@ class PostgresSource:
         self._log_tail = b""
 
     # -- connection -------------------------------------------------------------------------
-    def open(self) -> Features:
+    def open(self, conn: psycopg.Connection | None = None) -> Features:
+        """Connect (or adopt `conn`, made by PendingConnect) and detect what the server offers."""
         self.close()
-        self.conn = connect(self.conninfo)
+        self.conn = conn or connect(self.conninfo)
         try:
             self.features = pgfeatures.detect(self.conn)
             self._sql = pgfeatures.tick_sql(self.features)

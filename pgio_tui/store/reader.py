@@ -7,7 +7,6 @@ stored; they come back here as rows of zeros, so a rebuilt Frame looks like the 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sqlite3
@@ -21,6 +20,9 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
+from pgio_tui.store.validate import (BoundedConnection, check_objects, check_ticks, decode, file_problem,
+                                     json_object, meta_value, number, text, tick_number, value)
+from pgio_tui.store.validate import schema_version as validate_version
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
@@ -43,14 +45,19 @@ class TickEvent(NamedTuple):
     event: Event
 
 
-def _decode(value: Any) -> Any:
-    """JSON text stored by the writer (dicts, lists) back to Python; anything else unchanged."""
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+_decode = decode
+CHECKPOINT_TEXT = {"kind", "lsn", "redo_lsn", "source"}
+WORKLOAD_NUMBERS = {"id", "start_t", "stop_t", "exit_code"}
+
+
+def _first(tick) -> float:
+    """A device's or source's first tick; never seen (or not a number) is _NEVER."""
+    tick = tick_number(tick)
+    return _NEVER if tick is None else tick
+
+
+def _event(kind, body, data) -> Event:
+    return Event(text(kind) or "?", text(body) or "", json_object(data))
 
 
 class Recording:
@@ -61,11 +68,16 @@ class Recording:
         if not self.path.is_file():
             raise RecordingError(f"{self.path}: no such file" if not self.path.exists()
                                  else f"{self.path} is not a file")
+        error, self.note = file_problem(self.path)
+        if error:
+            raise RecordingError(error)
         conn = self._open()
         try:
             version = self._schema_version(conn)
+            check_objects(conn, str(self.path), complete=version == schema.SCHEMA_VERSION)
             if version < schema.SCHEMA_VERSION:
                 conn = self._migrated_copy(conn, version)
+                check_objects(conn, str(self.path), complete=True)
         except BaseException:
             conn.close()
             raise
@@ -81,8 +93,10 @@ class Recording:
         self._data_checked_to = -1  # ... up to this tick
         try:
             self.refresh()
-        except sqlite3.DatabaseError as e:  # a damaged file, or one from a pre-release build
+        except (sqlite3.DatabaseError, RecordingError) as e:  # a damaged file, or one from a pre-release build
             self.db.conn.close()
+            if isinstance(e, RecordingError):
+                raise
             raise RecordingError(f"{self.path} cannot be read as a pgio-tui recording: {e}") from None
 
     # --- opening --------------------------------------------------------------------------------
@@ -90,12 +104,15 @@ class Recording:
     def _open(self) -> sqlite3.Connection:
         uri = self.path.absolute().as_uri() + "?mode=ro"
         try:
-            conn = sqlite3.connect(uri, uri=True)
+            conn = sqlite3.connect(uri, uri=True, factory=BoundedConnection)
+            conn.label = str(self.path)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
-        except sqlite3.DatabaseError as e:
-            if "not a database" in str(e) or "malformed" in str(e):
+        except RecordingError as e:
+            if "not a database" in str(e):
                 raise RecordingError(f"{self.path} is not a pgio-tui recording (not an SQLite file)") from None
+            raise
+        except sqlite3.DatabaseError as e:
             raise RecordingError(f"cannot open recording {self.path}: {e}") from None
 
     def _schema_version(self, conn: sqlite3.Connection) -> int:
@@ -106,19 +123,15 @@ class Recording:
         if not {"meta", "ticks"} <= tables:
             raise not_ours
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        try:
-            version = int(row[0])
-        except (TypeError, ValueError):
-            raise not_ours from None
-        if version > schema.SCHEMA_VERSION:
-            raise RecordingError(f"{self.path} was recorded by a newer pgio-tui (schema {version}, this "
-                                 f"one reads up to {schema.SCHEMA_VERSION}); upgrade pgio-tui")
-        return version
+        if row is None:
+            raise not_ours
+        return validate_version(row[0], str(self.path))
 
     @staticmethod
     def _migrated_copy(conn: sqlite3.Connection, version: int) -> sqlite3.Connection:
         """An older file, migrated in memory: the file itself is never written."""
-        mem = sqlite3.connect(":memory:")
+        mem = sqlite3.connect(":memory:", factory=BoundedConnection)
+        mem.label = conn.label
         conn.backup(mem)
         conn.close()
         schema.migrate(Database(mem, recursive_triggers=False, execute_plugins=False), version)
@@ -145,16 +158,22 @@ class Recording:
         if cookie != self._schema_cookie:
             self._schema_cookie = cookie
             self._columns = schema.metric_columns_of(self.db)
-        self.meta: dict[str, Any] = {k: _decode(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-        self._devices = {name: (id_, role, _NEVER if first is None else first)
+        self.meta: dict[str, Any] = {}
+        for k, v in conn.execute("SELECT key, value FROM meta"):
+            v = meta_value(str(k), v)
+            if v is not None:
+                self.meta[str(k)] = v
+        self._devices = {text(name): (id_, text(role), _first(first))
                          for id_, name, role, first in conn.execute(
-                             "SELECT id, name, role, first_tick FROM devices ORDER BY id")}
-        self._sources = {id_: (bt, _NEVER if first is None else first) for id_, bt, first in conn.execute(
+                             "SELECT id, name, role, first_tick FROM devices ORDER BY id") if text(name) is not None}
+        self._sources = {id_: (text(bt) or "?", _first(first)) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
-        self._wait_events = {r[0]: r[1:] for r in conn.execute("SELECT * FROM wait_events")}
-        self._statements = {id_: (queryid, text) for id_, queryid, text in conn.execute(
+        self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
+            "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
+        self._statements = {id_: (tick_number(queryid), text(qtext)) for id_, queryid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         after = -1 if self.last_tick is None else self.last_tick
+        check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
         if new:
             self._count += new
@@ -205,7 +224,8 @@ class Recording:
         rows = self.db.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
             "ORDER BY coalesce(tick, -1), rowid", (_NEVER if tick is None else tick,))
-        return {r[0]: Setting(r[0], _decode(r[1]), *r[2:]) for r in rows}
+        return {text(r[0]): Setting(text(r[0]), _decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
+                for r in rows if text(r[0]) is not None}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         """Events in the order they happened, of the given kinds (all when None)."""
@@ -213,8 +233,9 @@ class Recording:
         if kinds is not None:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
-        return [TickEvent(tick, t, Event(kind, text or "", _decode(data) or {}))
-                for tick, t, kind, text, data in self.db.conn.execute(sql + " ORDER BY id", params)]
+        return [TickEvent(tick_number(tick), number(t), _event(kind, body, data))
+                for tick, t, kind, body, data in self.db.conn.execute(sql + " ORDER BY id", params)
+                if number(t) is not None]  # an event without a time is not one
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
@@ -223,19 +244,31 @@ class Recording:
 
     @staticmethod
     def _checkpoint(row: tuple) -> dict[str, Any]:
-        c = {k: v for k, v in zip(schema.CHECKPOINT_COLUMNS, row) if v is not None}
-        c.update(_decode(row[-1]) or {})
+        c = {k: v for k, v in json_object(row[-1]).items() if k not in schema.CHECKPOINT_COLUMNS}
+        for k, v in zip(schema.CHECKPOINT_COLUMNS, row):
+            v = text(v) if k in CHECKPOINT_TEXT else number(v)
+            if v is not None:
+                c[k] = v
         return c
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
-        return [{k: _decode(v) for k, v in row.items()} for row in self.db["workloads"].rows]
+        out = []
+        for row in self.db["workloads"].rows:
+            w = {k: (number(v) if k in WORKLOAD_NUMBERS else _decode(v)) for k, v in row.items()}
+            w["kind"] = text(w.get("kind")) or "?"
+            for k in ("params", "summary"):
+                w[k] = w[k] if isinstance(w.get(k), dict) else None
+            argv = w.get("argv")
+            w["argv"] = [text(a) or "" for a in argv] if isinstance(argv, list) else text(argv)
+            out.append(w)
+        return out
 
     def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
-        return list(self.db.conn.execute(
+        return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.db.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
-            (workload_id,)))
+            (workload_id,))]
 
     # --- seeking and series ---------------------------------------------------------------------
 
@@ -272,7 +305,9 @@ class Recording:
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
         sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
-        return self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
+        types = [self._columns.get(m, "REAL") for m in metrics]
+        cursor = self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
+        return ((tick, t, number(elapsed), *map(value, vals, types)) for tick, t, elapsed, *vals in cursor)
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith("disk."):
@@ -346,35 +381,43 @@ class Recording:
         roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
         zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
         zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
+        types = [self._columns[c] for c in columns]
         for row in ticks:
             tick = row[0]
             devices = {name: dict(zero_dev) for name, (_, _, first) in self._devices.items() if first <= tick}
             for id_, *vals in disk.get(tick, ()):
-                devices[device_names[id_]] = dict(zip(DEVICE_FIELDS, vals))
+                if id_ in device_names:
+                    devices[device_names[id_]] = {f: number(v) or 0.0 for f, v in zip(DEVICE_FIELDS, vals)}
             sources = {bt: dict(zero_src) for bt, first in self._sources.values() if first <= tick}
             for id_, *vals in io.get(tick, ()):
-                sources[self._sources[id_][0]] = dict(zip(SOURCE_FIELDS, vals))
+                if id_ in self._sources:
+                    sources[self._sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
+            values = {c: value(v, ty) for c, v, ty in zip(columns, row[4:], types)}
             yield Frame(
-                tick=tick, t=row[1], elapsed=row[2], dt=row[3],
-                values={c: v for c, v in zip(columns, row[4:]) if v is not None},
+                tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
+                values={c: v for c, v in values.items() if v is not None},
                 devices=devices,
                 device_roles=dict(roles),
                 sources=sources,
-                waits=[(*self._wait_events[id_], n) for id_, n in waits.get(tick, ())],
-                events=[Event(k, text or "", _decode(d) or {}) for k, text, d in events.get(tick, ())],
+                waits=[(*self._wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
+                       if id_ in self._wait_events and number(n) is not None],
+                events=[_event(k, body, d) for k, body, d in events.get(tick, ())],
                 checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
-                **self._statement_rows(stmts.get(tick, ()), row[4 + columns.index(_WINDOW)]
+                **self._statement_rows(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
                                        if _WINDOW in columns else None),
             )
 
     def _statement_rows(self, rows, window: float | None) -> dict[str, Any]:
         """A tick's stored statement rows back to Frame.statements (rates over the window) and
         the texts of those queryids."""
-        if not rows or not window:
+        if not rows or not window or window <= 0:
             return {}
         out, texts = [], {}
         for sid, *vals in rows:
-            queryid, text = self._statements[sid]
+            queryid, qtext = self._statements.get(sid, (None, None))
+            vals = [number(v) for v in vals]
+            if queryid is None or not vals[0] or vals[0] < 0:
+                continue  # a row without its statement or calls: not a measurement
             st: dict[str, Any] = {"queryid": queryid}
             for (fld, scale), v in zip(schema.STATEMENT_COLUMNS.values(), vals):
                 per_window = fld not in ("mean_ms", "stddev_ms")
@@ -382,14 +425,14 @@ class Recording:
             calls = vals[0]
             st["mean_ms"] = vals[1] / 1000 / calls if calls and vals[1] is not None else None
             out.append(st)
-            if text is not None:
-                texts[queryid] = text
+            if qtext is not None:
+                texts[queryid] = qtext
         out.sort(key=lambda st: -(st.get("time_ms_s") or 0))
         return {"statements": out, "statement_texts": texts}
 
     def statement_texts(self) -> dict[int, str]:
         """queryid -> query text, for every statement the file knows the text of."""
-        return {q: text for q, text in self._statements.values() if text is not None}
+        return {q: t for q, t in self._statements.values() if t is not None}
 
     def statement_totals(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, dict]:
         """Per queryid over a tick range: calls, total ms, mean and stddev ms, blocks read, dirtied,
@@ -400,8 +443,10 @@ class Recording:
                "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
         out = {}
-        for queryid, calls, time_us, sumsq_us, read, dirtied, written, wal in self.db.conn.execute(sql, params):
-            if not calls:
+        for row in self.db.conn.execute(sql, params):
+            queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (tick_number(row[0]),
+                                                                              *(number(v) for v in row[1:]))
+            if queryid is None or not calls or calls < 0 or time_us is None:
                 continue
             mean = time_us / calls / 1000
             var = (sumsq_us / calls) / 1e6 - mean * mean if sumsq_us is not None else None

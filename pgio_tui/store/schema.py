@@ -17,6 +17,7 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
 from pgio_tui.metrics import CATALOG, lookup
 
 SCHEMA_VERSION = 2
+FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
 
 # Top statements (schema 2): the text once per queryid in `statements`, one row per statement and
 # statement window in `statement_stats`. Stored as whole numbers over the window (counts, times in

@@ -16,10 +16,10 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import shlex
 import socket
 import sqlite3
+import stat
 import sys
 import threading
 import time
@@ -32,6 +32,7 @@ from sqlite_utils import Database
 
 import pgio_tui
 from pgio_tui.secrets import scrub_secrets
+from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
@@ -40,21 +41,10 @@ from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quo
 __all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
 
 COMMIT_EVERY_S = 1.0
-
-# Keys of metadata dicts named like a password are dropped whatever their value.
-_SECRET_KEY = re.compile(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
-
-
-def _scrub(value: Any) -> Any:
-    """scrub_secrets applied through dicts and lists; keys named like a password are dropped."""
-    if isinstance(value, str):
-        return scrub_secrets(value)
-    if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items() if not _SECRET_KEY.fullmatch(str(k))}
-    if isinstance(value, (list, tuple)):
-        return [_scrub(v) for v in value]
-    return value
-
+# The WAL goes into the main file this often (a passive checkpoint: readers never wait), so a copy
+# made without the -wal file after a crash still holds all but the last seconds.
+CHECKPOINT_EVERY_S = 10.0
+FILE_MODE = 0o600  # recordings hold host names, settings and command lines: the owner's to share
 
 def _json(value: Any) -> str | None:
     return None if value in (None, {}, []) else json.dumps(_scrub(value), default=str)
@@ -129,7 +119,7 @@ class Recorder:
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
         self._interval: float | None = None
         self._last_tick: int | None = None
-        self._last_commit = time.monotonic()
+        self._last_commit = self._last_checkpoint = time.monotonic()
         self._clear_buffers()
         self.set_meta(**{**default_meta(), **(meta or {})})
 
@@ -142,9 +132,14 @@ class Recorder:
         if p.exists() or p.is_symlink():
             if not force:
                 raise exists
+            for q in _siblings(p):
+                if (q.exists() or q.is_symlink()) and not stat.S_ISREG(q.lstat().st_mode):
+                    raise RecordingError(f"{q} is not a regular file: --force replaces only recordings; "
+                                         "choose another name")
             _remove(p)
         try:
-            os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            # SQLite gives the -wal and -shm files the mode of the main file
+            os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
         except FileExistsError:
             raise exists from None
         except OSError as e:
@@ -339,6 +334,9 @@ class Recorder:
                 if rows:
                     conn.executemany(sql, rows)
             conn.execute("COMMIT")
+            if self._last_commit - self._last_checkpoint >= CHECKPOINT_EVERY_S:
+                self._last_checkpoint = self._last_commit
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error as e:
             if conn.in_transaction:
                 try:
@@ -424,9 +422,13 @@ class Recorder:
             self._fail(e)
 
 
-def _remove(path: Path) -> None:
+def _siblings(path: Path) -> tuple[Path, ...]:
     """A recording file and the files SQLite keeps beside it."""
-    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+    return (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"))
+
+
+def _remove(path: Path) -> None:
+    for p in _siblings(path):
         p.unlink(missing_ok=True)
 
 

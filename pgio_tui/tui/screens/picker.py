@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
+from pgio_tui.safe_text import plain_text
 from pgio_tui.store.listing import RecordingInfo, list_recordings
 from pgio_tui.store.player import hms
 from pgio_tui.tui.themes import ThemedApp
@@ -44,7 +45,8 @@ class PickerApp(ThemedApp, App[str | None]):
         self.init_themes(theme)
 
     def compose(self) -> ComposeResult:
-        yield Static(f" {len(self.infos)} recordings in {os.path.abspath(self.folder)}  ·  enter: replay", id="where")
+        yield Static(plain_text(f" {len(self.infos)} recordings in {os.path.abspath(self.folder)}  ·  enter: replay"),
+                     id="where")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -53,7 +55,7 @@ class PickerApp(ThemedApp, App[str | None]):
         table = self.query_one(DataTable)
         table.add_columns("file", "start", "duration", "host", "workload", "size")
         for i, info in enumerate(self.infos):
-            table.add_row(*row_of(info), key=str(i))
+            table.add_row(*map(plain_text, row_of(info)), key=str(i))
         table.focus()
 
     def action_open(self) -> None:

@@ -2,20 +2,21 @@
 
 It draws from the same FrameHistory as the panes, at the monitor's position (live: now, or where
 the display was paused; replay: the player's position). Query text comes from the server (or a
-recording) and is shown as plain text, never markup, control characters replaced.
+recording) and is shown as plain text (safe_text): never markup, control characters as escapes.
 """
 
 from __future__ import annotations
 
 import time
 
-from rich.text import Text
+from rich.text import Text  # numbers and our own labels; server text goes through plain_text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from pgio_tui.analysis.statements import one_line as plain
+from pgio_tui.safe_text import plain_text
 from pgio_tui.tui import format as fmt
 
 # (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
@@ -115,7 +116,7 @@ class StatementsScreen(Screen):
         for r in self._rows:
             cells = [Text(f(r.get(fld)), justify="right") for fld, _, f, _ in cols]
             text = texts.get(r["queryid"])
-            query = Text(plain(text, qwidth)) if text is not None else Text(f"queryid {r['queryid']}", style="dim")
+            query = plain_text(plain(text, qwidth)) if text is not None else Text(f"queryid {r['queryid']}", style="dim")
             table.add_row(*cells, query, key=str(r["queryid"]))
         self._show_text(table.cursor_row)
 
@@ -129,4 +130,4 @@ class StatementsScreen(Screen):
             return
         r = self._rows[index]
         text = self.history.statement_texts.get(r["queryid"])
-        box.update(Text(f"{r['queryid']}: " + (plain(text, 400) if text is not None else "(text not read yet)")))
+        box.update(plain_text(f"{r['queryid']}: " + (plain(text, 400) if text is not None else "(text not read yet)")))

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, TabbedContent, TabPane
 
+from pgio_tui.safe_text import plain_text
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.launch import PGBENCH_BUILTINS
 
@@ -109,7 +110,7 @@ class WorkloadScreen(ModalScreen[Any]):
         return out
 
     def show_error(self, text: str) -> None:
-        self.query_one("#wl-error", Label).update(text)
+        self.query_one("#wl-error", Label).update(plain_text(text))
 
     def action_start(self) -> None:
         kind, fields = self.active_kind, self.fields()

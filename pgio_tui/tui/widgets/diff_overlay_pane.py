@@ -21,6 +21,7 @@ from textual.binding import Binding
 from pgio_tui.analysis.compare import Row
 from pgio_tui.analysis.formats import change, number
 from pgio_tui.metrics import lookup
+from pgio_tui.safe_text import plain_text
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.diff_series import DiffSeries, Run
 from pgio_tui.tui.plot import GUTTER, ChartSpec, HLine, Line, Run as Cell, Series
@@ -150,7 +151,7 @@ class OverlayPane(Pane):
         self.title = title
         self.key = key
         self.empty_text = empty_text
-        self.border_title = f"{key} {title}".strip()
+        self.border_title = plain_text(f"{key} {title}".strip())
         self.choices: list[Choice] = []
         self.selected = 0
         self._charts: dict[Choice, Chart] = {}
@@ -165,7 +166,7 @@ class OverlayPane(Pane):
         self.selected = self.choices.index(current) if current in self.choices else 0
         if title is not None:
             self.title = title
-            self.border_title = f"{self.key} {title}".strip()
+            self.border_title = plain_text(f"{self.key} {title}".strip())
         if self._view is not None:
             self.draw(self._view, force=True)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from rich import box
 from rich.console import Group
 from rich.table import Table
-from rich.text import Text
 from textual.widgets import Static
 
 from pgio_tui.analysis.compare import Comparison
 from pgio_tui.analysis.formats import DASH, header_rows
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.tui.palette import palette_of
+from pgio_tui.safe_text import plain_text as Text  # recorded names: text, not markup
 
 VERDICT_NOTE = ("verdict: changed = the 95 % block-bootstrap interval of B − A excludes 0; "
                 "noise = it does not (docs/diff.md)")
@@ -55,13 +55,13 @@ class SettingsView(Static):
         if self.runs:
             runs = table("", "A", "B")
             for what, a, b in header_rows(c):
-                runs.add_row(Text(what, style=muted), a, b)
+                runs.add_row(Text(what, style=muted), Text(a), Text(b))
             parts += [head(f"runs (aligned on {c.align})"), runs]
         parts.append(head("settings that differ"))
         if c.settings:
             sett = table("setting", "kind", "A", "B")
             for s in c.settings:
-                sett.add_row(s.name, Text(s.category, style=muted), s.a or DASH, s.b or DASH)
+                sett.add_row(Text(s.name), Text(s.category, style=muted), Text(s.a or DASH), Text(s.b or DASH))
             parts.append(sett)
         else:
             parts.append(Text("  none", style=muted))
@@ -69,7 +69,7 @@ class SettingsView(Static):
         if c.machine:
             mach = table("fact", "A", "B")
             for s in c.machine:
-                mach.add_row(s.name, s.a or DASH, s.b or DASH)
+                mach.add_row(Text(s.name), Text(s.a or DASH), Text(s.b or DASH))
             parts.append(mach)
         else:
             parts.append(Text(f"  same machine ({machine_host(c.a.meta) or '?'})", style=muted))

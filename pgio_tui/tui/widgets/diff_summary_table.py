@@ -7,13 +7,13 @@ metric's name. Moving the cursor tells the screen which row to chart (RowChosen)
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from pgio_tui.analysis.compare import Comparison, Row
 from pgio_tui.analysis.formats import cells
 from pgio_tui.tui.palette import palette_of
+from pgio_tui.safe_text import plain_text as Text  # recorded names: text, not markup
 
 COLUMNS = (("metric", "metric"), ("A", "a"), ("B", "b"), ("change", "change"), ("verdict", "verdict"),
            ("95 % interval", "interval"))

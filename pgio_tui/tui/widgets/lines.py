@@ -21,6 +21,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from pgio_tui.safe_text import printable
 from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
 from pgio_tui.tui.plot import Line
@@ -142,8 +143,11 @@ class LinesView(Widget):
         self._strips = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
-        """Show these lines; repaint only those that differ from what is shown."""
-        lines = list(lines)
+        """Show these lines; repaint only those that differ from what is shown. Runs are text,
+        never markup; control characters in them (a device or wait-event name from a recording
+        or a server) are shown as visible escapes."""
+        lines = [line if all(t.isprintable() for t, _ in line) else
+                 tuple((printable(t), style) for t, style in line) for line in lines]
         old = self._lines
         self._lines = lines
         if len(old) != len(lines):

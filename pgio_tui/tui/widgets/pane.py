@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgio_tui.metrics import CATALOG, DISK_METRICS
+from pgio_tui.safe_text import plain_text
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.session import SessionInfo
@@ -88,8 +89,10 @@ class Pane(LinesView, can_focus=True):
         return "\n".join("".join(t for t, _ in line) for line in self._lines[a:b])
 
     def set_subtitle(self, text: str) -> None:
-        if self.border_subtitle != text:
-            self.border_subtitle = text
+        """The border subtitle, as plain text (it may hold a device name or a setting)."""
+        if getattr(self, "_subtitle_text", None) != text:
+            self._subtitle_text = text
+            self.border_subtitle = plain_text(text)
 
 
 @dataclass(frozen=True)
