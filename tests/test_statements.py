@@ -104,7 +104,7 @@ def test_texts_come_once_and_only_changed_entries_are_returned(make_cluster):
         returned = len(sampler._prev_raw["pgss_rows"] or [])
         f2 = sampler.sample(6, 6.0)  # texts of the new top statements are read on the next tick
         work.execute("SELECT 'y' AS \"[b]x\"")
-        f3 = sampler.sample(10, 10.0)
+        f3 = sampler.sample(70, 70.0)  # a read at the latest after MAX_STRIDE_S, whatever the budget says
     finally:
         sampler.close()
         work.close()
