@@ -36,7 +36,7 @@ from pgio_tui.store.reader import Recording, RecordingError
 
 SEED = int(os.environ.get("PGIO_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("PGIO_FUZZ_CASES", "300"))
-SUBPROCESS_SAMPLE = 6
+SUBPROCESS_SAMPLE = 4
 HANG_S = 5
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what may not reach stdout (\t and \n may)
 
@@ -78,7 +78,7 @@ def one_case(path: Path, other: Path) -> list[str]:
                 rec.settings(player.tick), rec.workloads(), rec.checkpoints()
     except RecordingError as e:
         errors.append(str(e))
-    for a, b, fmts in ((other, path, FORMATS), (path, other, ("table",))):
+    for a, b, fmts in ((other, path, FORMATS), (path, other, ("csv",))):
         try:
             c = compare(a, b)
             outputs += [render(c, fmt) for fmt in fmts]

@@ -16,6 +16,7 @@ import pytest
 from test_demo import Demo, _postmaster, alive
 
 from pgio_tui.workloads import cluster as cluster_mod
+from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.cluster import LAB_USER, OWNER_FILE, Cluster
 
 pytestmark = pytest.mark.pg
@@ -87,7 +88,7 @@ def test_a_later_run_removes_stale_lab_folders(pg_bindir, tmp_path):
     (stale / OWNER_FILE).write_text(f"{dead.pid} 1\n")
     mine = root / f"pgio-lab-mine{os.getpid()}"
     mine.mkdir()
-    (mine / OWNER_FILE).write_text(cluster_mod._owner_mark(os.getpid()))
+    (mine / OWNER_FILE).write_text(watchdog.owner_mark(os.getpid()))
     foreign = root / f"pgio-lab-foreign{os.getpid()}"  # no owner mark: not ours to judge
     foreign.mkdir()
     try:

@@ -70,12 +70,16 @@ def endpoint(fixture_file):
     with Recording(fixture_file) as rec:
         for frame in rec.frames(0, 60):
             exporter.on_frame(frame)
-    yield exporter, url
+    yield exporter, url, fixture_file
     exporter.close()
 
 
+def exporter_fixture(endpoint):
+    return endpoint[2]
+
+
 def test_scrape_passes_promtool_check_metrics(endpoint):
-    _exporter, url = endpoint
+    _exporter, url, _file = endpoint
     ctype, text = http_get(url)
     assert ctype.startswith("text/plain; version=0.0.4"), ctype
     for name in ("pgio_up", "pgio_wal_bytes_total", "pgio_disk_utilization_ratio", "pgio_mem_dirty_bytes",
@@ -84,13 +88,16 @@ def test_scrape_passes_promtool_check_metrics(endpoint):
     assert "# TYPE pgio_wal_bytes_total counter" in text
     r = promtool_check_metrics(text)
     assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
-    _ctype, again = http_get(url)  # the second scrape reports the first one's duration
+    exporter, _url, _file = endpoint
+    with Recording(exporter_fixture(endpoint)) as rec:
+        exporter.on_frame(rec.frame(61))
+    _ctype, again = http_get(url)  # the next tick's page reports the first scrape's duration
     m = re.search(r"^pgio_exporter_last_scrape_duration_seconds (\S+)$", again, re.M)
     assert m and 0 < float(m.group(1)) < 1
 
 
 def test_openmetrics_on_negotiation(endpoint):
-    _exporter, url = endpoint
+    _exporter, url, _file = endpoint
     ctype, text = http_get(url, accept="application/openmetrics-text; version=1.0.0; charset=utf-8")
     assert ctype.startswith("application/openmetrics-text"), ctype
     assert text.endswith("# EOF\n")
@@ -105,8 +112,8 @@ def test_before_the_first_tick_only_up_is_zero():
         _ctype, text = http_get(url)
     finally:
         exporter.close()
-    assert re.findall(r"^(pgio_\w+)", text, re.M) == ["pgio_up"]
-    assert 'pgio_up{server="h:1"} 0.0' in text
+    assert re.findall(r"^(pgio_\w+)", text, re.M) == ["pgio_up", "pgio_exporter_last_scrape_duration_seconds"]
+    assert 'pgio_up{server="h:1"} 0.0' in text and "pgio_exporter_last_scrape_duration_seconds NaN" in text
 
 
 @pytest.mark.parametrize("text, want", [
@@ -151,3 +158,27 @@ def test_dashboard_file_is_generated_from_the_names():
 def test_docs_list_every_prometheus_name():
     assert markdown() in (ROOT / "docs/prometheus.md").read_text(), \
         "paste `python -m pgio_tui.export.promnames` into docs/prometheus.md"
+
+
+@pytest.mark.parametrize("accept", [None, "application/openmetrics-text; version=1.0.0; charset=utf-8"])
+def test_page_is_prometheus_clients_own_rendering(fixture_file, accept):
+    """Each family is laid out once per set of its series and filled per tick: it must be byte for byte
+    what prometheus-client renders for the same samples, as series come and go (checkpoints, waits,
+    a gap, devices appearing)."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.exposition import choose_encoder
+
+    from pgio_tui.export.prometheus import _Samples, _scrape_sample
+    exporter = Exporter("fixture-host", port=0)  # not started: pages are built without HTTP
+    reference = Converter("fixture-host")
+    encoder, _ctype = choose_encoder(accept or "")
+    layouts = set()
+    with Recording(fixture_file) as rec:
+        for frame in rec.frames(0, 120):
+            exporter.on_frame(frame)
+            samples = reference.update(frame) + [_scrape_sample(float("nan"))]
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(_Samples(samples))
+            assert exporter.page(accept)[0] == encoder(registry), frame.tick
+            layouts.add(exporter._layouts[_ctype]["pgio_wait_sessions"][0])
+    assert len(layouts) > 3  # the series did change

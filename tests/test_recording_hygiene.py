@@ -44,6 +44,8 @@ def test_force_never_replaces_a_device(tmp_path):
     with pytest.raises(RecordingError, match="not a regular file"):
         Recorder(link, force=True)
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert main(["record", "-o", "/dev/null", "--force"]) == 1  # refused before connecting
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 @pytest.mark.parametrize("argv", [

@@ -31,6 +31,12 @@ def check_overwrite(path: str | None, force: bool) -> None:
     """A recording is never overwritten without --force (checked before connecting)."""
     if path and os.path.exists(path) and not force:
         raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
+    if path and force:
+        from pgio_tui.store.writer import RecordingError, check_replaceable
+        try:
+            check_replaceable(path)
+        except RecordingError as exc:
+            raise CliError(str(exc)) from None
 
 
 def open_recording(path: str):

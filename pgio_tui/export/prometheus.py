@@ -1,24 +1,32 @@
-"""The live Prometheus endpoint: one more consumer of Frames, served over HTTP by prometheus-client.
+"""The live Prometheus endpoint: one more consumer of Frames, its pages written by prometheus-client.
 
-`on_frame()` converts each tick once (promnames.Converter) and keeps the result; a scrape only
-formats the latest tick's samples, so its cost does not grow with the session. prometheus-client
-serves the Prometheus text format, and OpenMetrics to scrapers that ask for it (Accept header).
+`on_frame()` converts each tick once (promnames.Converter). A scrape is cheap because a family's
+text is laid out by prometheus-client (`choose_encoder` for content negotiation: the Prometheus text
+format, or OpenMetrics for scrapers that ask) only when its series change; each tick then only
+fills in the values (prometheus-client's own float formatting), once per format however many
+scrapers ask. The HTTP server keeps connections alive (Prometheus reuses them) and does not
+compress: a page is ~15 kB, and not spending CPU on it matters more next to the database.
 """
 
 from __future__ import annotations
 
+import itertools
+import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
+from prometheus_client.utils import floatToGoString
 
-from pgio_tui.export.promnames import PREFIX, Converter, Sample
+from pgio_tui.export.promnames import PREFIX, Converter, Family, Sample
 from pgio_tui.frame import Frame
 
 DEFAULT_HOST = "127.0.0.1"
-SCRAPE_NAME = PREFIX + "exporter_last_scrape_duration_seconds"
-SCRAPE_HELP = "Seconds the previous scrape of this endpoint took to collect and format its samples."
+SCRAPE = Family(PREFIX + "exporter_last_scrape_duration_seconds", "gauge", "seconds",
+                "Seconds the last scrape before this tick took to answer (NaN before the first).")
 
 
 class ListenError(Exception):
@@ -39,28 +47,74 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or DEFAULT_HOST, int(port)
 
 
+class _Samples:
+    """A prometheus-client collector of fixed samples: one Metric per family, in order."""
+
+    def __init__(self, samples: list[Sample]):
+        self.samples = samples
+
+    def collect(self):
+        metric = None
+        for family, labels, value in self.samples:
+            if metric is None or metric.name != family.name:
+                if metric is not None:
+                    yield metric
+                metric = Metric(family.name, family.help, family.type, family.unit)
+            metric.add_sample(family.sample_name, dict(labels), value)
+        if metric is not None:
+            yield metric
+
+
+class _Layout:
+    """One family's text in one format, split around its values: chunks[0] v0 chunks[1] v1 ... tail."""
+
+    def __init__(self, encoder, samples: list[Sample], trailer: bytes):
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Samples(samples))
+        text = encoder(registry).removesuffix(trailer).decode()
+        self.chunks: list[str] = []
+        cur = ""
+        for line in text.splitlines(keepends=True):
+            if line.startswith("#") or not line.strip():
+                cur += line
+                continue
+            cut = line.rstrip("\n").rfind(" ") + 1  # the value is the last field
+            self.chunks.append(cur + line[:cut])
+            cur = line[len(line.rstrip("\n")):]
+        self.tail = cur
+        if len(self.chunks) != len(samples):
+            raise ValueError(f"{samples[0][0].name}: {len(self.chunks)} sample lines for {len(samples)} samples")
+
+    def fill(self, values: list[float]) -> str:
+        return "".join([c + floatToGoString(v) for c, v in zip(self.chunks, values)]) + self.tail
+
+
 class Exporter:
-    """Serves /metrics for the latest Frame (a prometheus-client Collector on its own registry)."""
+    """Serves /metrics for the latest Frame. `start()` listens; `on_frame()` is the Session consumer."""
 
     def __init__(self, server: str, host: str = DEFAULT_HOST, port: int = 0):
         self.host, self.port = host, port
+        self.ticks = 0  # frames served so far
         self._converter = Converter(server)
         self._samples: list[Sample] = Converter(server).update(Frame(0, 0.0, 0.0, None))  # pgio_up 0
         self._lock = threading.Lock()
-        self._last_scrape_s: float | None = None
-        self._httpd = None
-        self.ticks = 0  # frames served so far
+        self._pages: dict[str, bytes] = {}  # content type -> page of the latest tick
+        self._layouts: dict[str, dict[str, tuple[tuple, _Layout]]] = {}  # type -> family -> (labels, layout)
+        self._last_scrape_s = float("nan")
+        self._httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> str:
-        """Listen; returns the URL of /metrics. ListenError when the address cannot be served."""
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(self)
+        """Listen (a daemon thread); returns the URL of /metrics. ListenError when it cannot."""
+        handler = type("Handler", (_Handler,), {"exporter": self})
         try:
-            self._httpd, _thread = start_http_server(self.port, addr=self.host, registry=registry)
+            family = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+            server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})
+            self._httpd = server_class((self.host, self.port), handler)
         except (OSError, ValueError) as exc:
             raise ListenError(f"cannot listen on {self.host}:{self.port}: {getattr(exc, 'strerror', None) or exc}") \
                 from None
-        self.port = self._httpd.server_port
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, name="pgio-metrics", daemon=True).start()
         return self.url
 
     @property
@@ -71,32 +125,68 @@ class Exporter:
     def on_frame(self, frame: Frame) -> None:
         samples = self._converter.update(frame)
         with self._lock:
-            self._samples = samples
+            self._samples, self._pages = samples, {}
         self.ticks += 1
 
-    def collect(self):
-        """One Metric per family, then the scrape timer. Timed until the scraper asks for more
-        after the last family, i.e. with formatting, so the figure is the previous scrape's."""
-        t0 = time.perf_counter()
+    def page(self, accept: str | None) -> tuple[bytes, str]:
+        """The latest tick's page in the format `accept` asks for, and its content type."""
+        encoder, ctype = choose_encoder(accept or "")
         with self._lock:
-            samples, last = self._samples, self._last_scrape_s
-        metric = None
-        for family, labels, value in samples:
-            if metric is None or metric.name != family.name:
-                if metric is not None:
-                    yield metric
-                metric = Metric(family.name, family.help, family.type, family.unit)
-            metric.add_sample(family.sample_name, dict(labels), value)
-        if metric is not None:
-            yield metric
-        if last is not None:
-            scrape = Metric(SCRAPE_NAME, SCRAPE_HELP, "gauge", "seconds")
-            scrape.add_sample(SCRAPE_NAME, {}, last)
-            yield scrape
-        self._last_scrape_s = time.perf_counter() - t0
+            page = self._pages.get(ctype)
+            if page is None:
+                page = self._pages[ctype] = self._render(encoder, ctype)
+        return page, ctype
+
+    def _render(self, encoder, ctype: str) -> bytes:
+        """prometheus-client lays out a family again only when its series changed (waits come and
+        go every tick; the rest stays), then the tick's values are filled in."""
+        samples = self._samples + [_scrape_sample(self._last_scrape_s)]
+        layouts = self._layouts.setdefault(ctype, {})
+        trailer = encoder(CollectorRegistry(auto_describe=False))  # "# EOF" in OpenMetrics
+        parts = []
+        for _name, group in itertools.groupby(samples, key=lambda s: s[0].name):
+            group = list(group)
+            key = tuple(labels for _f, labels, _v in group)
+            cached = layouts.get(group[0][0].name)
+            if cached is None or cached[0] != key:
+                cached = layouts[group[0][0].name] = (key, _Layout(encoder, group, trailer))
+            parts.append(cached[1].fill([v for _f, _l, v in group]))
+        return "".join(parts).encode() + trailer
 
     def close(self) -> None:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+
+
+def _scrape_sample(seconds: float) -> Sample:
+    return (SCRAPE, (), seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """GET /metrics (HTTP/1.1, kept alive); / says where the metrics are; anything else is 404."""
+
+    protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and page leave in one send (flushed after each request)
+    timeout = 300  # an idle kept-alive connection is dropped (and its thread ends) after this
+    exporter: Exporter
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        t0 = time.perf_counter()
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            body, ctype, status = *self.exporter.page(self.headers.get("Accept")), 200
+        else:
+            body, ctype = b"pgio-tui: Prometheus metrics are at /metrics\n", "text/plain; charset=utf-8"
+            status = 200 if path == "/" else 404
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        if status == 200 and path == "/metrics":
+            self.exporter._last_scrape_s = time.perf_counter() - t0
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - no access log on stderr
+        pass

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pgio_tui.frame import Frame
 from pgio_tui.metrics import BY_NAME, LATENCY_THRESHOLDS_MS
+from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
 Labels = tuple[tuple[str, str], ...]
@@ -161,7 +162,7 @@ Sample = tuple[Family, Labels, float]
 def server_label(meta: dict) -> str:
     """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
     host, port = meta.get("host") or "", meta.get("port")
-    return f"{host}:{port}" if port else str(host or "unknown")
+    return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
 class Converter:
@@ -182,14 +183,15 @@ class Converter:
             self._apply(rule, values.get(rule.metric), dt, base + rule.labels, out)
         kind = values.get("checkpoint.kind")
         if isinstance(kind, str) and kind:
-            out.append((CHECKPOINT_INFO, base + (("kind", kind),), 1.0))
+            out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
         for dev, row in frame.devices.items():
             role = frame.device_roles.get(dev)
-            labels = base + (("device", dev),) + ((("role", role),) if role else ())
+            labels = base + (("device", printable(dev)),) + ((("role", printable(role)),) if role else ())
             for rule in DISK_RULES:
                 self._apply(rule, row.get(rule.metric), dt, labels, out)
         for btype, wtype, event, n in frame.waits:
-            out.append((WAITS, base + (("backend_type", btype), ("wait_event_type", wtype), ("wait_event", event)),
+            out.append((WAITS, base + (("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
+                                       ("wait_event", printable(event))),
                         float(n)))
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out

@@ -132,10 +132,7 @@ class Recorder:
         if p.exists() or p.is_symlink():
             if not force:
                 raise exists
-            for q in _siblings(p):
-                if (q.exists() or q.is_symlink()) and not stat.S_ISREG(q.lstat().st_mode):
-                    raise RecordingError(f"{q} is not a regular file: --force replaces only recordings; "
-                                         "choose another name")
+            check_replaceable(p)
             _remove(p)
         try:
             # SQLite gives the -wal and -shm files the mode of the main file
@@ -420,6 +417,14 @@ class Recorder:
             return action()
         except sqlite3.Error as e:
             self._fail(e)
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """--force replaces a recording, never a device (/dev/null), a directory or a symlink."""
+    for q in _siblings(Path(path)):
+        if (q.exists() or q.is_symlink()) and not stat.S_ISREG(q.lstat().st_mode):
+            raise RecordingError(f"{q} is not a regular file: --force replaces only recordings; "
+                                 "choose another name")
 
 
 def _siblings(path: Path) -> tuple[Path, ...]:

