@@ -73,6 +73,9 @@ class Frame:
     # values["statements.window_s"]): {"queryid": int, **STATEMENT_FIELDS}.
     statements: list[dict[str, Any]] = field(default_factory=list)
     statement_texts: dict[int, str] = field(default_factory=dict)  # query text first learned at this tick
+    # A launched workload's latencies of this tick as sparse histogram buckets (pgio_tui.quantiles):
+    # bucket -> transactions (pgio: statements), so any window's percentiles come from transactions.
+    latency_buckets: dict[int, int] = field(default_factory=dict)
 
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""

@@ -24,6 +24,8 @@ class Metric:
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
+_PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
+         "and those marked /* pgio-tui */ excluded")
 
 
 def _m(name, unit, kind, pane, help, source):
@@ -57,6 +59,12 @@ CATALOG: tuple[Metric, ...] = (
     _m("checkpoint.wal_progress", "0-1", "gauge", "checkpoint",
        "WAL since the last checkpoint's redo point as a fraction of the distance that triggers a WAL checkpoint.",
        "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)"),
+    _m("checkpoint.timeout_s", "s", "gauge", "checkpoint",
+       "checkpoint_timeout in force at this tick (a reload mid-session shows here).",
+       "pg_settings, re-read when the settings fingerprint changes"),
+    _m("checkpoint.completion_target", "0-1", "gauge", "checkpoint",
+       "checkpoint_completion_target in force at this tick.",
+       "pg_settings, re-read when the settings fingerprint changes"),
     # --- buffers written by source ---------------------------------------------------------
     _m("writes.checkpointer", "buffers/s", "rate", "writes",
        "Shared buffers written by the checkpointer.",
@@ -108,19 +116,15 @@ CATALOG: tuple[Metric, ...] = (
        "pgio statements; else the server's commits and rollbacks).",
        "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
     _m("latency.mean_ms", "ms", "gauge", "latency",
-       "Mean latency over the tick (a launched pgbench's transactions or pgio's statements, else statements "
-       "from pg_stat_statements).",
-       "pgbench log; else delta total_exec_time / delta calls (13+; total_time on old extension versions) since "
-       "the previous read of pg_stat_statements: every tick, or every few ticks when reading it costs the server "
-       "more than the observer's budget (thousands of entries); null on the ticks between"),
+       "Mean transaction latency over the tick (a launched pgbench's transactions, pgio's statements); "
+       "null without a launched workload (see statements.mean_ms).",
+       _LAUNCHED),
     _m("latency.stddev_ms", "ms", "gauge", "latency",
-       "Standard deviation of latency over the tick.",
-       "pgbench log; else from pg_stat_statements calls, mean and stddev (sum of squares)"),
+       "Standard deviation of transaction latency over the tick.", _LAUNCHED),
     _m("latency.p50_ms", "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
     _m("latency.p95_ms", "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
     _m("latency.p99_ms", "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
     _m("latency.max_ms", "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
-    _m("latency.calls_s", "1/s", "rate", "latency", "Statements per second.", "pg_stat_statements delta calls"),
     _m("latency.txns", "count", "gauge", "latency",
        "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
        "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
@@ -131,6 +135,18 @@ CATALOG: tuple[Metric, ...] = (
     *(_m(f"latency.over_{ms}ms", "count", "gauge", "latency",
          f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
+    # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
+    _m("statements.calls_s", "1/s", "rate", "latency",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       _PGSS),
+    _m("statements.mean_ms", "ms", "gauge", "latency",
+       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
+       "are left out so microsecond statements do not pull it down).",
+       _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
+    _m("statements.stddev_ms", "ms", "gauge", "latency",
+       "Standard deviation of the execution time of the statements completed in the tick.",
+       _PGSS + "; from calls, mean and stddev (sum of squares)"),
     # --- database --------------------------------------------------------------------------
     _m("pgio.reads_s", "blocks/s", "rate", "database",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
@@ -252,6 +268,20 @@ def markdown() -> str:
         "`statement.<queryid>.*` are rows of the recording's `statement_stats` table (the top 20",
         "statements by time and by each I/O figure, per statement window), not `ticks` columns; the",
         "query text is stored once per queryid in `statements`.",
+        "",
+        "**Counters published in bursts.** Backends do not publish their statistics as they work: they",
+        "flush pg_stat_io (16+), pg_stat_database and pg_stat_wal at most about once a second, and before",
+        "17 the backends' share of pg_stat_bgwriter (`buffers_backend`, `buffers_backend_fsync`) arrives in",
+        "lumps of about 1024 every few seconds. Sampled as is, `writes.backend` would read 0, 0, 0, 6534,",
+        "0, 0, 6767 while the disk writes steadily. The sampler watches each counter's publication cadence",
+        "(the longest of its last four gaps between rises) and pays a rise out evenly over that many",
+        "ticks: the rate is steady, the total over the run is unchanged (the last tick of a `--duration`",
+        "run pays out what is still owed; a session stopped by a key or signal may lack the last",
+        "interval's remainder), and the figure lags the work by at most one publication interval. A rise",
+        "after more than 15 s of silence is shown at once. The",
+        "checkpointer's and background writer's own counters (`writes.checkpointer`, `writes.bgwriter`,",
+        "`fsyncs.checkpointer`, `bgwriter.maxwritten_s`, `buffers.alloc_s`) are published as they",
+        "work and are never spread: their timing is the point.",
         "",
     ]
     panes: dict[str, list[Metric]] = {}

@@ -102,6 +102,8 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "checkpoint.elapsed_s": cp_tick * dt if active else None,
         "checkpoint.time_progress": (tick % CHECKPOINT_EVERY) / CHECKPOINT_EVERY + rng.random() * 1e-3,
         "checkpoint.wal_progress": (tick % CHECKPOINT_EVERY) / 80 + rng.random() * 1e-3,
+        "checkpoint.timeout_s": 300.0,
+        "checkpoint.completion_target": 0.9,
         "writes.checkpointer": rate(410) if active else 0.0,
         "writes.bgwriter": rate(35),
         "writes.backend": rate(120 * wave),
@@ -128,7 +130,9 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.p95_ms": lat[5] * 2,
         "latency.p99_ms": lat[6] * 3,
         "latency.max_ms": lat[6] * 9,
-        "latency.calls_s": rate(22000 * wave, 0.05),
+        "statements.calls_s": rate(22000 * wave, 0.05),  # pg_stat_statements alongside (no extra draw)
+        "statements.mean_ms": sum(lat) / 7 * 0.3,
+        "statements.stddev_ms": lat[3] * 0.4,
         "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
         "latency.failed": 0,
         **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},

@@ -165,15 +165,15 @@ async def test_panes_say_why_they_are_empty(tmp_path):
     for f in sampler._frames:  # what such a server gives: no OS figures, no latency, no waits
         f.devices, f.device_roles, f.waits = {}, {}, []
         for k in list(f.values):
-            if k.startswith(("mem.", "io.", "latency.")) and k != "latency.tps":
+            if k.startswith(("mem.", "io.", "latency.", "statements.")) and k != "latency.tps":
                 del f.values[k]
     app = live_app(tmp_path, sampler)
     async with app.run_test(size=(200, 60)) as pilot:
         await wait_for(pilot, lambda: len(app.history) >= 3)
         await pilot.pause(0.4)
         scr = monitor(app)
-        assert "OS metrics only on the database host" in scr.query_one("#memory").section_text("chart")
-        assert "OS metrics only on the database host" in scr.query_one("#devices").section_text("chart")
+        assert "run pgio-tui on the database host" in scr.query_one("#memory").section_text("chart")
+        assert "run pgio-tui on the database host" in scr.query_one("#devices").section_text("chart")
         assert "pg_stat_statements not installed" in scr.query_one("#latency").border_subtitle
         assert "pg_monitor" in scr.query_one("#waits").section_text("bars")
 

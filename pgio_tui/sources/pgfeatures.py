@@ -26,11 +26,18 @@ IO_SETTINGS = (
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
     "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
-    "shared_preload_libraries",
+    "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 
-# Marker so our own statement can be recognised (and excluded) in pg_stat_statements.
+# Markers so our own statements can be recognised (and excluded) in pg_stat_statements.
+OWN_MARKER = "/* pgio-tui"
 TICK_MARKER = "/* pgio-tui tick */"
+
+# Statements whose latency a DBA means: the plannable ones (pg_stat_statements' own split). Utility
+# statements (BEGIN, COMMIT/END, SET, SHOW, VACUUM, ...) take microseconds and would pull the mean
+# towards zero. Leading comments and parentheses are skipped before the first keyword.
+_PLANNABLE = r"^\(*\s*(select|insert|update|delete|merge|with|values|table)\M"
+_LEADING_COMMENTS = r"^(\s|/\*([^*]|\*+[^*/])*\*+/|--[^\n]*(\n|$))*"
 
 # Backend types whose pg_stat_io writes get their own metric; the rest add up to writes.other.
 NAMED_WRITERS = {"checkpointer": "checkpointer", "background writer": "bgwriter",
@@ -54,6 +61,7 @@ class Features:
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
+    log_path: str | None = None  # else the log file read directly on the database host (locallog)
     data_directory: str | None = None  # needs pg_read_all_settings
     notes: list[str] = field(default_factory=list)  # what is degraded and why, for the user
 
@@ -68,7 +76,8 @@ class Features:
             "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
-            "pg_buffercache_summary": self.buffercache_summary is not None, "server_log": self.logfile,
+            "pg_buffercache_summary": self.buffercache_summary is not None,
+            "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
 
@@ -130,9 +139,13 @@ def detect(conn: psycopg.Connection) -> Features:
     f.logfile = bool(_try(
         conn, "SELECT pg_read_binary_file(pg_current_logfile(), 0, 0, true) IS NOT NULL"))
     if not f.logfile:
-        f.notes.append("server log not readable (needs logging_collector and pg_read_server_files/superuser): "
-                       "checkpoint kinds and timings come from counters only")
+        f.notes.append(LOG_NOT_READABLE)
     return f
+
+
+LOG_NOT_READABLE = ("server log not readable (needs logging_collector and pg_read_server_files/superuser, "
+                    "or running on the database host as a user who may read the log file): "
+                    "checkpoint kinds and timings come from counters only")
 
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -163,6 +176,7 @@ class RawSample(TypedDict):
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
+    checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats)
 
 
 def _json_row(sql: str) -> str:
@@ -201,6 +215,8 @@ def tick_sql(f: Features) -> str:
         "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
         "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
         "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
+    # Whose log lines are the checkpointer's (visible with pg_read_all_stats; NULL otherwise).
+    cols.append("(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1) AS checkpointer_pid")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")
@@ -212,7 +228,7 @@ def tick_sql(f: Features) -> str:
     # run only when that branch is taken. statements_t0/t1 time this part of the tick.
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
-        cols.append(f"CASE WHEN %(pgss)s::int = 1 THEN {_json_row(statement_sums_sql(f))} END AS pgss")
+        cols.append(_json_row(statements_sql(f)) + " AS pgss")
         cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
         cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
@@ -270,12 +286,6 @@ def _pgss_from(f: Features) -> str:
             f"WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])")
 
 
-def statement_sums_sql(f: Features) -> str:
-    e = _pgss_exprs(f)
-    return (f"SELECT sum(calls) AS calls, sum({e['total_ms']}) AS total_ms, sum({e['sumsq']}) AS sumsq, "
-            f"count(*) AS entries {_pgss_from(f)}")
-
-
 def statement_rows_sql(f: Features) -> str:
     """The entries that changed since the client's last read, as one JSON array of arrays.
 
@@ -303,9 +313,34 @@ def statement_texts_sql(f: Features) -> str:
             f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid = ANY(%(texts)s::int8[])) x")
 
 
+def statements_sql(f: Features) -> str:
+    """Cumulative calls, time and sum of squares of the statements whose latency we show: top-level
+    (14+), not in %(skip_queryids)s (utility statements and our own, see skip_queryids_sql), and
+    the number of entries (a change means new statements to classify). Parameter: %(skip_queryids)s."""
+    total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
+    mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
+    stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
+    top = " AND toplevel" if "toplevel" in f.pgss_cols else ""
+    shown = f"queryid IS NOT NULL AND queryid <> ALL(%(skip_queryids)s::bigint[]){top}"
+    return (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8 AS calls, "
+            f"(sum({total}) FILTER (WHERE {shown}))::float8 AS total_ms, "
+            f"(sum(calls * ({stddev} * {stddev} + {mean} * {mean})) FILTER (WHERE {shown}))::float8 AS sumsq, "
+            f"count(*) AS entries FROM {f.pgss_schema}.pg_stat_statements(false)")
+
+
+def skip_queryids_sql(f: Features) -> str:
+    """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
+    query texts, so it runs only when the set of statements changed."""
+    return (f"{OWN_MARKER} statements */ SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
+            f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
+            f"!~* '{_PLANNABLE}')")
+
+
+
 def settings_sql(f: Features) -> str:
     names = ", ".join(f"'{s}'" for s in f.settings)
-    return (f"{TICK_MARKER} SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
+    return (f"{OWN_MARKER} settings */ SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
             f"WHERE name IN ({names}) ORDER BY name")
 
 
@@ -362,6 +397,15 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
         "extends.backend": None, "writebacks.total": None,
     }
 
+
+# Counters the checkpointer and the background writer publish as they work (their own loop): rates
+# shown as sampled. Every other counter is a backend's, flushed at most about once a second (before
+# 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py).
+PUBLISHED_AS_WRITTEN = frozenset({
+    "writes.checkpointer", "writes.bgwriter", "fsyncs.checkpointer", "bgwriter.maxwritten_s", "buffers.alloc_s",
+    *(f"{btype}.{fld}" for btype in ("checkpointer", "background writer")
+      for fld in ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")),
+})
 
 # Checkpointer wait events (after normalising away 17's renames) that mean "not idle".
 _CKPT_IDLE = {"checkpointermain", "checkpointershutdown"}

@@ -119,10 +119,12 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
-        self._skip_queryids: list[int] = []
+        self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
+        self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
+        self.local_log = None  # a locallog.LogTail when the log is read from the file on this host
 
     # -- connection -------------------------------------------------------------------------
     def open(self, conn: psycopg.Connection | None = None) -> Features:
@@ -151,6 +153,28 @@ class PostgresSource:
         info = self.conn.info
         return Target(info.host, str(info.port), info.dbname, info.user, scrub_secrets(self.conninfo))
 
+    @property
+    def log_file(self) -> str | None:
+        """The server log file being tailed (its name tells stderr, csvlog and jsonlog apart)."""
+        return self.local_log.path if self.local_log is not None else self._log_file
+
+    def current_logfile(self) -> str | None:
+        """pg_current_logfile(), when logging_collector runs and this role may ask."""
+        try:
+            row = self.conn.execute("SELECT pg_current_logfile()").fetchone()
+        except psycopg.Error:
+            return None
+        return row[0] if row else None
+
+    def checkpointer_pid(self) -> int | None:
+        """The checkpointer's PID, when this role may see it (pg_read_all_stats)."""
+        try:
+            row = self.conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1").fetchone()
+        except psycopg.Error:
+            return None
+        return row[0] if row else None
+
     def _start_log(self) -> None:
         """Start tailing at the current end of the server log: history is not this session's."""
         if not self.features.logfile:
@@ -177,9 +201,14 @@ class PostgresSource:
                                                 **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))
+            pgss = raw.get("pgss")
+            if pgss is not None and pgss.get("entries") != self._pgss_entries:
+                raw["pgss"] = self._reclassify(pgss)
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
         raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
+        if self.local_log is not None:
+            raw["log_lines"] = self.local_log.lines()
         return raw
 
     def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:
@@ -195,19 +224,20 @@ class PostgresSource:
         *lines, self._log_tail = data.split(b"\n")
         return [ln.decode("utf-8", "replace") for ln in lines]
 
-    def find_own_queryid(self) -> None:
-        """Exclude pgio-tui's tick statements (ours, and other pgio-tui versions' watching the same
-        server) from the statement figures: they are the observer, not the workload."""
+    def _reclassify(self, pgss: dict) -> dict:
+        """New statements appeared: classify them (utility, ours) and take this tick's sums again
+        with the new list, so every delta compares sums over the same statements."""
         f = self.features
-        if not f.pgss_schema or self._skip_queryids:
-            return
         try:
-            rows = self.conn.execute(
-                f"{pgfeatures.TICK_MARKER} SELECT DISTINCT queryid FROM {f.pgss_schema}.pg_stat_statements "
-                f"WHERE query LIKE %s LIMIT 100", (pgfeatures.TICK_MARKER + "%",)).fetchall()
+            self._skip_queryids = list(self.conn.execute(pgfeatures.skip_queryids_sql(f)).fetchone()[0])
+            cur = self.conn.execute(f"{pgfeatures.OWN_MARKER} statement sums */ {pgfeatures.statements_sql(f)}",
+                                    {"skip_queryids": self._skip_queryids})
+            names = [d.name for d in cur.description]
+            pgss = dict(zip(names, cur.fetchone()))
         except psycopg.Error:
-            return
-        self.skip_queryids(r[0] for r in rows)
+            return pgss  # e.g. no permission to read query texts: the sums as they were
+        self._pgss_entries = pgss.get("entries")
+        return pgss
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""
@@ -226,6 +256,6 @@ class PostgresSource:
         if not view:
             return None
         try:
-            return self.conn.execute(f"SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
+            return self.conn.execute(f"{pgfeatures.OWN_MARKER} dirty */ SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
         except psycopg.Error:
             return None

@@ -32,6 +32,7 @@ from pgio_tui.tui.screens.statements import StatementsScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.themes import ThemedApp
+from pgio_tui.tui.widgets.degraded import warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
@@ -119,6 +120,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         self.history.push(message.frame)
+        for text in warnings_of(message.frame):  # "checkpoints are occurring too frequently", ...
+            self.notify(text, severity="warning", timeout=8, markup=False)
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
@@ -209,7 +212,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
     def action_help(self) -> None:
         """The keys of the screen below and of the app, as far as this source can use them."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values())))
+            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), notes=self.session.notes))
 
     def action_statements(self) -> None:
         """The top statements at the monitor's position (S again, or escape, goes back)."""
