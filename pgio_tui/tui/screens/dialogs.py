@@ -45,9 +45,9 @@ HELP_READING = """\
   [b]6 Waits[/b] wait events of sampled sessions: mean over the window, now.
 
 [b]Views[/b]
-  [b]S Statements[/b]  top 20 statements (pg_stat_statements) of the latest window of at least 5 s:
-                 time share, calls/s, mean and stddev ms, blocks read/dirtied per second, WAL;
-                 o cycles the sort key; the highlighted row's query text below.
+  [b]S Statements[/b]  top 20 statements (pg_stat_statements), latest window:
+                 time %, calls/s, mean and stddev ms, blocks read and
+                 dirtied/s, WAL; o: sort key; the row's text below.
 
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and
