@@ -14,6 +14,12 @@ Value = float | int | str | None
 
 # Per-device figures, named as in iostat -x (see metrics.py for units).
 DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+DISK_PREFIX = "disk."  # a device's metrics are disk.<device>.<field>
+
+
+def disk(device: str, fld: str) -> str:
+    """The public name of one device's field: disk("sda", "util_pct") -> "disk.sda.util_pct"."""
+    return f"{DISK_PREFIX}{device}.{fld}"
 
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
@@ -81,8 +87,8 @@ class Frame:
         """A metric by its public name, including `disk.<device>.<field>`."""
         if name in self.values:
             return self.values[name]
-        if name.startswith("disk."):
-            dev, _, fld = name[5:].rpartition(".")
+        if name.startswith(DISK_PREFIX):
+            dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
             return self.devices.get(dev, {}).get(fld, default)
         return default
 
@@ -91,5 +97,5 @@ class Frame:
         out: dict[str, Value] = dict(self.values)
         for dev, row in self.devices.items():
             for fld, v in row.items():
-                out[f"disk.{dev}.{fld}"] = v
+                out[disk(dev, fld)] = v
         return out

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Callable
 
 from pgio_tui import __version__
+from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.publication import Spreader
 from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
@@ -31,17 +32,17 @@ RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while
 
 # Cumulative counters that become per-second rates: (metric, section of the raw sample, column).
 COUNTER_RATES = (
-    ("bgwriter.maxwritten_s", "bgwriter", "maxwritten_clean"),
-    ("buffers.alloc_s", "bgwriter", "buffers_alloc"),
-    ("db.blks_read_s", "db", "blks_read"),
-    ("db.blks_hit_s", "db", "blks_hit"),
-    ("db.xact_s", "db", "xact"),
-    ("db.temp_bytes_s", "db", "temp_bytes"),
-    ("db.blk_read_time_ms_s", "db", "blk_read_time"),
-    ("db.blk_write_time_ms_s", "db", "blk_write_time"),
-    ("wal.records_s", "wal", "wal_records"),
-    ("wal.fpi_s", "wal", "wal_fpi"),
-    ("wal.buffers_full_s", "wal", "wal_buffers_full"),
+    (M.BGWRITER_MAXWRITTEN_S, "bgwriter", "maxwritten_clean"),
+    (M.BUFFERS_ALLOC_S, "bgwriter", "buffers_alloc"),
+    (M.DB_BLKS_READ_S, "db", "blks_read"),
+    (M.DB_BLKS_HIT_S, "db", "blks_hit"),
+    (M.DB_XACT_S, "db", "xact"),
+    (M.DB_TEMP_BYTES_S, "db", "temp_bytes"),
+    (M.DB_BLK_READ_TIME_MS_S, "db", "blk_read_time"),
+    (M.DB_BLK_WRITE_TIME_MS_S, "db", "blk_write_time"),
+    (M.WAL_RECORDS_S, "wal", "wal_records"),
+    (M.WAL_FPI_S, "wal", "wal_fpi"),
+    (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
 )
 
 
@@ -239,9 +240,9 @@ class Sampler:
         for source in list(self.tick_sources):  # workloads: their latency wins over the server's view
             source.sample(frame)
         cpu = sum(os.times()[:2])
-        frame.values["observer.cpu_ms"] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
-        frame.values["observer.collect_ms"] = (time.perf_counter() - t0) * 1000
-        frame.values["observer.late_ms"] = late_ms
+        frame.values[M.OBSERVER_CPU_MS] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
+        frame.values[M.OBSERVER_COLLECT_MS] = (time.perf_counter() - t0) * 1000
+        frame.values[M.OBSERVER_LATE_MS] = late_ms
         if late_ms > self.interval * 500:
             frame.events.append(Event("late", f"tick started {late_ms:.0f} ms late", {"late_ms": late_ms}))
         self._prev_cpu, self._prev_mono = cpu, mono
@@ -354,7 +355,7 @@ class Sampler:
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
-        frame.values["observer.server_ms"] = raw["server_ms"]
+        frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw = raw
 
     def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
@@ -375,9 +376,9 @@ class Sampler:
             v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
             v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
-        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
-        v["db.backends"] = (raw["db"] or {}).get("backends")
-        v["latency.tps"] = v["db.xact_s"]  # a launched workload replaces it with its own count
+        v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
+        v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
+        v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
         Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
@@ -426,7 +427,7 @@ class Sampler:
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
         """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
         our own left out): statement execution time, not transaction latency (`latency.*`)."""
-        v["statements.calls_s"] = v["statements.mean_ms"] = v["statements.stddev_ms"] = None
+        v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         if not cur or not prev or not dt:
             return
         calls = (cur["calls"] or 0) - (prev["calls"] or 0)
@@ -434,11 +435,11 @@ class Sampler:
         sumsq = (cur["sumsq"] or 0) - (prev["sumsq"] or 0)
         if calls < 0 or total < 0:  # entries evicted or reset: unknown this tick
             return
-        v["statements.calls_s"] = calls / dt
+        v[M.STATEMENTS_CALLS_S] = calls / dt
         if calls > 0:
             mean = total / calls
-            v["statements.mean_ms"] = mean
-            v["statements.stddev_ms"] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+            v[M.STATEMENTS_MEAN_MS] = mean
+            v[M.STATEMENTS_STDDEV_MS] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
 
     @staticmethod
     def _activity(activity: list | None, frame: Frame) -> None:
@@ -459,7 +460,7 @@ class Sampler:
                 continue
             key = (btype, wtype or "CPU", wevent or "Running")
             waits[key] = waits.get(key, 0) + n
-        frame.values.update({"sessions.active": active, "sessions.io_wait": io_wait, "sessions.lock_wait": lock_wait})
+        frame.values.update({M.SESSIONS_ACTIVE: active, M.SESSIONS_IO_WAIT: io_wait, M.SESSIONS_LOCK_WAIT: lock_wait})
         frame.waits = [(b, t, e, n) for (b, t, e), n in sorted(waits.items(), key=lambda kv: -kv[1])]
 
     def _settings_changed(self, frame: Frame) -> None:

@@ -67,8 +67,8 @@ SETTINGS = (
     ("vm.dirty_background_ratio", "10", None, "kernel"),
     ("vm.dirty_ratio", "20", None, "kernel"),
     ("nvme0n1.scheduler", "none", None, "device"),
-    ("cpu_count", 8, None, "machine"),
-    ("mem_total_kb", 16_318_464, "kB", "machine"),
+    ("cpu.count", "8", "", "kernel"),  # as Sampler.settings_rows writes kernel_settings()
+    ("mem.total_kb", "16318464", "", "kernel"),
 )
 META = {
     "host": "fixture-host",
@@ -78,7 +78,7 @@ META = {
     "server_version": "17.2",
     "server_version_num": 170002,
     "conninfo": "host=/tmp port=5432 user=postgres dbname=bench",
-    "pg_features": {"pg_stat_io": True, "pg_stat_checkpointer": True, "pg_stat_statements": False},
+    "features": {"pg_stat_io": True, "pg_stat_checkpointer": True, "pg_stat_statements": False},  # Sampler.meta()
 }
 
 

@@ -109,12 +109,12 @@ def test_settings_meta_workloads(fixture_file):
     with Recording(fixture_file) as rec:
         assert rec.meta["schema_version"] == schema.SCHEMA_VERSION
         assert rec.meta["server_version_num"] == 170002
-        assert rec.meta["pg_features"] == {"pg_stat_io": True, "pg_stat_checkpointer": True,
-                                           "pg_stat_statements": False}
+        assert rec.meta["features"] == {"pg_stat_io": True, "pg_stat_checkpointer": True,
+                                        "pg_stat_statements": False}
         assert rec.settings(0)["backend_flush_after"].value == "0"
         assert rec.settings(20)["backend_flush_after"].value == "256"
         assert rec.settings()["backend_flush_after"].tick == 20
-        assert rec.settings()["cpu_count"].category == "machine"
+        assert rec.settings()["cpu.count"].category == "kernel"
         (w,) = rec.workloads()
         assert w["kind"] == "pgbench" and w["argv"][:3] == ["pgbench", "-c", "8"] and w["exit_code"] == 0
         assert w["summary"] == {"tps": 3187.4}

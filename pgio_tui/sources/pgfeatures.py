@@ -13,7 +13,10 @@ from typing import Any, TypedDict
 
 import psycopg
 
+from pgio_tui import metrics as M
+
 # Settings that shape I/O behaviour: snapshotted at start, fingerprinted every tick, re-read on change.
+SUPPORTED_MAJORS = (13, 14, 15, 16, 17, 18)  # supported and tested (scripts/pg-matrix.sh checks its pins)
 IO_SETTINGS = (
     "server_version", "block_size", "data_checksums", "shared_buffers", "huge_pages", "max_connections",
     "checkpoint_timeout", "checkpoint_completion_target", "checkpoint_flush_after", "checkpoint_warning",
@@ -377,24 +380,24 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
     Keys are the metric suffixes of writes.*, fsyncs.*, extends.*, plus writebacks.total.
     """
     if io:
-        out = {"writes." + v: 0.0 for v in NAMED_WRITERS.values()}
-        out.update({"writes.other": 0.0, "fsyncs.backend": None, "fsyncs.checkpointer": None,
-                    "extends.backend": None, "writebacks.total": 0.0})
+        out = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}
+        out.update({M.WRITES_OTHER: 0.0, M.FSYNCS_BACKEND: None, M.FSYNCS_CHECKPOINTER: None,
+                    M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: 0.0})
         for btype, (_r, w, e, fs, wb, _h, _ev) in io.items():
-            key = "writes." + NAMED_WRITERS.get(btype, "other")
+            key = M.writes(NAMED_WRITERS.get(btype, "other"))
             out[key] += w or 0
-            out["writebacks.total"] += wb or 0
+            out[M.WRITEBACKS_TOTAL] += wb or 0
             if btype == "client backend":
-                out["fsyncs.backend"], out["extends.backend"] = fs, e
+                out[M.FSYNCS_BACKEND], out[M.EXTENDS_BACKEND] = fs, e
             elif btype == "checkpointer":
-                out["fsyncs.checkpointer"] = fs
+                out[M.FSYNCS_CHECKPOINTER] = fs
         return out
     b = bgwriter
     return {
-        "writes.checkpointer": b.get("buffers_checkpoint"), "writes.bgwriter": b.get("buffers_clean"),
-        "writes.backend": b.get("buffers_backend"), "writes.autovacuum": None, "writes.other": None,
-        "fsyncs.backend": b.get("buffers_backend_fsync"), "fsyncs.checkpointer": None,
-        "extends.backend": None, "writebacks.total": None,
+        M.WRITES_CHECKPOINTER: b.get("buffers_checkpoint"), M.WRITES_BGWRITER: b.get("buffers_clean"),
+        M.WRITES_BACKEND: b.get("buffers_backend"), M.WRITES_AUTOVACUUM: None, M.WRITES_OTHER: None,
+        M.FSYNCS_BACKEND: b.get("buffers_backend_fsync"), M.FSYNCS_CHECKPOINTER: None,
+        M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: None,
     }
 
 
@@ -402,7 +405,7 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
 # shown as sampled. Every other counter is a backend's, flushed at most about once a second (before
 # 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py).
 PUBLISHED_AS_WRITTEN = frozenset({
-    "writes.checkpointer", "writes.bgwriter", "fsyncs.checkpointer", "bgwriter.maxwritten_s", "buffers.alloc_s",
+    M.WRITES_CHECKPOINTER, M.WRITES_BGWRITER, M.FSYNCS_CHECKPOINTER, M.BGWRITER_MAXWRITTEN_S, M.BUFFERS_ALLOC_S,
     *(f"{btype}.{fld}" for btype in ("checkpointer", "background writer")
       for fld in ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")),
 })

@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 
 from sqlite_utils import Database
 
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui import metrics as M
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
@@ -215,7 +217,7 @@ class Recording:
                 self._with_data.update(c for c, n in zip(unknown, counts) if n)
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]
-        disk = [f"disk.{d}.{f}" for d, (_, _, first) in self._devices.items() if first != _NEVER
+        disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != _NEVER
                 for f in DEVICE_FIELDS]
         extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
         return catalog + disk + extra
@@ -295,8 +297,8 @@ class Recording:
             f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
             "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
             "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
-        if hist.count and "latency.max_ms" in self._columns:
-            top = number(self.db.conn.execute(f"SELECT max({quote('latency.max_ms')}) FROM ticks{where}",
+        if hist.count and M.LATENCY_MAX_MS in self._columns:
+            top = number(self.db.conn.execute(f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}",
                                               params).fetchone()[0])
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
@@ -341,8 +343,8 @@ class Recording:
         return ((tick, t, number(elapsed), *map(value, vals, types)) for tick, t, elapsed, *vals in cursor)
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
-        if name.startswith("disk."):
-            dev, _, fld = name[5:].rpartition(".")
+        if name.startswith(DISK_PREFIX):
+            dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
             if dev in self._devices and fld in DEVICE_FIELDS:
                 return dev, fld
         raise KeyError(f"no metric {name!r} in {self.path}")

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
 
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
@@ -102,10 +103,10 @@ class FrameHistory:
             self._trim(len(self.t) - self.capacity)
 
     def _track_checkpoint(self, frame: Frame) -> None:
-        active = frame.values.get("checkpoint.active")
+        active = frame.values.get(M.CHECKPOINT_ACTIVE)
         running = bool(self.spans) and self.spans[-1].end is None
         if active and not running:
-            elapsed = frame.values.get("checkpoint.elapsed_s") or 0.0
+            elapsed = frame.values.get(M.CHECKPOINT_ELAPSED_S) or 0.0
             self.spans.append(Span(frame.t - float(elapsed), None))
         elif not active and running and active is not None:
             self.spans[-1] = Span(self.spans[-1].start, frame.t)

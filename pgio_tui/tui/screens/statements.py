@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from pgio_tui.analysis.statements import one_line as plain
 from pgio_tui.safe_text import plain_text
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 
 # (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
 COLUMNS = (
