@@ -24,6 +24,12 @@ def disk(device: str, fld: str) -> str:
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
 
+# Per-statement (pg_stat_statements queryid) figures over the statement window: rates per second
+# except mean_ms and stddev_ms (see metrics.STATEMENT_METRICS for units and sources).
+STATEMENT_FIELDS = ("calls_s", "time_ms_s", "mean_ms", "stddev_ms", "rows_s", "hit_s", "read_s",
+                    "dirtied_s", "written_s", "read_time_ms_s", "write_time_ms_s", "temp_written_s",
+                    "wal_bytes_s")
+
 
 @dataclass(slots=True)
 class Event:
@@ -69,6 +75,10 @@ class Frame:
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick
+    # Top statements over the window ending at this tick (only on ticks that read them: see
+    # values["statements.window_s"]): {"queryid": int, **STATEMENT_FIELDS}.
+    statements: list[dict[str, Any]] = field(default_factory=list)
+    statement_texts: dict[int, str] = field(default_factory=dict)  # query text first learned at this tick
     # A launched workload's latencies of this tick as sparse histogram buckets (pgio_tui.quantiles):
     # bucket -> transactions (pgio: statements), so any window's percentiles come from transactions.
     latency_buckets: dict[int, int] = field(default_factory=dict)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 
@@ -278,7 +278,49 @@ CATALOG: tuple[Metric, ...] = (
     _m(OBSERVER_SERVER_MS, "ms", "gauge", "observer", "Server time spent executing the tick's query.",
        "clock_timestamp() - statement_timestamp() at the end of the query"),
     _m(OBSERVER_LATE_MS, "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock"),
+    _m("observer.statements_ms", "ms", "gauge", "observer",
+       "Server time the tick's pg_stat_statements part took (0 on ticks that do not read it).",
+       "clock_timestamp() before and after that part of the tick's query"),
+    # --- statements ------------------------------------------------------------------------
+    _m("statements.window_s", "s", "gauge", "statements",
+       "Seconds the tick's top-statement figures cover (since the previous read of every entry); set only on "
+       "ticks that read them: every 5 s at least, less often when pg_stat_statements is large.",
+       "server clock at the two reads of pg_stat_statements(false)"),
 )
+
+_PGSS = "pg_stat_statements(false) delta per queryid over the window (summed over users, databases, top-level)"
+STATEMENT_METRICS: tuple[Metric, ...] = (
+    _m("statement.<queryid>.calls_s", "1/s", "rate", "statements", "Executions completed.", f"calls; {_PGSS}"),
+    _m("statement.<queryid>.time_ms_s", "ms/s", "rate", "statements",
+       "Execution time per second (1000 = one backend busy all the time with it).",
+       f"total_exec_time (total_time before 1.8); {_PGSS}"),
+    _m("statement.<queryid>.mean_ms", "ms", "gauge", "statements",
+       "Mean execution time over the window (statement latency, not a transaction's).",
+       "delta total_exec_time / delta calls"),
+    _m("statement.<queryid>.stddev_ms", "ms", "gauge", "statements",
+       "Standard deviation of the execution time over the window.",
+       "from the delta of calls x (stddev_exec_time^2 + mean_exec_time^2) (sum of squares)"),
+    _m("statement.<queryid>.rows_s", "1/s", "rate", "statements", "Rows returned or affected.", f"rows; {_PGSS}"),
+    _m("statement.<queryid>.hit_s", "blocks/s", "rate", "statements", "Shared-buffer hits.",
+       f"shared_blks_hit; {_PGSS}"),
+    _m("statement.<queryid>.read_s", "blocks/s", "rate", "statements",
+       "Blocks read from the kernel (shared-buffer misses).", f"shared_blks_read; {_PGSS}"),
+    _m("statement.<queryid>.dirtied_s", "blocks/s", "rate", "statements", "Shared buffers dirtied.",
+       f"shared_blks_dirtied; {_PGSS}"),
+    _m("statement.<queryid>.written_s", "blocks/s", "rate", "statements",
+       "Shared buffers the statement's backend wrote itself (evicting dirty buffers).",
+       f"shared_blks_written; {_PGSS}"),
+    _m("statement.<queryid>.read_time_ms_s", "ms/s", "rate", "statements", "Time reading blocks (track_io_timing).",
+       f"17+ shared_blk_read_time, 13-16 blk_read_time; {_PGSS}"),
+    _m("statement.<queryid>.write_time_ms_s", "ms/s", "rate", "statements",
+       "Time writing blocks (track_io_timing).", f"17+ shared_blk_write_time, 13-16 blk_write_time; {_PGSS}"),
+    _m("statement.<queryid>.temp_written_s", "blocks/s", "rate", "statements", "Temporary file blocks written.",
+       f"temp_blks_written; {_PGSS}"),
+    _m("statement.<queryid>.wal_bytes_s", "bytes/s", "rate", "statements", "WAL generated.",
+       f"wal_bytes (13+, extension 1.8+); {_PGSS}"),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in STATEMENT_METRICS) == STATEMENT_FIELDS
+STATEMENT_UNITS: dict[str, str] = {m.name.rsplit(".", 1)[1]: m.unit for m in STATEMENT_METRICS}
 
 DISK_METRICS: tuple[Metric, ...] = (
     _m("disk.<device>.r_s", "1/s", "rate", "devices", "Reads completed per second (iostat r/s).", "/proc/diskstats field 1"),
@@ -321,6 +363,10 @@ def markdown() -> str:
         "are levels at the tick; a null means the source does not exist on this server or the value",
         "was not computable (first tick, counter reset, missing privilege).",
         "",
+        "`statement.<queryid>.*` are rows of the recording's `statement_stats` table (the top 20",
+        "statements by time and by each I/O figure, per statement window), not `ticks` columns; the",
+        "query text is stored once per queryid in `statements`.",
+        "",
         "Percentiles (the per-tick p50/p95/p99, a recording's p99 in replay, the p95 rows of `diff`, the",
         f"bootstrap interval) have one definition: {PERCENTILE_DEFINITION}.",
         f"Latency thresholds (`latency.over_<N>ms`): {', '.join(str(ms) for ms in LATENCY_THRESHOLDS_MS)} ms.",
@@ -341,7 +387,7 @@ def markdown() -> str:
         "",
     ]
     panes: dict[str, list[Metric]] = {}
-    for m in CATALOG + DISK_METRICS:
+    for m in CATALOG + DISK_METRICS + STATEMENT_METRICS:
         panes.setdefault(m.pane, []).append(m)
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]

@@ -24,6 +24,7 @@ from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.statements import ROWS, StatementSchedule, StatementTracker
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
@@ -86,6 +87,13 @@ class Sampler:
         self._connecting: PendingConnect | None = None
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
+        self.statement_schedule = StatementSchedule(interval)
+        self.statements = StatementTracker()
+        self._stmt_kind = 0  # what this tick reads of pg_stat_statements
+        self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
+        self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
+        self._prev_sums: tuple[dict, float] | None = None  # last statement sums and the server time
+        self._prev_rows_t: float | None = None  # server time of the last read of every entry
         # Extra per-tick sources (a launched workload): objects with sample(frame) that add values
         # and events to the frame. They may be added and removed between ticks.
         self.tick_sources: list = []
@@ -94,6 +102,7 @@ class Sampler:
     def open(self) -> None:
         """Connect and look around. Raises SourceError (one line) when the server can't be read."""
         features = self.pg.open()
+        self.statement_schedule.enabled = features.pgss_schema is not None
         self._load_settings()
         self._setup_os()
         if not features.logfile and self.os_mode == "local":
@@ -253,8 +262,11 @@ class Sampler:
         if self.pg.conn is None or self.pg.conn.closed:
             if not self._try_reconnect(tick, frame):
                 return None
+        kind = self._stmt_kind = self.statement_schedule.kind(tick)
+        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        self._stmt_texts = texts
         try:
-            raw = self.pg.sample()
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
@@ -265,7 +277,7 @@ class Sampler:
         if self._down_since_tick is None:
             self._down_since_tick = tick
             frame.events.append(Event("gap", f"PostgreSQL unreachable: {why}", {"reason": why}))
-            self._prev_raw = None
+            self._forget_counters()
             self._reconnect_try = 0
             self._next_reconnect = self.clock() + RECONNECT_BACKOFF[0]
 
@@ -295,7 +307,8 @@ class Sampler:
         frame.events.append(Event("reconnect", f"reconnected after {missed} tick(s) without PostgreSQL",
                                   {"ticks": missed}))
         self._down_since_tick = None
-        self._prev_raw = None
+        self._forget_counters()
+        self.statement_schedule.reset()
         if self.tracker is not None:
             self.tracker.reset()
         return True
@@ -307,6 +320,7 @@ class Sampler:
         if self._postmaster_start is not None and pm != self._postmaster_start:
             frame.events.append(Event("server_restart", "PostgreSQL restarted: counters start over"))
             prev = None
+            self._forget_counters()
             self.tracker.reset()
         self._postmaster_start = pm
         if raw["settings_md5"] != self._settings_md5:
@@ -323,6 +337,7 @@ class Sampler:
             prev = pcounters = None
 
         self._rates(raw, prev or {}, dt, frame)
+        self._statements(raw, frame)
         self._activity(raw["activity"], frame)
 
         control = raw["control"] or {}
@@ -370,6 +385,43 @@ class Sampler:
             pcols = pio.get(btype) or [None] * len(cols)
             frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
                                     for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
+
+    def _forget_counters(self) -> None:
+        """Counters start over (gap, reconnect, restart): no rate until two new samples."""
+        self._prev_raw = None
+        self._prev_sums = self._prev_rows_t = None
+        self.statements.reset()
+
+    def _statements(self, raw: dict, frame: Frame) -> None:
+        """pg_stat_statements: the top statements over the window since the last read of every
+        entry (the all-statement sums are read every tick: see _rates)."""
+        kind, v = self._stmt_kind, frame.values
+        t0, t1 = raw.get("statements_t0"), raw.get("statements_t1")
+        baseline = kind == ROWS and self.statements.baseline  # reads every entry: not the usual cost
+        self.statement_schedule.done(frame.tick, kind, (t1 - t0) * 1000 if t0 and t1 and not baseline else None,
+                                     texts=bool(self._stmt_texts))
+        new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
+        own = [q for q, text in new_texts.items() if text.startswith(pgfeatures.TICK_MARKER)]
+        if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
+            self.pg.skip_queryids(own)
+            for q in own:
+                del new_texts[q]
+        if new_texts:
+            frame.statement_texts.update(new_texts)
+        server_t = raw["server_t"]
+        if kind == ROWS:
+            window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            if window is not None:
+                v["statements.window_s"] = window
+            self._prev_rows_t = server_t
+            for s in frame.statements:  # a text known from before reaches this frame's consumers once
+                q = s["queryid"]
+                if q in self.statements.texts and q not in self._texts_sent:
+                    frame.statement_texts.setdefault(q, self.statements.texts[q])
+        self._texts_sent.update(frame.statement_texts)
+        if t0 and t1:
+            v["observer.statements_ms"] = (t1 - t0) * 1000
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
+from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.metrics import lookup
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording, Setting
@@ -145,6 +146,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
     _devices(s, ticks)
     if pgio:
         _pgio(s, ticks, pgio[0])
+    for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
+        _add(s, "statements", f"{label} · {figure}", unit, value)
     return s
 
 
