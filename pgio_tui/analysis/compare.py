@@ -24,7 +24,8 @@ from pgio_tui.analysis.settings_diff import (
     machine_host,
     settings_changes,
 )
-from pgio_tui.analysis.summary import GROUPS, Stat, Summary, summarize
+from pgio_tui.analysis.summary import summarize
+from pgio_tui.analysis.summary_model import GROUPS, Stat, Summary
 from pgio_tui.store.reader import Recording
 
 __all__ = ["Comparison", "Row", "compare", "compare_recordings"]

@@ -12,7 +12,8 @@ from pgio_tui.analysis.align import ORIGIN
 from pgio_tui.analysis.compare import Comparison, Row
 from pgio_tui.analysis.noise import Judgement
 from pgio_tui.analysis.settings_diff import machine_host
-from pgio_tui.analysis.summary import Summary, device_labels
+from pgio_tui.analysis.summary import device_labels
+from pgio_tui.analysis.summary_model import Summary
 from pgio_tui.format import COUNT_UNITS, DASH, number
 from pgio_tui.safe_text import csv_cell, markdown_cell, plain_text
 

@@ -23,7 +23,8 @@ from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, reso
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
-from pgio_tui.analysis.summary import KB_PER_MIB, Summary, device_labels, summarize
+from pgio_tui.analysis.summary import device_labels, summarize
+from pgio_tui.analysis.summary_model import KB_PER_MIB, Summary
 from pgio_tui.format import number
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command, workload_outcome

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pgio_tui.analysis.summary import Summary
+from pgio_tui.analysis.summary_model import Summary
 from pgio_tui.sources.kernel import CPU_COUNT, MEM_TOTAL_KB
 
 CATEGORIES = ("postgres", "kernel", "device")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pgio_tui.analysis.compare import Comparison, Row
-from pgio_tui.analysis.summary import Summary
+from pgio_tui.analysis.summary_model import Summary
 from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.history import FrameHistory
