@@ -15,7 +15,8 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, ratio, total_over
-from pgio_tui.store.reader import Recording, Setting
+from pgio_tui.store.reader import Recording
+from pgio_tui.store.stored_rows import Setting
 
 GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "devices", "pgio")
 PERCENTILES = ("p50", "p95", "p99")

@@ -12,54 +12,26 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlite_utils import Database
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
-from pgio_tui.store.validate import (BoundedConnection, check_objects, check_ticks, decode, file_problem,
-                                     json_object, meta_value, number, text, tick_number, value)
-from pgio_tui.store.validate import schema_version as validate_version
+from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version_of
+from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
+                                        statement_fields, stored_event)
+from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
+                                     tick_number, value)
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
 _WINDOW = "statements.window_s"
-_NEVER = math.inf
-
-
-class Setting(NamedTuple):
-    name: str
-    value: Any
-    unit: str | None
-    category: str | None  # postgres | kernel | device | machine
-    tick: int | None  # None: the snapshot at start; else the tick the value changed
-
-
-class TickEvent(NamedTuple):
-    tick: int | None
-    t: float
-    event: Event
-
-
-_decode = decode
-CHECKPOINT_TEXT = {"kind", "lsn", "redo_lsn", "source"}
-WORKLOAD_NUMBERS = {"id", "start_t", "stop_t", "exit_code"}
-
-
-def _first(tick) -> float:
-    """A device's or source's first tick; never seen (or not a number) is _NEVER."""
-    tick = tick_number(tick)
-    return _NEVER if tick is None else tick
-
-
-def _event(kind, body, data) -> Event:
-    return Event(text(kind) or "?", text(body) or "", json_object(data))
 
 
 class Recording:
@@ -73,12 +45,12 @@ class Recording:
         error, self.note = file_problem(self.path)
         if error:
             raise RecordingError(error)
-        conn = self._open()
+        conn = open_read_only(self.path)
         try:
-            version = self._schema_version(conn)
+            version = schema_version_of(conn, self.path)
             check_objects(conn, str(self.path), complete=version == schema.SCHEMA_VERSION)
             if version < schema.SCHEMA_VERSION:
-                conn = self._migrated_copy(conn, version)
+                conn = migrated_copy(conn, version)
                 check_objects(conn, str(self.path), complete=True)
         except BaseException:
             conn.close()
@@ -100,45 +72,6 @@ class Recording:
             if isinstance(e, RecordingError):
                 raise
             raise RecordingError(f"{self.path} cannot be read as a pgio-tui recording: {e}") from None
-
-    # --- opening --------------------------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        uri = self.path.absolute().as_uri() + "?mode=ro"
-        try:
-            conn = sqlite3.connect(uri, uri=True, factory=BoundedConnection)
-            conn.label = str(self.path)
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except RecordingError as e:
-            if "not a database" in str(e):
-                raise RecordingError(f"{self.path} is not a pgio-tui recording (not an SQLite file)") from None
-            raise
-        except sqlite3.DatabaseError as e:
-            raise RecordingError(f"cannot open recording {self.path}: {e}") from None
-
-    def _schema_version(self, conn: sqlite3.Connection) -> int:
-        not_ours = RecordingError(f"{self.path} is an SQLite file but not a pgio-tui recording")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables and self.path.stat().st_size == 0:
-            raise RecordingError(f"{self.path} is empty, not a pgio-tui recording")
-        if not {"meta", "ticks"} <= tables:
-            raise not_ours
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            raise not_ours
-        return validate_version(row[0], str(self.path))
-
-    @staticmethod
-    def _migrated_copy(conn: sqlite3.Connection, version: int) -> sqlite3.Connection:
-        """An older file, migrated in memory: the file itself is never written."""
-        mem = sqlite3.connect(":memory:", factory=BoundedConnection)
-        mem.label = conn.label
-        conn.backup(mem)
-        conn.close()
-        schema.migrate(Database(mem, recursive_triggers=False, execute_plugins=False), version)
-        mem.commit()
-        return mem
 
     # --- what the file holds --------------------------------------------------------------------
 
@@ -165,10 +98,10 @@ class Recording:
             v = meta_value(str(k), v)
             if v is not None:
                 self.meta[str(k)] = v
-        self._devices = {text(name): (id_, text(role), _first(first))
+        self._devices = {text(name): (id_, text(role), first_tick(first))
                          for id_, name, role, first in conn.execute(
                              "SELECT id, name, role, first_tick FROM devices ORDER BY id") if text(name) is not None}
-        self._sources = {id_: (text(bt) or "?", _first(first)) for id_, bt, first in conn.execute(
+        self._sources = {id_: (text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
@@ -217,7 +150,7 @@ class Recording:
                 self._with_data.update(c for c, n in zip(unknown, counts) if n)
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]
-        disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != _NEVER
+        disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != NEVER
                 for f in DEVICE_FIELDS]
         extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
         return catalog + disk + extra
@@ -227,8 +160,8 @@ class Recording:
         (all changes when tick is None)."""
         rows = self.db.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
-            "ORDER BY coalesce(tick, -1), rowid", (_NEVER if tick is None else tick,))
-        return {text(r[0]): Setting(text(r[0]), _decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
+            "ORDER BY coalesce(tick, -1), rowid", (NEVER if tick is None else tick,))
+        return {text(r[0]): Setting(text(r[0]), decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
                 for r in rows if text(r[0]) is not None}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
@@ -237,29 +170,20 @@ class Recording:
         if kinds is not None:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
-        return [TickEvent(tick_number(tick), number(t), _event(kind, body, data))
+        return [TickEvent(tick_number(tick), number(t), stored_event(kind, body, data))
                 for tick, t, kind, body, data in self.db.conn.execute(sql + " ORDER BY id", params)
                 if number(t) is not None]  # an event without a time is not one
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
-        return [self._checkpoint(row) for row in self.db.conn.execute(
+        return [checkpoint_row(row) for row in self.db.conn.execute(
             f"SELECT {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints ORDER BY id")]
-
-    @staticmethod
-    def _checkpoint(row: tuple) -> dict[str, Any]:
-        c = {k: v for k, v in json_object(row[-1]).items() if k not in schema.CHECKPOINT_COLUMNS}
-        for k, v in zip(schema.CHECKPOINT_COLUMNS, row):
-            v = text(v) if k in CHECKPOINT_TEXT else number(v)
-            if v is not None:
-                c[k] = v
-        return c
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
         out = []
         for row in self.db["workloads"].rows:
-            w = {k: (number(v) if k in WORKLOAD_NUMBERS else _decode(v)) for k, v in row.items()}
+            w = {k: (number(v) if k in WORKLOAD_NUMBERS else decode(v)) for k, v in row.items()}
             w["kind"] = text(w.get("kind")) or "?"
             for k in ("params", "summary"):
                 w[k] = w[k] if isinstance(w.get(k), dict) else None
@@ -334,7 +258,7 @@ class Recording:
                 joins.append((alias, id_))
             cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {alias}.{fld} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
-            params.append(first if first != _NEVER else None)
+            params.append(first if first != NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
         sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
@@ -436,35 +360,12 @@ class Recording:
                 sources=sources,
                 waits=[(*self._wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
                        if id_ in self._wait_events and number(n) is not None],
-                events=[_event(k, body, d) for k, body, d in events.get(tick, ())],
-                checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
-                **self._statement_rows(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
-                                       if _WINDOW in columns else None),
+                events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],
+                checkpoints=[checkpoint_row(c) for c in cps.get(tick, ())],
+                **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
+                                   if _WINDOW in columns else None, self._statements),
                 latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
             )
-
-    def _statement_rows(self, rows, window: float | None) -> dict[str, Any]:
-        """A tick's stored statement rows back to Frame.statements (rates over the window) and
-        the texts of those queryids."""
-        if not rows or not window or window <= 0:
-            return {}
-        out, texts = [], {}
-        for sid, *vals in rows:
-            queryid, qtext = self._statements.get(sid, (None, None))
-            vals = [number(v) for v in vals]
-            if queryid is None or not vals[0] or vals[0] < 0:
-                continue  # a row without its statement or calls: not a measurement
-            st: dict[str, Any] = {"queryid": queryid}
-            for (fld, scale), v in zip(schema.STATEMENT_COLUMNS.values(), vals):
-                per_window = fld not in ("mean_ms", "stddev_ms")
-                st[fld] = None if v is None else v / scale / (window if per_window else 1)
-            calls = vals[0]
-            st["mean_ms"] = vals[1] / 1000 / calls if calls and vals[1] is not None else None
-            out.append(st)
-            if qtext is not None:
-                texts[queryid] = qtext
-        out.sort(key=lambda st: -(st.get("time_ms_s") or 0))
-        return {"statements": out, "statement_texts": texts}
 
     def statement_texts(self) -> dict[int, str]:
         """queryid -> query text, for every statement the file knows the text of."""

@@ -1,0 +1,77 @@
+"""The values a Recording hands out, decoded from stored rows: settings, events, checkpoints.
+
+Stored text and numbers are untrusted (a recording is a shared file), so every row goes through
+these decoders (built on store/validate.py) before it becomes a Python value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from pgio_tui.frame import Event
+from pgio_tui.store import schema
+from pgio_tui.store.validate import json_object, number, text, tick_number
+
+NEVER = math.inf  # the first tick of a device or source never seen
+
+
+class Setting(NamedTuple):
+    name: str
+    value: Any
+    unit: str | None
+    category: str | None  # postgres | kernel | device | machine
+    tick: int | None  # None: the snapshot at start; else the tick the value changed
+
+
+class TickEvent(NamedTuple):
+    tick: int | None
+    t: float
+    event: Event
+
+
+CHECKPOINT_TEXT = {"kind", "lsn", "redo_lsn", "source"}
+WORKLOAD_NUMBERS = {"id", "start_t", "stop_t", "exit_code"}
+
+
+def first_tick(tick) -> float:
+    """A device's or source's first tick; never seen (or not a number) is NEVER."""
+    tick = tick_number(tick)
+    return NEVER if tick is None else tick
+
+
+def stored_event(kind, body, data) -> Event:
+    return Event(text(kind) or "?", text(body) or "", json_object(data))
+
+
+def checkpoint_row(row: tuple) -> dict[str, Any]:
+    c = {k: v for k, v in json_object(row[-1]).items() if k not in schema.CHECKPOINT_COLUMNS}
+    for k, v in zip(schema.CHECKPOINT_COLUMNS, row):
+        v = text(v) if k in CHECKPOINT_TEXT else number(v)
+        if v is not None:
+            c[k] = v
+    return c
+
+
+def statement_fields(rows, window: float | None, statements: dict) -> dict[str, Any]:
+    """A tick's stored statement rows back to Frame.statements (rates over the window) and
+    the texts of those queryids."""
+    if not rows or not window or window <= 0:
+        return {}
+    out, texts = [], {}
+    for sid, *vals in rows:
+        queryid, qtext = statements.get(sid, (None, None))
+        vals = [number(v) for v in vals]
+        if queryid is None or not vals[0] or vals[0] < 0:
+            continue  # a row without its statement or calls: not a measurement
+        st: dict[str, Any] = {"queryid": queryid}
+        for (fld, scale), v in zip(schema.STATEMENT_COLUMNS.values(), vals):
+            per_window = fld not in ("mean_ms", "stddev_ms")
+            st[fld] = None if v is None else v / scale / (window if per_window else 1)
+        calls = vals[0]
+        st["mean_ms"] = vals[1] / 1000 / calls if calls and vals[1] is not None else None
+        out.append(st)
+        if qtext is not None:
+            texts[queryid] = qtext
+    out.sort(key=lambda st: -(st.get("time_ms_s") or 0))
+    return {"statements": out, "statement_texts": texts}
