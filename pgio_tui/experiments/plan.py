@@ -46,7 +46,7 @@ class Run:
     index: int  # position in the run order, from 1
     settings: dict[str, str]  # the values this run sets
     repeat: int  # 1..N
-    state: str = "planned"  # planned | done | interrupted | failed
+    state: str = "planned"  # planned | running | done | interrupted | failed
     file: str | None = None  # relative to DIR
     applied: dict[str, str] = field(default_factory=dict)  # read back from pg_settings before it ran
     note: str = ""

@@ -92,6 +92,7 @@ def _one(plan: Plan, run: Run, folder: Path, conninfo: str, run_one: RunOne, res
             n += 1
         path.rename(path.with_suffix(f".interrupted-{n}.pgio"))
     say(f"run {run.index}/{len(plan.runs)}: {run.label} (repeat {run.repeat}); {', '.join(done)}")
-    run.file = str(path.relative_to(folder))
+    run.file, run.state = str(path.relative_to(folder)), "running"
+    save(plan, folder)  # a crash now leaves it "running": not done, so resume runs it again
     run.state, run.note = run_one("run", path)
     save(plan, folder)
