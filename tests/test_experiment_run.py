@@ -139,3 +139,28 @@ def test_ctrl_c_restores_keeps_finished_runs_and_resume_completes(make_cluster, 
     assert cli.main(["experiment", "report", str(out), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["repeats"] for r in rows] == [2, 2]
+
+
+def test_lab_restarts_for_a_postmaster_setting(pg_bindir, tmp_path, capsys):
+    """--lab: shared_buffers needs a restart, which the lab cluster gets; each recording holds its
+    run's value; the lab is gone afterwards."""
+    out = tmp_path / "lab"
+    rc = cli.main(["experiment", "run", "--lab", "--init-scale", "1", "--no-discard-first", "--set",
+                   "shared_buffers=16MB,32MB", "--repeat", "1", "-o", str(out), "--quiet", "pgbench", "--",
+                   "-c", "1", "-T", "2"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    plan = json.loads((out / "experiment.json").read_text())
+    assert plan["originals"]["shared_buffers"]["context"] == "postmaster" and plan["restored"] is True
+    for r in plan["runs"]:
+        value, unit = recorded(out / r["file"], "shared_buffers")
+        assert unit == "8kB" and int(value) * 8 // 1024 == int(r["settings"]["shared_buffers"].removesuffix("MB"))
+    assert "settings restored: shared_buffers=RESET" in err
+
+
+def test_a_user_server_is_not_restarted(pg_cluster, tmp_path, capsys):
+    out = tmp_path / "e"
+    rc = cli.main(["experiment", "run", *conn_args(pg_cluster), "--allow-settings", "--set",
+                   "shared_buffers=16MB,32MB", "-o", str(out), "pgbench", "--", "-T", "2"])
+    assert rc == 1 and "needs a server restart" in capsys.readouterr().err
+    assert server_setting(pg_cluster, "shared_buffers")[1] == []  # nothing was changed
