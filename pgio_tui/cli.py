@@ -154,11 +154,13 @@ def _add_bench(sub) -> None:
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
+    _keep_recording_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pg)
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
+    _keep_recording_option(pg)
     pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
     pg.add_argument("--scale", default="64M", metavar="SIZE", help="per table: blocks, or M/G/T (default 64M)")
     pg.add_argument("--sessions", type=int, default=1, metavar="N", help="sessions per table (default 1)")
@@ -168,6 +170,12 @@ def _add_bench(sub) -> None:
     pg.add_argument("--update-work-unit", type=int, default=8, metavar="N", help="blocks per UPDATE (default 8)")
     pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=True,
                     help="build the tables first (default); --no-setup reuses them")
+
+
+def _keep_recording_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep-recording", action="store_true",
+                   help="go on recording after the workload ends, until stopped (default: the recording "
+                        "ends with the workload)")
 
 
 def _add_demo(sub) -> None:
@@ -186,16 +194,27 @@ def _add_diff(sub) -> None:
     p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
-    p.add_argument("--align", choices=("start", "workload", "checkpoint"), default="start")
+    _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
 
 
+def _align_option(p: argparse.ArgumentParser) -> None:
+    from pgio_tui.analysis.align import ALIGNMENTS, DEFAULT_ALIGN
+    p.add_argument("--align", choices=ALIGNMENTS, default=DEFAULT_ALIGN,
+                   help="x = 0 and the stretch compared: auto (default: each workload's run when every "
+                        "recording has one, else the first tick), start, workload, checkpoint")
+
+
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
+                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
+    p.add_argument("a", metavar="FILE")
+    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
+    p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    _align_option(p)
 
 
 def _add_experiment(sub) -> None:

@@ -63,6 +63,9 @@ class Frame:
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick
+    # A launched workload's latencies of this tick as sparse histogram buckets (pgio_tui.quantiles):
+    # bucket -> transactions (pgio: statements), so any window's percentiles come from transactions.
+    latency_buckets: dict[int, int] = field(default_factory=dict)
 
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""

@@ -18,8 +18,9 @@ from pgio_tui.frame import Frame
 from pgio_tui.session import STOP_GRACE_S, Session, end_workload, on_signals
 
 
-def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
-    """Run `session` until it ends (duration, signal, workload end); returns the stop reason. The
+def run_headless(session: Session, *, label: str, quiet: bool = False, keep_recording: bool = False) -> str:
+    """Run `session` until it ends (duration, signal, workload end unless `keep_recording`: then
+    until a signal); returns the stop reason. The
     recording is closed (its tail written) whatever happens; a failing recorder is a CliError that
     says the ticks so far are kept."""
     status = StatusLine(enabled=not quiet)
@@ -35,7 +36,7 @@ def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
 
     with on_signals(on_signal):  # until the file is closed: a late Ctrl-C must not cut its tail
         try:
-            _loop(session, workload, label, printer or status, signals)
+            _loop(session, workload, label, printer or status, signals, keep_recording)
         except Exception as exc:
             end_workload(workload)
             _finish(printer, status)
@@ -52,7 +53,7 @@ def run_headless(session: Session, *, label: str, quiet: bool = False) -> str:
     return session.stop_reason or "stopped"
 
 
-def _loop(session: Session, workload, label: str, shown, signals: list[str]) -> None:
+def _loop(session: Session, workload, label: str, shown, signals: list[str], keep_recording: bool = False) -> None:
     """Tick until the session stops; with a workload: the first signal stops the workload and
     ticking goes on until its end is in a frame; a second one, or STOP_GRACE_S, cuts it short."""
     stopping_since: float | None = None
@@ -65,7 +66,10 @@ def _loop(session: Session, workload, label: str, shown, signals: list[str]) -> 
         if workload is None:
             continue
         if workload.done:
-            session.stop("workload ended")
+            if not keep_recording:
+                session.stop("workload ended")
+            elif signals:  # --keep-recording: until the user stops it
+                session.stop(signals[-1])
         elif signals and stopping_since is None:
             stopping_since = time.monotonic()
             workload.stop()

@@ -72,6 +72,12 @@ class WorkloadLike(Protocol):
 
     def output_tail(self, n: int = 20) -> list[str]: ...
 
+    def report_lines(self) -> list[str]:
+        """Its own end-of-run report, whole."""
+
+    def exit_line(self) -> str:
+        """One line: what it did, how it ended (exit status, 130 = early), what failed inside."""
+
     def on_recorder(self, recorder: Any) -> None: ...
 
     def sample(self, frame: Frame) -> None: ...

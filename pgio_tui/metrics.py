@@ -24,6 +24,8 @@ class Metric:
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
+_PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
+         "and those marked /* pgio-tui */ excluded")
 
 
 def _m(name, unit, kind, pane, help, source):
@@ -108,17 +110,15 @@ CATALOG: tuple[Metric, ...] = (
        "pgio statements; else the server's commits and rollbacks).",
        "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
     _m("latency.mean_ms", "ms", "gauge", "latency",
-       "Mean latency over the tick (a launched pgbench's transactions or pgio's statements, else statements "
-       "from pg_stat_statements).",
-       "pgbench log; else delta total_exec_time / delta calls (13+; total_time on old extension versions)"),
+       "Mean transaction latency over the tick (a launched pgbench's transactions, pgio's statements); "
+       "null without a launched workload (see statements.mean_ms).",
+       _LAUNCHED),
     _m("latency.stddev_ms", "ms", "gauge", "latency",
-       "Standard deviation of latency over the tick.",
-       "pgbench log; else from pg_stat_statements calls, mean and stddev (sum of squares)"),
+       "Standard deviation of transaction latency over the tick.", _LAUNCHED),
     _m("latency.p50_ms", "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
     _m("latency.p95_ms", "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
     _m("latency.p99_ms", "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
     _m("latency.max_ms", "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
-    _m("latency.calls_s", "1/s", "rate", "latency", "Statements per second.", "pg_stat_statements delta calls"),
     _m("latency.txns", "count", "gauge", "latency",
        "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
        "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
@@ -129,6 +129,18 @@ CATALOG: tuple[Metric, ...] = (
     *(_m(f"latency.over_{ms}ms", "count", "gauge", "latency",
          f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
+    # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
+    _m("statements.calls_s", "1/s", "rate", "latency",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       _PGSS),
+    _m("statements.mean_ms", "ms", "gauge", "latency",
+       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
+       "are left out so microsecond statements do not pull it down).",
+       _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
+    _m("statements.stddev_ms", "ms", "gauge", "latency",
+       "Standard deviation of the execution time of the statements completed in the tick.",
+       _PGSS + "; from calls, mean and stddev (sum of squares)"),
     # --- database --------------------------------------------------------------------------
     _m("pgio.reads_s", "blocks/s", "rate", "database",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",

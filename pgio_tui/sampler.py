@@ -235,8 +235,6 @@ class Sampler:
             self.pg.close()
             self._down(tick, frame, str(exc))
             return None
-        if tick == 1 or (tick % 60 == 0 and self.pg._skip_queryid is None):
-            self.pg.find_own_queryid()
         return raw
 
     def _down(self, tick: int, frame: Frame, why: str) -> None:
@@ -341,8 +339,9 @@ class Sampler:
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
-        """Interval mean/stddev over all statements from pg_stat_statements' cumulative sums."""
-        v["latency.calls_s"] = v["latency.mean_ms"] = v["latency.stddev_ms"] = None
+        """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
+        our own left out): statement execution time, not transaction latency (`latency.*`)."""
+        v["statements.calls_s"] = v["statements.mean_ms"] = v["statements.stddev_ms"] = None
         if not cur or not prev or not dt:
             return
         calls = (cur["calls"] or 0) - (prev["calls"] or 0)
@@ -350,11 +349,11 @@ class Sampler:
         sumsq = (cur["sumsq"] or 0) - (prev["sumsq"] or 0)
         if calls < 0 or total < 0:  # entries evicted or reset: unknown this tick
             return
-        v["latency.calls_s"] = calls / dt
+        v["statements.calls_s"] = calls / dt
         if calls > 0:
             mean = total / calls
-            v["latency.mean_ms"] = mean
-            v["latency.stddev_ms"] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+            v["statements.mean_ms"] = mean
+            v["statements.stddev_ms"] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
 
     @staticmethod
     def _activity(activity: list | None, frame: Frame) -> None:

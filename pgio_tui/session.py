@@ -51,7 +51,8 @@ class Session:
     """One sampling run on an opened sampler (the caller opens and closes the sampler)."""
 
     def __init__(self, sampler: Sampler, *, workload: Workload | None = None, duration: float | None = None,
-                 consumers: list[FrameConsumer] | None = None, on_notice: Notify | None = None):
+                 consumers: list[FrameConsumer] | None = None, on_notice: Notify | None = None,
+                 record_until_workload_ends: bool = False):
         self.sampler = sampler
         self.duration = duration
         self.consumers: list[FrameConsumer] = list(consumers or [])
@@ -66,6 +67,8 @@ class Session:
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._source: Iterator[Frame] | None = None
         self._primed: Frame | None = None
+        # bench's workload: its recording closes once the workload's end is in a frame
+        self._end_recording_with = workload if record_until_workload_ends else None
         if workload is not None:
             self._attach(workload)
 
@@ -154,6 +157,10 @@ class Session:
     def _process(self, frame: Frame) -> Frame:
         self._apply_commands(frame)
         self._write(frame)
+        w = self._end_recording_with
+        if w is not None and w.done and self._recorder is not None:
+            self._end_recording_with = None
+            self._close_recorder(f"{w.kind} ended")
         for consumer in list(self.consumers):
             try:
                 consumer(frame)

@@ -116,7 +116,9 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.p95_ms": lat[5] * 2,
         "latency.p99_ms": lat[6] * 3,
         "latency.max_ms": lat[6] * 9,
-        "latency.calls_s": rate(22000 * wave, 0.05),
+        "statements.calls_s": rate(22000 * wave, 0.05),  # pg_stat_statements alongside (no extra draw)
+        "statements.mean_ms": sum(lat) / 7 * 0.3,
+        "statements.stddev_ms": lat[3] * 0.4,
         "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
         "latency.failed": 0,
         **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},

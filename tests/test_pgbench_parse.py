@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from pgio_tui.stats import percentile
 from pgio_tui.workloads import pgbench as pb
-from pgio_tui.workloads.latency import Histogram, combine, frame_values, percentile, summarize
+from pgio_tui.workloads.latency import Histogram, combine, frame_values, summarize
 
 DATA = Path(__file__).parent / "data" / "pgbench"
 REAL = ("pg15", "pg18")
@@ -197,11 +198,19 @@ def test_options_detected_in_user_args():
 
 
 def test_libpq_env_keeps_passwords_out_of_argv():
+    """pgbench expands a conninfo given as its database (PGDATABASE): every keyword, services and
+    URIs reach it as libpq parses them; the password goes apart, in PGPASSWORD."""
+    from psycopg.conninfo import conninfo_to_dict
     env = pb.libpq_env("host=/tmp/s port=5433 user=bob dbname=bench password=secret sslmode=disable "
                        "application_name=x connect_timeout=3")
-    assert env == {"PGHOST": "/tmp/s", "PGPORT": "5433", "PGUSER": "bob", "PGDATABASE": "bench",
-                   "PGPASSWORD": "secret", "PGSSLMODE": "disable", "PGAPPNAME": "x", "PGCONNECT_TIMEOUT": "3"}
-    assert pb.libpq_env("postgresql://u@h:5/d")["PGDATABASE"] == "d"
+    assert env["PGPASSWORD"] == "secret" and "secret" not in env["PGDATABASE"]
+    assert conninfo_to_dict(env["PGDATABASE"]) == {
+        "host": "/tmp/s", "port": "5433", "user": "bob", "dbname": "bench", "sslmode": "disable",
+        "application_name": "x", "connect_timeout": "3"}
+    assert conninfo_to_dict(pb.libpq_env("service=lab")["PGDATABASE"]) == {"service": "lab"}
+    assert conninfo_to_dict(pb.libpq_env("postgresql://u@h:5/d")["PGDATABASE"]) == {
+        "user": "u", "host": "h", "port": "5", "dbname": "d"}
+    assert pb.libpq_env("dbname=d") == {"PGDATABASE": "d"}
 
 
 def test_workload_argv(monkeypatch, tmp_path):

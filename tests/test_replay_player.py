@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fixture_recording import START_T, synthetic_frames
 
-from pgio_tui.store.moments import find_moments, percentile
+from pgio_tui.store.moments import find_moments
 from pgio_tui.store.player import MAX, MAX_BATCH, SPEEDS, Player, hms, parse_jump, parse_seconds, speed_label
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
@@ -135,6 +135,3 @@ def test_derived_dirty_and_latency(tmp_path):
     assert (60, "dirty_above") in m and (70, "dirty_below") in m
     assert [t for t, k in m if k == "latency_high"] == [93]  # one moment for a run of slow ticks
 
-
-def test_percentile():
-    assert percentile(list(range(1, 101)), 99) == 99 and percentile([], 99) is None and percentile([3], 99) == 3

@@ -59,8 +59,15 @@ def test_two_recordings(pair, tmp_path, capsys):
 
 
 def test_report_errors(pair, tmp_path, capsys):
-    assert main(["report", str(pair[0]), str(pair[1]), str(pair[0]), "-o", str(tmp_path / "x.html")]) == 1
-    assert "one recording, or two" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # FILE [FILE_B]: a third is refused by the parser, as its help says
+        main(["report", str(pair[0]), str(pair[1]), str(pair[0]), "-o", str(tmp_path / "x.html")])
+    assert "unrecognized arguments" in capsys.readouterr().err
+    out = tmp_path / "kept.html"
+    out.write_text("mine")
+    assert main(["report", str(pair[0]), "-o", str(out)]) == 1  # never overwritten without --force
+    assert "--force" in capsys.readouterr().err and out.read_text() == "mine"
+    assert main(["report", str(pair[0]), "-o", str(out), "--force"]) == 0 and "<svg" in out.read_text()
+    capsys.readouterr()
     assert main(["report", str(tmp_path / "nope.pgio"), "-o", str(tmp_path / "x.html")]) == 1
     assert "no such file" in capsys.readouterr().err
 

@@ -226,7 +226,8 @@ async def test_chart_panes_overlay_both_runs_and_cycle_metrics(comparison):
         dev = scr.query_one("#chart-devices", OverlayPane)
         assert [s.metric for s in dev._chart(dev.choice).series] == ["disk.nvme0n1.util_pct", "disk.sda.util_pct"]
         ckpt = scr.query_one("#chart-checkpoints", OverlayPane)
-        assert "A 1 (time 1)" in ckpt.section_text("text") and "B 1 (wal 1)" in ckpt.section_text("text")
+        assert "A 1 in the window (time 1)" in ckpt.section_text("text")  # as the Summary tab counts
+        assert "B 1 in the window (wal 1)" in ckpt.section_text("text")
 
 
 @pytest.mark.asyncio

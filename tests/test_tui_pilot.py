@@ -165,7 +165,7 @@ async def test_panes_say_why_they_are_empty(tmp_path):
     for f in sampler._frames:  # what such a server gives: no OS figures, no latency, no waits
         f.devices, f.device_roles, f.waits = {}, {}, []
         for k in list(f.values):
-            if k.startswith(("mem.", "io.", "latency.")) and k != "latency.tps":
+            if k.startswith(("mem.", "io.", "latency.", "statements.")) and k != "latency.tps":
                 del f.values[k]
     app = live_app(tmp_path, sampler)
     async with app.run_test(size=(200, 60)) as pilot:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from pgio_tui.store.reader import Recording
 
-ALIGNMENTS = ("start", "workload", "checkpoint")
-ORIGIN = {"start": "first tick", "workload": "workload start", "checkpoint": "first checkpoint start"}  # what x = 0 is
+ALIGNMENTS = ("auto", "start", "workload", "checkpoint")
+DEFAULT_ALIGN = "auto"  # diff, report and the diff screen: the workload's run when every recording has one
+ORIGIN = {"start": "first tick", "workload": "workload start", "checkpoint": "first checkpoint start"}  # x = 0
 _EPS = 1e-6
 
 
@@ -30,6 +31,7 @@ class Window:
     end_t: float  # wall time of the last instant included
     start_tick: int | None  # first and last tick inside (None: no tick inside)
     end_tick: int | None
+    whole_workload: bool = False  # the window is the workload's whole run (its own summary applies)
 
     @property
     def length(self) -> float:
@@ -42,15 +44,19 @@ class Window:
         return self.origin_t - _EPS <= t <= self.end_t + _EPS
 
 
-def _workload(rec: Recording) -> tuple[float | None, float | None]:
-    """Start and stop wall time of the first workload: events first, else the workloads table."""
-    start = next((e.t for e in rec.events(["workload_start"])), None)
-    stop = next((e.t for e in rec.events(["workload_stop"])), None)
+def workload_run(rec: Recording) -> tuple[float | None, float | None]:
+    """Start and end wall time of the first workload's run itself: from the run's start (after
+    `pgbench -i` or pgio's setup: the summary's run_start_t) to the tick that reported its end
+    (which holds its last transactions); older files fall back to the workload's events/row."""
     workloads = rec.workloads()
-    if workloads:
-        w = workloads[0]
+    w = workloads[0] if workloads else {}
+    summary = w.get("summary") if isinstance(w.get("summary"), dict) else {}
+    start = summary.get("run_start_t")
+    if not isinstance(start, (int, float)):
+        start = next((e.t for e in rec.events(["workload_start"])), None)
         start = start if start is not None else w.get("start_t")
-        stop = stop if stop is not None else w.get("stop_t")
+    stop = next((e.t for e in rec.events(["workload_stop"])), None)
+    stop = stop if stop is not None else w.get("stop_t")
     return start, stop
 
 
@@ -63,15 +69,15 @@ def first_checkpoint_start(rec: Recording) -> float | None:
 
 def span(rec: Recording, align: str) -> tuple[float, float]:
     """(origin, end) wall times of the stretch `align` selects in one recording."""
-    if align not in ALIGNMENTS:
-        raise AlignError(f"unknown alignment {align!r}; use one of: {', '.join(ALIGNMENTS)}")
+    if align not in ALIGNMENTS or align == "auto":
+        raise AlignError(f"unknown alignment {align!r}; use one of: {', '.join(ALIGNMENTS[1:])}")
     if rec.start_t is None:
         raise AlignError(f"{rec.path.name} holds no ticks")
     end = rec.end_t
     if align == "start":
         return rec.start_t, end
     if align == "workload":
-        start, stop = _workload(rec)
+        start, stop = workload_run(rec)
         if start is None:
             raise AlignError(f"{rec.path.name} has no workload start to align on: use --align start")
         return start, min(end, stop) if stop is not None and stop > start else end
@@ -82,31 +88,43 @@ def span(rec: Recording, align: str) -> tuple[float, float]:
 
 
 def window(rec: Recording, align: str, length: float | None = None) -> Window:
-    """The Window `align` selects, cut to `length` seconds when given."""
+    """The Window `align` selects (`auto` resolved), cut to `length` seconds when given."""
+    align = resolve(align, rec)
     origin, end = span(rec, align)
     if length is not None:
         end = min(end, origin + length)
+    whole = align == "workload" and workload_run(rec)[1] is not None and end >= span(rec, align)[1] - _EPS
     first = last = None
     for tick, t, _ in rec.rows([], rec.tick_at(origin - _EPS), rec.tick_at(end + _EPS)):
         if origin - _EPS <= t <= end + _EPS:
             first = tick if first is None else first
             last = tick
-    return Window(align, origin, end, first, last)
+    return Window(align, origin, end, first, last, whole)
 
 
 def common_windows(a: Recording, b: Recording, align: str) -> tuple[Window, Window]:
-    """Windows of equal length in A and B: the shorter of the two stretches."""
+    """The windows A and B are compared over. Aligned on their workloads, each is its own run
+    (a slower run is not cut: its totals and the workload's own summary cover the same run);
+    otherwise both are cut to the shorter of the two stretches."""
+    align = resolve(align, a, b)
+    if align == "workload":
+        return window(a, align), window(b, align)
     (oa, ea), (ob, eb) = span(a, align), span(b, align)
     length = max(0.0, min(ea - oa, eb - ob))
     return window(a, align, length), window(b, align, length)
 
 
 def auto_align(*recs: Recording) -> str:
-    """`workload` when every recording launched one, else `start`: what a report uses."""
+    """`workload` when every recording launched one, else `start`."""
     for rec in recs:
-        if _workload(rec)[0] is None:
+        if workload_run(rec)[0] is None:
             return "start"
     return "workload"
+
+
+def resolve(align: str, *recs: Recording) -> str:
+    """`auto` (the default everywhere) made concrete for these recordings."""
+    return auto_align(*recs) if align == "auto" else align
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pgio_tui.analysis.align import Window, common_windows
+from pgio_tui.analysis.align import DEFAULT_ALIGN, Window, common_windows, resolve
 from pgio_tui.analysis.noise import NOT_JUDGED, Judgement, judge
 from pgio_tui.analysis.settings_diff import (
     SettingChange,
@@ -58,7 +58,8 @@ class Row:
         return {"group": self.group, "name": self.name, "unit": self.unit, "a": self.a, "b": self.b,
                 "change_pct": self.change_pct, "ci_low": self.judgement.low, "ci_high": self.judgement.high,
                 "ci_low_pct": self.judgement.low_pct, "ci_high_pct": self.judgement.high_pct, "verdict": self.verdict,
-                "metric_a": self.metric_a, "metric_b": self.metric_b, "note": self.note}
+                "why_no_verdict": self.judgement.why or None, "metric_a": self.metric_a,
+                "metric_b": self.metric_b, "note": self.note}
 
 
 @dataclass(slots=True)
@@ -147,13 +148,14 @@ def gc_paused():
             gc.enable()
 
 
-def compare_recordings(a: Recording, b: Recording, align: str = "start") -> Comparison:
+def compare_recordings(a: Recording, b: Recording, align: str = DEFAULT_ALIGN) -> Comparison:
     """Compare two open recordings over windows of equal length (see align.py)."""
     with gc_paused():
         return _compare(a, b, align)
 
 
 def _compare(a: Recording, b: Recording, align: str) -> Comparison:
+    align = resolve(align, a, b)
     wa, wb = common_windows(a, b, align)
     sa, sb = summarize(a, wa), summarize(b, wb)
     notes = [n for n in sa.notes if n in sb.notes]  # said once when true of both
@@ -167,7 +169,7 @@ def _compare(a: Recording, b: Recording, align: str) -> Comparison:
                       notes)
 
 
-def compare(path_a: str | os.PathLike, path_b: str | os.PathLike, align: str = "start") -> Comparison:
+def compare(path_a: str | os.PathLike, path_b: str | os.PathLike, align: str = DEFAULT_ALIGN) -> Comparison:
     """Open, compare and close two recording files."""
     with Recording(path_a) as a, Recording(path_b) as b:
         return compare_recordings(a, b, align)

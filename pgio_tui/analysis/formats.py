@@ -12,7 +12,7 @@ from pgio_tui.analysis.align import ORIGIN
 from pgio_tui.analysis.compare import Comparison, Row
 from pgio_tui.analysis.noise import Judgement
 from pgio_tui.analysis.settings_diff import machine_host
-from pgio_tui.analysis.summary import Summary
+from pgio_tui.analysis.summary import Summary, device_labels
 from pgio_tui.safe_text import csv_cell, markdown_cell, plain_text
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -58,7 +58,7 @@ def interval(j: Judgement, unit: str = "") -> str:
     if j.low is not None and j.high is not None:
         lo, hi = (round(j.low), round(j.high)) if unit in COUNT_UNITS else (j.low, j.high)
         return f"Δ {number(lo, unit)} … {number(hi, unit)}"
-    return ""
+    return j.why
 
 
 def change(r: Row) -> str:
@@ -84,7 +84,7 @@ def window_text(s: Summary) -> str:
 def header_rows(c: Comparison) -> list[tuple[str, str, str]]:
     """(what, A, B) lines that say which runs are compared, over which stretch."""
     def dev(s: Summary) -> str:
-        return ", ".join(f"{role} {d}" for role, d in s.role_devices.items()) or DASH
+        return ", ".join(f"{role} {d}" for role, d in device_labels(s.role_devices).items()) or DASH
     return [
         ("file", c.a.path.name, c.b.path.name),
         ("host", machine_host(c.a.meta) or DASH, machine_host(c.b.meta) or DASH),

@@ -1,6 +1,8 @@
-"""The run's latency distribution, estimated from what each tick recorded.
+"""The run's latency distribution: from its transactions when the recording has per-tick latency
+histograms (`latency_hist`, merged over the window: exact within the buckets' 0.5 %), else
+estimated from what each tick recorded.
 
-A recording keeps per-tick quantiles (p50, p95, p99, max from pgbench's per-transaction log), not
+An older recording keeps per-tick quantiles (p50, p95, p99, max from pgbench's per-transaction log), not
 every transaction. Each tick's distribution is taken as piecewise linear through those knots (and
 from 0 at 0 ms to its p50), and the run's CDF is the mixture of the ticks weighted by their
 transactions: exact at every tick's knots, an estimate between them. Where only a per-tick mean
@@ -57,16 +59,26 @@ class Distribution:
     what: str
     ticks: list[tuple[float, list[tuple[float, float]]]]
     means: list[tuple[float, float]]
+    points: list[tuple[float, float]] | None = None  # (ms, share at or below) from transactions
+    p99: float | None = None
 
     def top(self) -> float:
-        """Where a chart of it should end: a little past the 99th percentile of the per-tick p99
-        (the tail beyond is off the chart), or past the largest mean."""
+        """Where a chart of it should end: a little past the 99th percentile (of the transactions,
+        else of the per-tick p99; the tail beyond is off the chart), or past the largest mean."""
+        if self.points:
+            return (self.p99 or self.points[-1][0]) * 1.2 or 1.0
         if self.ticks:
             p99 = sorted(k[-2][0] for _, k in self.ticks)
             return p99[int(0.99 * (len(p99) - 1))] * 1.2 or 1.0
         return max((v for _, v in self.means), default=1.0) * 1.05 or 1.0
 
     def curve(self, x_max: float) -> list[tuple[float, float]]:
+        if self.points:
+            pts = [(0.0, 0.0)] + [p for p in self.points if p[0] <= x_max]
+            beyond = next((p for p in self.points if p[0] > x_max), None)
+            if beyond is not None:  # the curve reaches the chart's edge at its height there
+                pts.append((x_max, pts[-1][1]))
+            return pts
         if self.ticks:
             return mixture(self.ticks, x_max)
         total = sum(w for w, _ in self.means)
@@ -75,6 +87,13 @@ class Distribution:
             acc += w
             pts.append((v, acc / total))
         return [p for p in pts if p[0] <= x_max]
+
+
+def from_histogram(hist) -> Distribution | None:
+    """The transactions' own distribution (a quantiles.LatencyHistogram); None when empty."""
+    if not hist.count:
+        return None
+    return Distribution("transactions", [], [], hist.cdf(), hist.percentile(99))
 
 
 def distribution(columns: dict[str, list], weights: list[float]) -> Distribution | None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
 
+from pgio_tui.stats import percentile
+
 RESAMPLES = 1000
 LEVEL = 0.95
 MAX_BLOCKS = 50  # blocks per run: enough for a stable interval, few enough to stay fast (<= 256)
@@ -90,6 +92,7 @@ class Judgement:
     low_pct: float | None  # 95 % interval of B/A − 1 in % (None when a draw of A is 0)
     high_pct: float | None
     beyond_noise: bool | None  # None: not judged (too few units, no value)
+    why: str = ""  # why a judged statistic got no verdict, for the user
 
 
 NOT_JUDGED = Judgement(None, None, None, None, None)
@@ -183,14 +186,6 @@ def resampled(e: Estimate, seed: int) -> list[float] | None:
     return [max(floor, value + (v - value) * w) for v in raw]
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
 def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
     """The 95 % interval of B/A − 1 (when no draw of A is 0; else only that of B − A), and
     whether the interval excludes 0."""
@@ -200,12 +195,14 @@ def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
         return NOT_JUDGED
     ra, rb = resampled(a, SEED), resampled(b, SEED + 1)
     if not ra or not rb:
-        return NOT_JUDGED
+        short = [label for label, r in (("A", ra), ("B", rb)) if not r]
+        return Judgement(None, None, None, None, None,
+                         f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})")
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
-    lo, hi = _percentile(diffs, q), _percentile(diffs, 1 - q)
+    lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))
     if all(x > 0 for x in ra) or all(x < 0 for x in ra):
         rel = sorted(100 * (y / x - 1) for x, y in zip(ra, rb))
-        lo_pct, hi_pct = _percentile(rel, q), _percentile(rel, 1 - q)
+        lo_pct, hi_pct = percentile(rel, 100 * q), percentile(rel, 100 * (1 - q))
         return Judgement(lo, hi, lo_pct, hi_pct, lo_pct > 0 or hi_pct < 0)
     return Judgement(lo, hi, None, None, lo > 0 or hi < 0)

@@ -13,16 +13,18 @@ import statistics
 from dataclasses import dataclass
 from pgio_tui.safe_text import html_text as escape
 from importlib.resources import files
+from typing import Any
 from string import Template
 
 import pgio_tui
 from pgio_tui.analysis import latency_cdf, svg
-from pgio_tui.analysis.align import ORIGIN, aligned_columns, auto_align, window
+from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
 from pgio_tui.analysis.formats import change, interval, number, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
-from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, summarize
+from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, device_labels, summarize
 from pgio_tui.store.reader import Recording
+from pgio_tui.workload_facts import workload_command, workload_outcome
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
     **{f"writes.{s}": c for s, c in zip(WRITE_SOURCES, svg.PALETTE)},
@@ -44,6 +46,7 @@ class Run:
     x: list[float]
     dt: list[float]
     cols: dict[str, list]
+    hist: Any = None  # quantiles.LatencyHistogram of the window's transactions (empty: none recorded)
 
     def points(self, metric: str, scale: float = 1.0) -> list[tuple[float, float | None]]:
         col = self.cols.get(metric) or []
@@ -56,11 +59,11 @@ class Run:
 def _load_run(rec: Recording, label: str, s: Summary) -> Run:
     devs = [f"disk.{d}.{f}" for d in dict.fromkeys(s.role_devices.values())
             for f in ("util_pct", "w_await_ms", "r_await_ms", "r_s", "w_s")]
-    scalars = [m for m in rec.metric_names() if m.split(".")[0] in ("writes", "mem", "latency", "checkpoint")
+    scalars = [m for m in rec.metric_names() if m.split(".")[0] in ("writes", "mem", "latency", "statements", "checkpoint")
                and not m.startswith("latency.over_")]
     metrics = list(dict.fromkeys(scalars + devs))
     c = aligned_columns(rec, s.window, metrics)
-    return Run(label, s, c.x, c.dt, c.values)
+    return Run(label, s, c.x, c.dt, c.values, rec.latency_histogram(s.window.start_tick, s.window.end_tick))
 
 
 # --- charts -------------------------------------------------------------------------------------
@@ -106,20 +109,22 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
             f"{name} {' / '.join(number(v) for v in dict.fromkeys(round(v) for v in levels))} MiB"
             for name, levels in off_scale.items())
     out.append(c)
-    roles = list(dict.fromkeys(role for run in runs for role in run.summary.role_devices))
+    labelled = [device_labels(run.summary.role_devices) for run in runs]  # a shared device once, with both roles
+    roles = list(dict.fromkeys(label for labels in labelled for label in labels))
+    by_run = {id(run): labels for run, labels in zip(runs, labelled)}
 
     def dev_metric(role: str, field: str):
-        return lambda r: (f"disk.{r.summary.role_devices[role]}.{field}" if role in r.summary.role_devices else None)
+        return lambda r: (f"disk.{by_run[id(r)][role]}.{field}" if role in by_run[id(r)] else None)
 
     c = svg.Chart("device utilisation", "%")
     for role in roles:
-        c.lines += _lines(runs, dev_metric(role, "util_pct"), role, ROLE_COLORS.get(role, svg.PALETTE[5]))
+        c.lines += _lines(runs, dev_metric(role, "util_pct"), role, ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5]))
     out.append(c)
     c = svg.Chart("device await", "ms")
     for role in roles:
-        color = ROLE_COLORS.get(role, svg.PALETTE[5])
+        color = ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5])
         c.lines += _lines(runs, dev_metric(role, "w_await_ms"), f"{role} w_await", color)
-        if any(any(run.cols.get(f"disk.{run.summary.role_devices.get(role)}.r_s") or []) for run in runs):
+        if any(any(run.cols.get(f"disk.{by_run[id(run)].get(role)}.r_s") or []) for run in runs):
             c.lines += _lines(runs, dev_metric(role, "r_await_ms"), f"{role} r_await", svg.PALETTE[7])
     out.append(c)
     c = svg.Chart("latency", "ms")
@@ -128,6 +133,9 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
     if not c.lines:
         c.lines = _lines(runs, lambda r: "latency.mean_ms", "mean", SERIES_COLORS["latency.mean_ms"])
         c.title = "latency (per-tick mean)"
+    out.append(c)
+    c = svg.Chart("statement execution time (pg_stat_statements, not transactions)", "ms")
+    c.lines = _lines(runs, lambda r: "statements.mean_ms", "statement mean", SERIES_COLORS["latency.mean_ms"])
     out.append(c)
     c = svg.Chart("throughput", "tps", height=100)
     c.lines = _lines(runs, lambda r: "latency.tps", "tps", SERIES_COLORS["latency.tps"])
@@ -146,6 +154,10 @@ def _legend(chart: svg.Chart, two: bool) -> str:
 def cdf_section(runs: list[Run]) -> str:
     dists = []
     for run in runs:
+        exact = latency_cdf.from_histogram(run.hist) if run.hist is not None else None
+        if exact is not None:
+            dists.append(exact)
+            continue
         weights = [(t or 0.0) * dt for t, dt in zip(run.cols.get("latency.tps") or [0.0] * len(run.x), run.dt)]
         if not any(weights):
             weights = [1.0] * len(run.x)
@@ -200,6 +212,19 @@ def settings_table(changes, two: bool) -> str:
     return f"<table>{head}{body}</table>"
 
 
+def workload_section(runs: list[Run], workloads: list[list[dict]]) -> str:
+    """Each run's workload: the command as given, how it ended, and its own summary as it printed it."""
+    parts = []
+    for run, ws in zip(runs, workloads):
+        for w in ws:
+            who = f"{run.label}: " if len(runs) > 1 else ""
+            parts.append(f"<h3>{escape(who + workload_command(w))}</h3><p>{escape(workload_outcome(w))}</p>")
+            lines = w.get("report") or []
+            if lines:
+                parts.append("<pre>" + escape("\n".join(lines)) + "</pre>")
+    return ("<h2>Workload</h2>" + "".join(parts)) if parts else ""
+
+
 def _runs_table(runs: list[Run]) -> str:
     def cells(label: str, fn) -> str:
         return f"<tr><th>{escape(label)}</th>" + "".join(_td(fn(r)) for r in runs) + "</tr>"
@@ -210,7 +235,8 @@ def _runs_table(runs: list[Run]) -> str:
             + cells("server", lambda r: str(r.summary.meta.get("server_version", "–")))
             + cells("recorded", lambda r: str(r.summary.meta.get("created_at", "–")))
             + cells("window", lambda r: window_text(r.summary))
-            + cells("devices", lambda r: ", ".join(f"{k} {v}" for k, v in r.summary.role_devices.items()) or "–")
+            + cells("devices", lambda r: ", ".join(f"{k} {v}" for k, v in device_labels(r.summary.role_devices).items())
+                    or "–")
             + "</table>")
 
 
@@ -223,7 +249,8 @@ def build(paths: list[str | os.PathLike], align: str | None = None) -> str:
     with gc_paused():
         recs = [Recording(p) for p in paths]
         try:
-            align = align or auto_align(*recs)
+            align = resolve(align or DEFAULT_ALIGN, *recs)
+            workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
             comparison = None
             if len(recs) == 2:
                 comparison = compare_recordings(recs[0], recs[1], align)
@@ -234,10 +261,11 @@ def build(paths: list[str | os.PathLike], align: str | None = None) -> str:
         finally:
             for rec in recs:
                 rec.close()
-        return render(runs, comparison, align)
+        return render(runs, comparison, align, workloads)
 
 
-def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
+def render(runs: list[Run], comparison: Comparison | None, align: str,
+           workloads: list[list[dict]] | None = None) -> str:
     two = comparison is not None
     names = " vs ".join(r.summary.path.name for r in runs)
     title = f"pgio-tui {'comparison' if two else 'report'}: {names}"
@@ -252,6 +280,7 @@ def render(runs: list[Run], comparison: Comparison | None, align: str) -> str:
                  "excludes 0, <i>noise</i> when it does not (docs/diff.md).</p>", comparison_table(comparison)]
     else:
         body += ["<h2>Summary</h2>", summary_table(runs[0].summary)]
+    body.append(workload_section(runs, workloads or []))
     body.append("<h2>Timeline</h2><div class=charts><div id=readout></div>")
     for ch in charts(runs):
         body.append(_legend(ch, two) + svg.time_chart(ch, 0.0, x1, spans))

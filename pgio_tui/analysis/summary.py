@@ -4,10 +4,11 @@ Each statistic (`Stat`) carries its value and, where it is a mean, total, share 
 per-tick (or per-checkpoint) values, an `Estimate` the noise judgement can resample. How each
 figure is computed is in docs/diff.md; the short form:
 
-- latency: tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
+- latency (transactions of a launched workload): tps is time-weighted; mean, stddev and the per-tick percentiles are weighted by the
   transactions of each tick (pgbench) or the statements (pg_stat_statements); stddev is pooled
   from per-tick mean and stddev; max is the largest per-tick max; counts over 100-500 ms add up the
   per-tick counts `latency.over_<N>ms` (else: ticks whose mean is over N ms);
+- statements: pg_stat_statements' execution time (never called latency), weighted by calls;
 - writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
 - checkpoints: those that started inside the window;
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
@@ -27,9 +28,11 @@ from typing import Any
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
 from pgio_tui.metrics import lookup
+from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording, Setting
+from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
-GROUPS = ("latency", "writes", "checkpoints", "memory", "devices", "pgio")
+GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "devices", "pgio")
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 PERCENTILES = ("p50", "p95", "p99")
@@ -84,17 +87,6 @@ def _total(per_unit: list[float]) -> Estimate:
     return Estimate((per_unit, [1.0] * len(per_unit)), total_over(len(per_unit)))
 
 
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """q-quantile (0-1) by linear interpolation between closest ranks; None for no values."""
-    s = sorted(values)
-    if not s:
-        return None
-    pos = (len(s) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 def _present(col: list) -> bool:
     return any(v is not None for v in col)
 
@@ -143,6 +135,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
                 setting_events=[(win.x(e.t), e.event.text) for e in rec.events(["setting_change"])
                                 if win.contains(e.t)])
     _latency(s, ticks)
+    _whole_run_latency(s, rec, win, workloads[0] if workloads else None)
+    _statements(s, ticks)
     _writes(s, ticks)
     _checkpoints(s, done, win)
     _memory(s, ticks)
@@ -156,6 +150,7 @@ def _scalar_metrics() -> list[str]:
     return ([f"latency.{n}" for n in ("tps", "calls_s", "txns", "mean_ms", "stddev_ms", "p50_ms", "p95_ms",
                                       "p99_ms", "max_ms")]
             + [f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS]
+            + ["statements.mean_ms", "statements.stddev_ms", "statements.calls_s"]
             + [f"writes.{src}" for src in WRITE_SOURCES] + ["fsyncs.backend"]
             + ["mem.dirty_kb", "mem.writeback_kb", "mem.dirty_background_threshold_kb", "mem.dirty_threshold_kb"]
             + ["pgio.reads_s", "pgio.hits_s", "db.blks_read_s", "db.blks_hit_s"])
@@ -191,7 +186,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         weights, what = [v or 0.0 for v in t.col("latency.txns")], "transactions"
     elif launched or not t.has("latency.calls_s"):
         weights, what = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)], "transactions"
-    else:
+    else:  # recordings made before statements.* existed: latency.* then held statement figures
         weights, what = [(r or 0.0) * dt for r, dt in zip(t.col("latency.calls_s"), t.dt)], "statements"
     if not any(weights):
         weights, what = [1.0] * t.n, "ticks"
@@ -238,6 +233,88 @@ def _latency(s: Summary, t: _Ticks) -> None:
             over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
             est = _total(over)
             _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, "latency.mean_ms")
+
+
+def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True) -> None:
+    """Give a latency statistic its exact value (the workload's own, or from transactions)."""
+    if value is None:
+        return
+    st = s.get("latency", name)
+    if st is None:
+        unit = "1/s" if name == "tps" else "ms"
+        _add(s, "latency", name, unit, float(value), None, None, note)
+        return
+    st.value, st.note = float(value), note
+    if not keep_estimate:
+        st.estimate = None
+
+
+def workload_figures(workload: dict[str, Any] | None) -> tuple[dict[str, float | None], str]:
+    """tps, mean and stddev of a workload's whole run as the workload itself reported them, and
+    where they come from; ({}, "") when it reported none."""
+    summary = (workload or {}).get("summary")
+    if not isinstance(summary, dict) or summary.get("partial"):
+        return {}, ""
+    if workload.get("kind") == "pgbench":
+        if summary.get("source") == "pgbench" and summary.get("tps") is not None:
+            return {"tps": summary.get("tps"), "mean": summary.get("latency_avg_ms"),
+                    "stddev": summary.get("latency_stddev_ms")}, "pgbench's summary"
+        m = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+        if m.get("tps") is not None:
+            return {"tps": m.get("tps"), "mean": m.get("latency_mean_ms"), "stddev": m.get("latency_stddev_ms")}, \
+                "pgbench's per-transaction log (pgbench printed no summary)"
+    if workload.get("kind") == "pgio" and isinstance(summary.get("latency"), dict):
+        lat = summary["latency"]
+        return {"tps": summary.get("statements_s"), "mean": lat.get("mean_ms"),
+                "stddev": lat.get("stddev_ms")}, "pgio's summary (statements)"
+    return {}, ""
+
+
+def _whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dict[str, Any] | None) -> None:
+    """Whole-run figures that are exact rather than averaged per tick: the workload's own tps, mean
+    and stddev when the window is its whole run; percentiles from the transactions' histograms
+    (merged per-tick buckets) whenever the recording has them."""
+    if win.whole_workload:
+        figures, source = workload_figures(workload)
+        for name in ("tps", "mean", "stddev"):
+            _replace(s, name, figures.get(name), source)
+        if workload is not None and (workload.get("exit_code") == EXIT_INTERRUPTED
+                                     or (workload.get("summary") or {}).get("interrupted")):
+            s.notes.append(f"workload ended early (exit {EXIT_INTERRUPTED}: interrupted): its figures cover "
+                           "the run until then")
+    if win.start_tick is None:
+        return
+    hist = rec.latency_histogram(win.start_tick, win.end_tick)
+    if not hist.count:
+        if s.get("latency", "p50") is not None:
+            s.notes.append("latency percentiles: per tick, weighted (no latency histogram recorded)")
+        return
+    for p in PERCENTILES:
+        _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False)
+
+
+# --- statements (pg_stat_statements) ------------------------------------------------------------
+
+def _statements(s: Summary, t: _Ticks) -> None:
+    """Statement execution time (not transaction latency): mean and stddev weighted by the calls
+    of each tick, pooled; calls per second."""
+    mean, sd, calls = t.col("statements.mean_ms"), t.col("statements.stddev_ms"), t.col("statements.calls_s")
+    if not _present(mean):
+        return
+    n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
+    est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
+    _add(s, "statements", "mean", "ms", est.value(), est, "statements.mean_ms")
+    if _present(sd):
+        n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
+        est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
+                        [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
+        _add(s, "statements", "stddev", "ms", est.value(), est, "statements.stddev_ms")
+    num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
+    den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
+    est = Estimate((num, den), ratio)
+    _add(s, "statements", "calls/s", "1/s", est.value(), est, "statements.calls_s")
+    s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
+                   "(utility statements and pgio-tui's own left out), not transaction latency")
 
 
 # --- buffers written by source -------------------------------------------------------------------
@@ -312,7 +389,7 @@ def _memory(s: Summary, t: _Ticks) -> None:
             continue
         est = Estimate((col, [1.0] * len(col)), ratio)
         _add(s, "memory", f"{label} mean", "MiB", est.value(), est, metric)
-        _add(s, "memory", f"{label} p95", "MiB", percentile(col, 0.95), None, metric)
+        _add(s, "memory", f"{label} p95", "MiB", percentile(sorted(col), 95), None, metric)
         _add(s, "memory", f"{label} max", "MiB", max(col), None, metric)
     dirty = t.col("mem.dirty_kb")
     for metric, label in (("mem.dirty_background_threshold_kb", "background"), ("mem.dirty_threshold_kb", "throttle")):
@@ -326,15 +403,24 @@ def _memory(s: Summary, t: _Ticks) -> None:
 
 # --- devices -------------------------------------------------------------------------------------
 
+def device_labels(role_devices: dict[str, str]) -> dict[str, str]:
+    """One label per device, naming all its roles ("PGDATA+WAL" when pg_wal shares PGDATA's device),
+    so a shared device's figures are shown once."""
+    labels: dict[str, list[str]] = {}
+    for role, dev in role_devices.items():
+        labels.setdefault(dev, []).append(role)
+    return {"+".join(roles): dev for dev, roles in labels.items()}
+
+
 def _devices(s: Summary, t: _Ticks) -> None:
-    for label, dev in s.role_devices.items():
+    for label, dev in device_labels(s.role_devices).items():
         prefix = f"disk.{dev}."
         util = [v for v in t.col(prefix + "util_pct") if v is not None]
         if not util:
             continue
         est = Estimate((util, [1.0] * len(util)), ratio)
         _add(s, "devices", f"{label} util mean", "%", est.value(), est, prefix + "util_pct", dev)
-        _add(s, "devices", f"{label} util p95", "%", percentile(util, 0.95), None, prefix + "util_pct", dev)
+        _add(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, prefix + "util_pct", dev)
         for f, name in (("wkb_s", "write"), ("rkb_s", "read")):
             rate = t.col(prefix + f)
             if f == "rkb_s" and not any(rate):
@@ -350,7 +436,7 @@ def _devices(s: Summary, t: _Ticks) -> None:
                 continue
             est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
             _add(s, "devices", f"{label} {name} mean", "ms", est.value(), est, prefix + aw, dev)
-            _add(s, "devices", f"{label} {name} p95", "ms", percentile([av for av, _ in busy], 0.95), None,
+            _add(s, "devices", f"{label} {name} p95", "ms", percentile(sorted(av for av, _ in busy), 95), None,
                  prefix + aw, dev)
 
 

@@ -33,6 +33,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     try:
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless,
-                           theme=getattr(args, "theme", None))
+                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording)
     finally:
         sampler.close()

@@ -15,28 +15,37 @@ from pgio_tui.workloads.base import Workload
 
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
-                headless: bool = False, theme: str | None = None) -> int:
+                headless: bool = False, theme: str | None = None, keep_recording: bool = False) -> int:
     """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code.
-    The caller has checked `record` against --force before connecting (commands.common.check_overwrite)."""
+    The caller has checked `record` against --force before connecting (commands.common.check_overwrite).
+    The recording ends with the workload unless `keep_recording`."""
     if headless or not sys.stdout.isatty():
         session = Session(sampler, workload=workload)
         if record:
             session.record(record, force)
-        run_headless(session, label=record or "not recorded")
+        run_headless(session, label=record or "not recorded", keep_recording=keep_recording)
         rc = 0
+        whole = False  # its output, report included, was printed as it came
     else:
         from pgio_tui.tui.live import run_monitor
         workload.start()
         try:
-            rc = run_monitor(sampler, record_path=record, force=force, theme=theme, workload=workload)
+            rc = run_monitor(sampler, record_path=record, force=force, theme=theme, workload=workload,
+                             keep_recording=keep_recording)
         finally:
             end_workload(workload)
-    _print_outcome(workload)
+        whole = True  # the screen is gone: its report was only shown there
+    _print_outcome(workload, whole)
     return rc or (1 if workload.error and not workload.stop_requested else 0)
 
 
-def _print_outcome(workload: Workload) -> None:
-    if workload.error:
-        say(f"{PROG}: {workload.kind}: {workload.error}")
-    else:
-        say(f"{PROG}: {workload.kind} {workload.outcome()}")
+def _print_outcome(workload: Workload, whole: bool = False) -> None:
+    """The exit line (failures and early ends in it); with `whole`, the workload's own report first."""
+    if whole:
+        try:
+            for line in workload.report_lines():
+                print(line)
+            sys.stdout.flush()
+        except OSError:
+            pass
+    say(f"{PROG}: {workload.exit_line()}")

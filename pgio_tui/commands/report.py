@@ -1,10 +1,11 @@
-"""`pgio-tui report FILE [FILE2] -o report.html`: one self-contained HTML file (analysis/report.py)."""
+"""`pgio-tui report FILE [FILE_B] -o report.html`: one self-contained HTML file (analysis/report.py)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
+from pgio_tui.commands.common import check_overwrite
 from pgio_tui.errors import PROG, CliError
 
 
@@ -13,13 +14,13 @@ def run(args: argparse.Namespace) -> int:
     from pgio_tui.analysis.report import build
     from pgio_tui.store.reader import RecordingError
 
-    if not 1 <= len(args.files) <= 2:
-        raise CliError("report takes one recording, or two to compare")
-    for path in args.files:
+    files = [f for f in (args.a, args.b) if f]
+    for path in files:
         if not os.path.exists(path):
             raise CliError(f"{path}: no such file")
+    check_overwrite(args.output, args.force)
     try:
-        html = build(args.files, getattr(args, "align", None))
+        html = build(files, args.align)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
     with open(args.output, "w", encoding="utf-8") as f:

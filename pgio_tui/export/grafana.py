@@ -98,9 +98,15 @@ def dashboard() -> dict:
         _panel("Latency (per tick)", [
             _q(f"{_name(f'latency_{s}_seconds')}{{{SEL}}}", f"{s} {{{{server}}}}")
             for s in ("mean", "p50", "p95", "p99", "max")], "s", y, w=16,
-            desc="Latency figures of each tick (a launched workload's, else pg_stat_statements' mean): not "
-                 "aggregatable into a longer percentile."),
+            desc="Transaction latency of each tick (a workload pgio-tui launched): not aggregatable into a "
+                 "longer percentile."),
         _panel("Transactions", [_q(_rate("transactions_total"), "tps {{server}}")], "reqps", y, x=16, w=8))
+    panels += row(
+        _panel("Statement execution time (pg_stat_statements, not transactions)", [
+            _q(f"{_name('statement_exec_mean_seconds')}{{{SEL}}}", "mean {{server}}")], "s", y, w=16,
+            desc="Mean execution time of the plannable statements of each tick; utility statements and "
+                 "pgio-tui's own left out."),
+        _panel("Statements", [_q(_rate("statements_total"), "statements/s {{server}}")], "reqps", y, x=16, w=8))
     panels += row(_panel("Waits", [
         _q(f"sum by (wait_event_type, wait_event) ({_name('wait_sessions')}{{{SEL}, wait_event!=\"Running\"}})",
            "{{wait_event_type}}: {{wait_event}}")], "none", y, stack=True,

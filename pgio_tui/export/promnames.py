@@ -106,7 +106,6 @@ _counter("io.pressure_full_pct", "io_pressure_full_stalled_seconds", _PSI.format
 _counter("latency.tps", "transactions", BY_NAME["latency.tps"].help)
 for _stat in ("mean", "stddev", "p50", "p95", "p99", "max"):
     _gauge(f"latency.{_stat}_ms", f"latency_{_stat}_seconds", MS)
-_counter("latency.calls_s", "statements", BY_NAME["latency.calls_s"].help)
 _counter("latency.txns", "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
@@ -114,6 +113,10 @@ _counter("latency.failed", "transactions_failed", BY_NAME["latency.failed"].help
 for _ms in LATENCY_THRESHOLDS_MS:
     _counter(f"latency.over_{_ms}ms", "transactions_slower", "Transactions (pgio: statements) slower than "
              "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
+# --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
+_counter("statements.calls_s", "statements", BY_NAME["statements.calls_s"].help)
+_gauge("statements.mean_ms", "statement_exec_mean_seconds", MS)
+_gauge("statements.stddev_ms", "statement_exec_stddev_seconds", MS)
 # --- database -----------------------------------------------------------------------------------
 _counter("pgio.reads_s", "workload_blocks_read", BY_NAME["pgio.reads_s"].help)
 _counter("pgio.hits_s", "workload_blocks_hit", BY_NAME["pgio.hits_s"].help)

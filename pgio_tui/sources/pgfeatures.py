@@ -29,8 +29,15 @@ IO_SETTINGS = (
     "shared_preload_libraries",
 )
 
-# Marker so our own statement can be recognised (and excluded) in pg_stat_statements.
+# Markers so our own statements can be recognised (and excluded) in pg_stat_statements.
+OWN_MARKER = "/* pgio-tui"
 TICK_MARKER = "/* pgio-tui tick */"
+
+# Statements whose latency a DBA means: the plannable ones (pg_stat_statements' own split). Utility
+# statements (BEGIN, COMMIT/END, SET, SHOW, VACUUM, ...) take microseconds and would pull the mean
+# towards zero. Leading comments and parentheses are skipped before the first keyword.
+_PLANNABLE = r"^\(*\s*(select|insert|update|delete|merge|with|values|table)\M"
+_LEADING_COMMENTS = r"^(\s|/\*([^*]|\*+[^*/])*\*+/|--[^\n]*(\n|$))*"
 
 # Backend types whose pg_stat_io writes get their own metric; the rest add up to writes.other.
 NAMED_WRITERS = {"checkpointer": "checkpointer", "background writer": "bgwriter",
@@ -166,7 +173,7 @@ def _json_row(sql: str) -> str:
 
 
 def tick_sql(f: Features) -> str:
-    """The one statement run every tick. Parameters: %(skip_queryid)s, %(log_offset)s."""
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -202,14 +209,7 @@ def tick_sql(f: Features) -> str:
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
     if f.pgss_schema:
-        total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
-        mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
-        stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
-        cols.append(_json_row(
-            f"SELECT sum(calls) AS calls, sum({total}) AS total_ms, "
-            f"sum(calls * ({stddev} * {stddev} + {mean} * {mean})) AS sumsq, count(*) AS entries "
-            f"FROM {f.pgss_schema}.pg_stat_statements(false) "
-            f"WHERE queryid IS DISTINCT FROM %(skip_queryid)s") + " AS pgss")
+        cols.append(_json_row(statements_sql(f)) + " AS pgss")
     else:
         cols.append("NULL::json AS pgss")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
@@ -227,9 +227,34 @@ def tick_sql(f: Features) -> str:
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
 
 
+def statements_sql(f: Features) -> str:
+    """Cumulative calls, time and sum of squares of the statements whose latency we show: top-level
+    (14+), not in %(skip_queryids)s (utility statements and our own, see skip_queryids_sql), and
+    the number of entries (a change means new statements to classify). Parameter: %(skip_queryids)s."""
+    total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
+    mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
+    stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
+    top = " AND toplevel" if "toplevel" in f.pgss_cols else ""
+    shown = f"queryid IS NOT NULL AND queryid <> ALL(%(skip_queryids)s::bigint[]){top}"
+    return (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8 AS calls, "
+            f"(sum({total}) FILTER (WHERE {shown}))::float8 AS total_ms, "
+            f"(sum(calls * ({stddev} * {stddev} + {mean} * {mean})) FILTER (WHERE {shown}))::float8 AS sumsq, "
+            f"count(*) AS entries FROM {f.pgss_schema}.pg_stat_statements(false)")
+
+
+def skip_queryids_sql(f: Features) -> str:
+    """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
+    query texts, so it runs only when the set of statements changed."""
+    return (f"{OWN_MARKER} statements */ SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
+            f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
+            f"!~* '{_PLANNABLE}')")
+
+
 def settings_sql(f: Features) -> str:
     names = ", ".join(f"'{s}'" for s in f.settings)
-    return f"SELECT name, setting, coalesce(unit, ''), context FROM pg_settings WHERE name IN ({names}) ORDER BY name"
+    return (f"{OWN_MARKER} settings */ SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
+            f"WHERE name IN ({names}) ORDER BY name")
 
 
 def checkpoint_counters(bgwriter: dict, checkpointer: dict | None) -> dict[str, float | None]:

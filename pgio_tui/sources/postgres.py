@@ -118,7 +118,8 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
-        self._skip_queryid: int | None = None
+        self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
+        self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
@@ -164,10 +165,13 @@ class PostgresSource:
         if self.conn is None:
             raise SourceError("not connected")
         try:
-            cur = self.conn.execute(self._sql, {"skip_queryid": self._skip_queryid,
+            cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
                                                 "log_offset": self._log_offset})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))
+            pgss = raw.get("pgss")
+            if pgss is not None and pgss.get("entries") != self._pgss_entries:
+                raw["pgss"] = self._reclassify(pgss)
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
         raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
@@ -186,19 +190,20 @@ class PostgresSource:
         *lines, self._log_tail = data.split(b"\n")
         return [ln.decode("utf-8", "replace") for ln in lines]
 
-    def find_own_queryid(self) -> None:
-        """Exclude our own tick statement from pg_stat_statements latency (looked up once)."""
+    def _reclassify(self, pgss: dict) -> dict:
+        """New statements appeared: classify them (utility, ours) and take this tick's sums again
+        with the new list, so every delta compares sums over the same statements."""
         f = self.features
-        if not f.pgss_schema or self._skip_queryid is not None:
-            return
         try:
-            row = self.conn.execute(
-                f"SELECT queryid FROM {f.pgss_schema}.pg_stat_statements "
-                f"WHERE query LIKE %s LIMIT 1", (pgfeatures.TICK_MARKER + "%",)).fetchone()
+            self._skip_queryids = list(self.conn.execute(pgfeatures.skip_queryids_sql(f)).fetchone()[0])
+            cur = self.conn.execute(f"{pgfeatures.OWN_MARKER} statement sums */ {pgfeatures.statements_sql(f)}",
+                                    {"skip_queryids": self._skip_queryids})
+            names = [d.name for d in cur.description]
+            pgss = dict(zip(names, cur.fetchone()))
         except psycopg.Error:
-            return
-        if row:
-            self._skip_queryid = row[0]
+            return pgss  # e.g. no permission to read query texts: the sums as they were
+        self._pgss_entries = pgss.get("entries")
+        return pgss
 
     def settings(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, context) for the I/O settings."""
@@ -213,6 +218,6 @@ class PostgresSource:
         if not view:
             return None
         try:
-            return self.conn.execute(f"SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
+            return self.conn.execute(f"{pgfeatures.OWN_MARKER} dirty */ SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
         except psycopg.Error:
             return None

@@ -10,13 +10,13 @@ import csv
 import datetime as _dt
 import fnmatch
 import json
-import shlex
 from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
 from pgio_tui.safe_text import csv_cell, printable
 from pgio_tui.store.reader import Recording
+from pgio_tui.workload_facts import workload_command, workload_outcome
 
 FORMATS = ("csv", "json", "openmetrics")
 FIXED_COLUMNS = ("tick", "t", "elapsed")
@@ -102,15 +102,22 @@ def describe(recording: Recording) -> str:
         missed = (r.last_tick - r.first_tick + 1) - r.tick_count
         late = len(r.events(["late"]))
         ticks = f"{r.tick_count} ({r.first_tick}..{r.last_tick})"
-        ticks += f", {missed} missed in {_gap_count(r)} gap(s)" if missed else ", no gaps"
+        ticks += f", {missed} missed in {_gap_count(r)} gap(s)" if missed else ", none missed"
         ticks += f", {late} late" if late else ""
         lines.append(("ticks", ticks))
     else:
         lines.append(("ticks", "none"))
     kinds = Counter(str(c.get("kind", "?")) for c in r.checkpoints())
     lines.append(("checkpoints", f"{sum(kinds.values())}" + (f": {_counts(kinds)}" if kinds else "")))
-    events = Counter(e.event.kind for e in r.events())
-    lines.append(("events", _counts(events) or "none"))
+    events = r.events()
+    lines.append(("events", _counts(Counter(e.event.kind for e in events)) or "none"))
+    outages = [e for e in events if e.event.kind == "gap"]
+    if outages:
+        lines.append(("gap events", "; ".join(f"tick {e.tick}: {e.event.text}" for e in outages[:3])
+                      + (f"; … {len(outages) - 3} more" if len(outages) > 3 else "")))
+    if r.tick_count and not any(e.event.kind == "stop" for e in events):
+        lines.append(("closed", "no: the recording has no stop event (the recorder ended without closing it; "
+                                "the ticks up to the last one are kept)"))
     devices = [f"{d} ({role})" if role else d for d, role in r.devices.items()]
     lines.append(("devices", ", ".join(devices) or "none"))
     for w in r.workloads() or [None]:
@@ -127,10 +134,9 @@ def _gap_count(r: Recording) -> int:
 
 
 def _workload(w: dict) -> str:
-    argv = w.get("argv") or []
-    text = f"{w.get('kind')}: {shlex.join(map(str, argv)) if isinstance(argv, list) else argv}"
+    text = f"{w.get('kind')}: {workload_command(w)}"
     if w.get("stop_t") is not None and w.get("start_t") is not None:
-        text += f"  ({_duration(w['stop_t'] - w['start_t'])}, exit {w.get('exit_code')})"
+        text += f"  ({_duration(w['stop_t'] - w['start_t'])}, {workload_outcome(w)})"
     else:
         text += "  (no stop recorded)"
     return text

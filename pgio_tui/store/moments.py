@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui.stats import percentile
+from pgio_tui.workload_facts import workload_command
+
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
 KINDS = RECORDED + DERIVED
-LATENCY_METRICS = ("latency.p99_ms", "latency.mean_ms")  # the per-tick latency compared, first with data
+LATENCY_METRICS = ("latency.p99_ms", "latency.mean_ms", "statements.mean_ms")  # compared: the first with data
 DIRTY, DIRTY_BG = "mem.dirty_kb", "mem.dirty_background_threshold_kb"
 
 
@@ -24,15 +27,6 @@ class Moment(NamedTuple):
     t: float
     kind: str
     text: str
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0-100) of the values; None when there are none."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
-    return s[k]
 
 
 def find_moments(rec: Any) -> list[Moment]:
@@ -62,7 +56,7 @@ def find_moments(rec: Any) -> list[Moment]:
                 add(c.get("end_tick"), c["end_t"], "checkpoint_end", f"{what} complete")
     if not kinds & {"workload_start", "workload_stop"}:
         for w in rec.workloads():
-            name = " ".join(w.get("argv") or []) or str(w.get("kind"))
+            name = workload_command(w)
             if w.get("start_t") is not None:
                 add(None, w["start_t"], "workload_start", f"started: {name}")
             if w.get("stop_t") is not None:
@@ -87,7 +81,7 @@ def latency_moments(rec: Any) -> list[Moment]:
     if metric is None:
         return []
     rows = [(tick, t, v) for tick, t, _, v in _rows(rec, [metric]) if v is not None]
-    p99 = percentile([v for _, _, v in rows], 99)
+    p99 = percentile(sorted(v for _, _, v in rows), 99)
     out, above = [], False
     for tick, t, v in rows:
         if v > p99 and not above:

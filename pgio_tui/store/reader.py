@@ -169,6 +169,8 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
+        self._has_latency_hist = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -261,11 +263,40 @@ class Recording:
             out.append(w)
         return out
 
+    def workload_report(self, w: dict[str, Any]) -> list[str]:
+        """The workload's own end-of-run report as it printed it: pgbench's summary (its stdout;
+        progress goes to stderr), pgio's report block."""
+        out = self.workload_output(w["id"]) if w.get("id") is not None else []
+        if w.get("kind") == "pgbench":
+            return [line for _, stream, line in out if stream == "stdout"]
+        notes = [line for _, stream, line in out if stream == "note"]
+        start = next((i for i, line in enumerate(notes) if line.startswith("pg_stat_database stats:")), None)
+        return notes[start:] if start is not None else []
+
     def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
         return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.db.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
             (workload_id,))]
+
+    def latency_histogram(self, start_tick: int | None = None, end_tick: int | None = None):
+        """The launched workload's latencies over ticks [start_tick, end_tick] as one merged
+        LatencyHistogram (empty for a recording without one), clamped to the largest per-tick max."""
+        from pgio_tui.quantiles import LatencyHistogram
+        hist = LatencyHistogram()
+        if not self._has_latency_hist:
+            return hist
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        hist.merge({b: n for b, n in self.db.conn.execute(  # a shared file: whole numbers only
+            f"SELECT bucket, sum(count) FROM latency_hist{where} AND typeof(bucket) = 'integer' "
+            f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
+            "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
+            "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
+        if hist.count and "latency.max_ms" in self._columns:
+            top = number(self.db.conn.execute(f"SELECT max({quote('latency.max_ms')}) FROM ticks{where}",
+                                              params).fetchone()[0])
+            hist.max_ms = top if top is not None and top > 0 else None
+        return hist
 
     # --- seeking and series ---------------------------------------------------------------------
 
@@ -370,6 +401,8 @@ class Recording:
         io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
         waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
         events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
+        hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
+            if self._has_latency_hist else {}
         cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                       "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
         device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
@@ -398,6 +431,7 @@ class Recording:
                        if id_ in self._wait_events and number(n) is not None],
                 events=[_event(k, body, d) for k, body, d in events.get(tick, ())],
                 checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
+                latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
             )
 
     # --- lifetime -------------------------------------------------------------------------------

@@ -21,7 +21,17 @@ FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers
 
 # from_version -> SQL statements that turn a file of that version into from_version + 1.
 # The reader applies them to an in-memory copy (it never writes the file it reads).
+# latency_hist: a launched workload's latencies per tick: sparse log buckets 1 % wide (pgio_tui.quantiles: bucket i
+# holds [0.001 ms * 1.01^i, 0.001 ms * 1.01^(i+1))), transactions (pgio: statements) per bucket.
+LATENCY_HIST_DDL = """CREATE TABLE latency_hist (
+    tick INTEGER NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (tick, bucket)
+) WITHOUT ROWID"""
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {}
+
+# Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
+OPTIONAL_TABLES = ("latency_hist",)
 
 
 class RecordingError(Exception):
@@ -89,6 +99,7 @@ CREATE TABLE events (
     id INTEGER PRIMARY KEY, tick INTEGER, t REAL, kind TEXT NOT NULL, text TEXT, data TEXT
 );
 CREATE INDEX events_tick ON events (tick);
+{LATENCY_HIST_DDL};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
     start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT

@@ -205,6 +205,7 @@ class Recorder:
         if changed:  # the settings table answers "what was X at tick N" without reading events
             self.set_settings(changed, tick)
         self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
+        self._latency_hist.extend((tick, int(b), int(n)) for b, n in frame.latency_buckets.items() if n)
 
         interval = self._interval or frame.dt or COMMIT_EVERY_S
         if time.monotonic() - self._last_commit + interval >= COMMIT_EVERY_S:
@@ -291,6 +292,7 @@ class Recorder:
             ("INSERT INTO events (tick, t, kind, text, data) VALUES (?, ?, ?, ?, ?)", self._events),
             (f"INSERT INTO checkpoints ({', '.join(schema.CHECKPOINT_COLUMNS)}, extra) "
              f"VALUES ({', '.join('?' * (len(schema.CHECKPOINT_COLUMNS) + 1))})", self._checkpoints),
+            (_insert("latency_hist", 3), self._latency_hist),
             ("INSERT INTO workload_output (workload_id, t, stream, line) VALUES (?, ?, ?, ?)", self._output),
         ]
         if not any(rows for _, rows in statements):
@@ -361,6 +363,7 @@ class Recorder:
         self._waits: list[tuple] = []
         self._events: list[tuple] = []
         self._checkpoints: list[tuple] = []
+        self._latency_hist: list[tuple] = []
         self._output: list[tuple] = []
         self._new_devices: list[tuple] = []
         self._device_updates: list[tuple] = []

@@ -45,9 +45,11 @@ class LiveFeed:
     abilities = frozenset({RECORD, ANNOTATE, LAUNCH})
 
     def __init__(self, sampler: SamplerLike, *, record_path: str | None = None, force: bool = False,
-                 workload: WorkloadLike | None = None, consumers: list[FrameConsumer] | None = None):
+                 workload: WorkloadLike | None = None, consumers: list[FrameConsumer] | None = None,
+                 keep_recording: bool = False):
         self.session = Session(sampler, workload=workload, consumers=consumers,
-                               on_notice=lambda text, sev: self.on_notice(Notice(text, sev)))
+                               on_notice=lambda text, sev: self.on_notice(Notice(text, sev)),
+                               record_until_workload_ends=workload is not None and not keep_recording)
         self._initial = (record_path, force) if record_path else None
         self._closed = threading.Event()
         self._started = threading.Event()

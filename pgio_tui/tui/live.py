@@ -21,15 +21,18 @@ from pgio_tui.tui.session import session_from_sampler
 
 
 def run_monitor(sampler: SamplerLike, *, record_path: str | None = None, force: bool = False, theme: str | None = None,
-                workload: WorkloadLike | None = None, consumers: list[FrameConsumer] | None = None) -> int:
+                workload: WorkloadLike | None = None, consumers: list[FrameConsumer] | None = None,
+                keep_recording: bool = False) -> int:
     """Run the live monitor on an already-opened Sampler until the user quits; returns an exit code.
 
     The sampler (and the recorder, when recording) run on a thread worker; the caller keeps owning
     the sampler and closes it afterwards. `workload` (optional) is a launched workload: its output
     tail is shown, `s` stops it, and while recording its output and summary go into the same file.
-    `consumers` get every frame too, on the sampler's thread (pgio_tui.session.Session).
+    `consumers` get every frame too, on the sampler's thread (pgio_tui.session.Session). The
+    recording ends with that workload unless `keep_recording`.
     """
-    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload, consumers=consumers)
+    feed = LiveFeed(sampler, record_path=record_path, force=force, workload=workload, consumers=consumers,
+                    keep_recording=keep_recording)
     first = feed.prime()  # one tick before the UI starts: the first paint has data
     app = MonitorApp(session_from_sampler(sampler), source=feed, frames=[first] if first is not None else [],
                      theme=theme, workload=workload)

@@ -333,8 +333,5 @@ def setting_text(value, unit: str | None) -> str:
 
 def workload_text(rec) -> str:
     """The recording's workload(s), short: 'pgbench -c 8 -T 60 bench'."""
-    names = []
-    for w in rec.workloads():
-        argv = w.get("argv") or []
-        names.append(" ".join(str(a) for a in argv) if argv else str(w.get("kind") or ""))
-    return "; ".join(n for n in names if n)
+    from pgio_tui.workload_facts import workload_command
+    return "; ".join(n for n in map(workload_command, rec.workloads()) if n)

@@ -208,6 +208,19 @@ class Workload:
         import shlex
         return shlex.join(self.argv)
 
+    def report_lines(self) -> list[str]:
+        """The workload's own end-of-run report, whole (pgbench's summary, pgio's report)."""
+        return []
+
+    def exit_line(self) -> str:
+        """One line for the end of a run: what it did, how it ended (exit status, 130 = ended
+        early), and what failed inside it (pgbench failed transactions, pgio deadlocks)."""
+        from pgio_tui.workload_facts import workload_failures, workload_outcome
+        if self.error:  # the error already says how it ended
+            failures = workload_failures(self.summary)
+            return f"{self.kind}: {self.error}" + (f" ({', '.join(failures)})" if failures else "")
+        return f"{self.kind} {self.outcome()} ({workload_outcome({'exit_code': self.exit_code, 'summary': self.summary})})"
+
     # -- for subclasses -------------------------------------------------------------------------
 
     def _run(self) -> None:

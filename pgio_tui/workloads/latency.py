@@ -3,8 +3,8 @@
 Per tick the workloads hand over the latencies of that tick (pgbench transactions from its
 per-transaction log, pgio statements from its slices) and get exact figures back; for a whole run,
 whose latencies may not fit in memory, a log-bucketed Histogram gives the same figures within 1 %.
-Percentiles interpolate linearly between the closest ranks (numpy's default, Hyndman-Fan type 7),
-standard deviations are population ones, as pgbench computes its own.
+Percentiles are pgio_tui.stats' (the one definition); standard deviations are population
+ones, as pgbench computes its own.
 """
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
+from pgio_tui.stats import percentile
+from pgio_tui.quantiles import LatencyHistogram, buckets_of
+
+__all__ = ["Histogram", "LatencyStats", "buckets_of", "combine", "frame_values", "summarize"]
 
 PERCENTILES = (50, 95, 99)
-
-
-def percentile(ordered: Sequence[float], pct: float) -> float | None:
-    """The pct-th percentile (0-100) of an ascending sequence, linear between closest ranks."""
-    if not ordered:
-        return None
-    pos = (len(ordered) - 1) * pct / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 @dataclass(slots=True)
@@ -101,57 +95,33 @@ def combine(parts: Iterable[tuple[int, float, float]]) -> tuple[int, float | Non
 
 
 class Histogram:
-    """Whole-run latency figures in bounded memory: buckets 1 % wide on a log scale.
-
-    Counts, mean, stddev and max are exact; percentiles are exact up to the bucket width (they
-    use the same rank rule as `percentile`, each value taken as its bucket's midpoint, so
-    within 0.5 %).
-    """
-
-    RATIO = 1.01  # bucket i holds [FLOOR * RATIO**i, FLOOR * RATIO**(i+1)): at most 0.5 % from the midpoint
-    FLOOR = 0.001  # ms; smaller latencies go to bucket 0
+    """Whole-run latency figures in bounded memory: the recordings' 1 % log buckets
+    (pgio_tui.quantiles) plus exact count, mean, stddev, max and threshold counts."""
 
     def __init__(self) -> None:
-        self.buckets: dict[int, int] = {}
-        self.count = 0
+        self.hist = LatencyHistogram()
         self._sum = 0.0
         self._sumsq = 0.0
-        self.max: float | None = None
         self.over = dict.fromkeys(THRESHOLDS_MS, 0)
-        self._log_ratio = math.log(self.RATIO)
+
+    @property
+    def count(self) -> int:
+        return self.hist.count
+
+    @property
+    def max(self) -> float | None:
+        return self.hist.max_ms
 
     def add(self, ms: float) -> None:
-        i = int(math.log(ms / self.FLOOR) / self._log_ratio) if ms > self.FLOOR else 0
-        self.buckets[i] = self.buckets.get(i, 0) + 1
-        self.count += 1
+        self.hist.add(ms)
         self._sum += ms
         self._sumsq += ms * ms
-        if self.max is None or ms > self.max:
-            self.max = ms
         for t in THRESHOLDS_MS:
             if ms > t:
                 self.over[t] += 1
 
-    def _mid(self, i: int) -> float:
-        return self.FLOOR * self.RATIO ** (i + 0.5)
-
-    def _value_at_rank(self, rank: int, keys: list[int]) -> float:
-        seen = 0
-        for i in keys:
-            seen += self.buckets[i]
-            if rank < seen:
-                return min(self._mid(i), self.max)
-        return self.max
-
     def percentile(self, pct: float) -> float | None:
-        if not self.count:
-            return None
-        keys = sorted(self.buckets)
-        pos = (self.count - 1) * pct / 100.0
-        lo = math.floor(pos)
-        a = self._value_at_rank(lo, keys)
-        b = self._value_at_rank(min(lo + 1, self.count - 1), keys)
-        return a + (b - a) * (pos - lo)
+        return self.hist.percentile(pct)
 
     def stats(self) -> LatencyStats:
         if not self.count:

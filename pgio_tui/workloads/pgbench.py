@@ -30,7 +30,7 @@ from typing import Any
 
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
-from pgio_tui.workloads.latency import Histogram, combine, frame_values, summarize
+from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
 
 # ------------------------------------------------------------------------------------- parsing
 
@@ -205,20 +205,24 @@ def _option_value(args: list[str], short: str | None, long: str) -> str | None:
     return None
 
 
-# libpq connection keywords whose environment variable is not simply PG + KEYWORD without underscores.
-_ENV_NAMES = {"dbname": "PGDATABASE", "application_name": "PGAPPNAME", "connect_timeout": "PGCONNECT_TIMEOUT"}
-_NO_ENV = {"fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
-           "keepalives_count", "tcp_user_timeout", "replication"}
-
-
 def libpq_env(conninfo: str) -> dict[str, str]:
-    """A conninfo string or URI as PG* environment variables (libpq reads them like the string)."""
-    from psycopg.conninfo import conninfo_to_dict
+    """A conninfo string or URI as the environment pgbench connects with.
+
+    pgbench takes its database from PGDATABASE (else the login name, even when a service names
+    another) and expands a conninfo string given as the database name; so PGDATABASE carries the
+    whole conninfo (services, URIs, every keyword: libpq parses it) without the password, which
+    goes in PGPASSWORD so no secret shows in a process list.
+    """
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    params = {k: v for k, v in conninfo_to_dict(conninfo).items() if v is not None}
     env = {}
-    for key, value in conninfo_to_dict(conninfo).items():
-        if value is None or key in _NO_ENV:
-            continue
-        env[_ENV_NAMES.get(key, "PG" + key.upper().replace("_", ""))] = str(value)
+    password = params.pop("password", None)
+    if password is not None:
+        env["PGPASSWORD"] = str(password)
+    if set(params) == {"dbname"} and "=" not in params["dbname"]:
+        env["PGDATABASE"] = str(params["dbname"])  # a plain name stays plain
+    elif params:
+        env["PGDATABASE"] = make_conninfo("", **params)
     return env
 
 
@@ -356,11 +360,13 @@ class PgbenchWorkload(Workload):
             if self.init_argv:
                 self.phase, self.progress = "setup", 0.0
                 rc = self._launch(self.init_argv, init=True)
-                if rc != 0 or self.stop_requested:
-                    why = "interrupted" if self.stop_requested else f"failed (exit status {rc})"
-                    self.exit_code = 130 if self.stop_requested else rc
-                    raise WorkloadError(f"pgbench -i {why}: the pgbench tables may be incomplete; "
+                if self.stop_requested:
+                    self.exit_code = 130
+                    raise WorkloadError("pgbench -i interrupted: the pgbench tables may be incomplete; "
                                         "run again with --init-scale to rebuild them")
+                if rc != 0:
+                    self.exit_code = rc
+                    raise WorkloadError(f"pgbench -i failed (exit status {rc}): {self._last_error_line()}")
                 self.event("note", "pgbench -i done")
             if self.stop_requested:
                 self.exit_code = 130
@@ -479,7 +485,9 @@ class PgbenchWorkload(Workload):
                 taken = [e for e in self._pending if e.end_t <= cutoff]
                 self._pending = [e for e in self._pending if e.end_t > cutoff]
                 self._progress_pending.clear()
-                stats = summarize(e.latency_ms for e in taken if e.latency_ms is not None)
+                latencies = [e.latency_ms for e in taken if e.latency_ms is not None]
+                stats = summarize(latencies)
+                frame.latency_buckets = buckets_of(latencies)
                 failed = sum(1 for e in taken if e.status == "failed")
                 frame.values.update(frame_values(stats, frame.dt, 1.0 / self.sampling_rate, failed))
             else:  # no per-transaction log: pgbench's own per-second figures
@@ -530,6 +538,14 @@ class PgbenchWorkload(Workload):
         summary.update(partial=True, note="the recording ended while pgbench was running: figures so far, "
                                           "from its per-transaction log")
         return summary
+
+    def report_lines(self) -> list[str]:
+        return list(self._stdout)
+
+    def describe(self) -> str:
+        """The user's command: pgio-tui's own -P 1 -l --log-prefix are not the user's business."""
+        import shlex
+        return shlex.join(["pgbench", *self.params["user_args"]])
 
     def outcome(self) -> str:
         s = self.summary or {}

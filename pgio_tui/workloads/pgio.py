@@ -25,7 +25,7 @@ from psycopg import errors, sql
 
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
-from pgio_tui.workloads.latency import Histogram, frame_values, summarize
+from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
 
 BLOCK = 8192
 MIN_BLOCKS = 1024  # pgio refuses smaller tables (8 MB)
@@ -165,6 +165,9 @@ class PgioWorkload(Workload):
         self.sessions: list[SessionTotals] = []
         self.run_s: float | None = None
         self._run_started = False
+        self.run_start_t: float | None = None
+        self.run_end_t: float | None = None
+        self._report: list[str] = []
 
     # -- connections --------------------------------------------------------------------------
 
@@ -363,12 +366,14 @@ class PgioWorkload(Workload):
         self.phase = "run"
         t0 = time.monotonic()
         t0_box.append(t0)
+        self.run_start_t = time.time()  # the run itself, setup excluded: a comparison's window
         self._run_started = True
         go.set()
         self.event("note", f"pgio run started: {n} session(s)")
         for w in workers:
             w.join()
         t1 = time.monotonic()
+        self.run_end_t = time.time()
         self.run_s = t1 - t0
         pids = [s.pid for s in self.sessions if s.pid]
         # Sessions are closed by now: a backend publishes its last statistics as it exits.
@@ -376,7 +381,8 @@ class PgioWorkload(Workload):
         after = self._stable_db_stats(admin)
         disk_b = _read_disks(self.devices)
         self.summary = self._make_summary(before, after, disk_a, disk_b, shared_buffers)
-        for line in self._report_lines(before, after):
+        self._report = self._report_lines(before, after)
+        for line in self._report:
             self.emit("note", line)
         failed = [s.error for s in self.sessions if s.error]
         if failed and not self.stop_requested:
@@ -452,6 +458,7 @@ class PgioWorkload(Workload):
             lat, reads, hits = self._lat_pending, self._reads_pending, self._hits_pending
             self._lat_pending, self._reads_pending, self._hits_pending = [], 0, 0
         frame.values.update(frame_values(summarize(lat), frame.dt))
+        frame.latency_buckets = buckets_of(lat)
         frame.values["pgio.reads_s"] = reads / frame.dt if frame.dt else None
         frame.values["pgio.hits_s"] = hits / frame.dt if frame.dt else None
 
@@ -496,6 +503,7 @@ class PgioWorkload(Workload):
             "dbname": self.dbname, "schemas": c.schemas, "sessions_per_table": c.sessions,
             "scale_blocks": c.scale, "shared_buffers": shared_buffers,
             "run_s": round(run_s, 3), "run_s_whole": int(run_s),
+            "run_start_t": self.run_start_t, "run_end_t": self.run_end_t,
             "riops": per_s(d["blks_read"]), "cache_hits_s": per_s(d["blks_hit"]),
             "blks_read": d["blks_read"], "blks_hit": d["blks_hit"],
             "tup_returned": d["tup_returned"], "tup_fetched": d["tup_fetched"], "tup_updated": d["tup_updated"],
@@ -536,13 +544,16 @@ class PgioWorkload(Workload):
                          f"{x.update_max_ms:.3f} {x.blks_read} {x.blks_hit} {x.deadlocks}")
         return lines
 
+    def report_lines(self) -> list[str]:
+        return list(self._report)
+
     def partial_summary(self) -> dict[str, Any] | None:
         if not self._run_started:
             return None
         with self._lock:
             latency = self._hist.stats().as_dict()
         return {"partial": True, "note": "the recording ended while pgio was running: figures so far "
-                                         "(RIOPS needs the run's end)",
+                                         "(RIOPS needs the run's end)", "run_start_t": self.run_start_t,
                 "selects": sum(s.selects for s in self.sessions), "updates": sum(s.updates for s in self.sessions),
                 "pgio_reads": sum(s.blks_read for s in self.sessions), "latency": latency,
                 "deadlocks": sum(s.deadlocks for s in self.sessions), "sessions": [asdict(s) for s in self.sessions]}

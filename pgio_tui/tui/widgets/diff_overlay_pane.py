@@ -330,11 +330,19 @@ class CheckpointsPane(OverlayPane):
             if not spans:
                 runs.append(("no checkpoint in the window", "muted"))
             else:
-                kinds: dict[str, int] = {}
-                for _s, _e, kind in spans:
-                    kinds[kind or "?"] = kinds.get(kind or "?", 0) + 1
-                runs.append((f"{len(spans)} ({', '.join(f'{k} {n}' for k, n in kinds.items())})", None))
+                runs.append((checkpoint_count_text(run.summary), None))
                 runs.append(("  " + " ".join(f"{fmt.duration(s)}–{fmt.duration(e)}" for s, e, _ in spans[:6])
                              + (" …" if len(spans) > 6 else ""), "muted"))
             lines.append(_fit(runs, width))
         return lines
+
+
+def checkpoint_count_text(summary) -> str:
+    """The Summary tab's count (checkpoints that started and finished in the window, by kind), and
+    what else the chart shades: one begun before the window or still running at its end."""
+    count = int(summary.value("checkpoints", "count") or 0)
+    kinds = [(st.name[len("count ("):-1], int(st.value or 0)) for st in summary.stats
+             if st.group == "checkpoints" and st.name.startswith("count (")]
+    text = f"{count} in the window" + (f" ({', '.join(f'{k} {n}' for k, n in kinds)})" if kinds else "")
+    other = len(summary.checkpoint_spans) - count
+    return text + (f" + {other} overlapping its edges" if other > 0 else "")

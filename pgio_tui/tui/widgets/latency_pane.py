@@ -1,4 +1,8 @@
-"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms."""
+"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms.
+
+Transaction latency comes only from a launched workload. Without one the pane shows statement
+execution time from pg_stat_statements, labelled as such ("stmt"), never with transaction words.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ LATENCY = (
     Series("latency.p99_ms", "p99 ms", "chart-3", fmt=fmt.ms),
     Series("latency.tps", "tps", "chart-4", group=1),
 )
+STATEMENTS = (
+    Series("statements.mean_ms", "stmt mean ms", "chart-1", fmt=fmt.ms),
+    Series("latency.tps", "tps", "chart-4", group=1),
+)
 TPS_ALONE = Series("latency.tps", "tps", "chart-4")
 CHART = ChartSpec(series=LATENCY)
 
@@ -25,9 +33,12 @@ class LatencyPane(ChartPane):
     SPEC = PaneSpec("5", "Latency", CHART, ("latency",))
 
     def series(self, view: View) -> list[Series]:
-        series = [s for s in LATENCY if view.history.has(s.metric)]
-        if series and all(s.group for s in series):  # tps alone: give it the gutter's scale
-            series = [TPS_ALONE]
+        h = view.history
+        series = [s for s in LATENCY if h.has(s.metric)]
+        if series and all(s.group for s in series):  # no transaction latency: statements, else tps alone
+            series = [s for s in STATEMENTS if h.has(s.metric)]
+            if all(s.group for s in series):
+                series = [TPS_ALONE]
         return series or list(LATENCY)
 
     def subtitle(self, view: View) -> str:
@@ -45,7 +56,9 @@ class LatencyPane(ChartPane):
         if h.has("latency.p50_ms"):
             return "per transaction (workload log)"
         if h.has("latency.mean_ms"):
-            return "pg_stat_statements: all statements"
+            return "per transaction (workload)"
+        if h.has("statements.mean_ms"):
+            return "statements (pg_stat_statements), not transactions"
         if h.has("latency.tps"):
             return "tps only: " + ("pg_stat_statements not installed" if not view.session.pgss
                                    else "no statements ran")
@@ -55,9 +68,14 @@ class LatencyPane(ChartPane):
     def text_lines(view: View) -> list[Line]:
         h, t0, t1 = view.history, view.t0, view.t1
         g = lambda m: h.latest(m, t1)  # noqa: E731
-        first: list = [("stddev ", "muted"), (fmt.ms(g("latency.stddev_ms")), None), ("  p50 ", "muted"),
-                       (fmt.ms(g("latency.p50_ms")), None), ("  max ", "muted"), (fmt.ms(g("latency.max_ms")), None),
-                       ("  stmts/s ", "muted"), (fmt.si(g("latency.calls_s")), None)]
+        if h.has("latency.mean_ms") or not h.has("statements.mean_ms"):
+            first: list = [("stddev ", "muted"), (fmt.ms(g("latency.stddev_ms")), None), ("  p50 ", "muted"),
+                           (fmt.ms(g("latency.p50_ms")), None), ("  max ", "muted"),
+                           (fmt.ms(g("latency.max_ms")), None)]
+        else:
+            first = [("stmt mean ", "muted"), (fmt.ms(g("statements.mean_ms")), None), ("  stmt stddev ", "muted"),
+                     (fmt.ms(g("statements.stddev_ms")), None), ("  stmts/s ", "muted"),
+                     (fmt.si(g("statements.calls_s")), None)]
         if any(h.has(m) for m in OVER_METRICS):
             second: list = [("> ms ", "muted")]
             for n, m in zip(OVER_MS, OVER_METRICS):

@@ -129,10 +129,13 @@ class Vitals(LinesView):
         runs += [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
         p99 = g("latency.p99_ms")
         mean = g("latency.mean_ms")
+        stmt = g("statements.mean_ms")
         if p99 is not None:
             runs += [(" p99 ", "muted"), (fmt.ms(p99), None)]
         elif mean is not None:
             runs += [(" mean ", "muted"), (fmt.ms(mean), None)]
+        elif stmt is not None:  # statement time, not a transaction's: said so
+            runs += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
         io = g("sessions.io_wait")
         if io is not None:
             runs += [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]

@@ -1,0 +1,69 @@
+"""Issue 11, item 11: a device that holds both PGDATA and pg_wal is shown once with both roles; the
+diff's Summary and Charts tabs count the same checkpoints; a statistic without a verdict says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_diff_fixtures import RUNS, T0, TAIL, WORK, _frame, write_run
+
+from pgio_tui.analysis import report
+from pgio_tui.analysis.compare import compare
+from pgio_tui.analysis.formats import render
+from pgio_tui.frame import Frame
+from pgio_tui.store.writer import Recorder
+from pgio_tui.tui.widgets.diff_overlay_pane import checkpoint_count_text
+
+
+def write_shared(path: Path) -> Path:
+    """Run A with pg_wal on PGDATA's device, and a checkpoint that began before the workload."""
+    run = {**RUNS["A"], "wal": RUNS["A"]["data"]}
+    dev, lead = run["data"], run["lead"]
+    with Recorder(path, force=True, meta={"host": "lab-a", "interval_s": 1.0}) as rec:
+        wid = rec.workload_start("pgbench", ["pgbench", "-T", str(WORK)], t=T0 + lead)
+        for tick in range(lead + WORK + TAIL):
+            f: Frame = _frame(run, tick)
+            f.device_roles = {dev: "data,wal"}
+            if tick == lead + 3:
+                f.checkpoints.append({"start_t": T0 + lead - 3, "end_t": T0 + tick, "kind": "requested",
+                                      "buffers": 10, "source": "log"})
+            rec.write(f)
+        rec.workload_stop(wid, 0, None, t=T0 + lead + WORK - 1)
+    return path
+
+
+def test_shared_device_once_with_both_roles(tmp_path):
+    a = write_shared(tmp_path / "a.pgio")
+    b = write_run(tmp_path / "b.pgio", "B")
+    c = compare(a, b)
+    names = [r.name for r in c.rows if r.group == "devices"]
+    assert names.count("PGDATA+WAL util mean") == 1
+    assert all(r.a is None for r in c.rows if r.group == "devices" and not r.name.startswith("PGDATA+WAL"))
+    md = render(c, "markdown")
+    assert "PGDATA+WAL nvme0n1" in md and "PGDATA nvme0n1, WAL nvme0n1" not in md
+    html = report.build([a])
+    assert html.count("<title>PGDATA+WAL w_await</title>") == 1  # one line, not two identical ones
+    assert "<title>WAL w_await</title>" not in html and "<title>PGDATA w_await</title>" not in html
+
+
+def test_checkpoint_counts_agree(tmp_path):
+    a = write_shared(tmp_path / "a.pgio")
+    b = write_run(tmp_path / "b.pgio", "B")
+    c = compare(a, b, "workload")
+    s = c.a
+    assert len(s.checkpoint_spans) == 2  # the chart shades the one begun before the window too
+    assert s.value("checkpoints", "count") == 1
+    text = checkpoint_count_text(s)
+    assert text.startswith("1 in the window (time 1)") and "+ 1 overlapping its edges" in text
+
+
+def test_no_verdict_says_why(tmp_path):
+    a = write_run(tmp_path / "a.pgio", "A")
+    b = write_run(tmp_path / "b.pgio", "B")
+    c = compare(a, b, "workload")
+    unjudged = [r for r in c.rows if r.judgement.why]
+    assert unjudged, "a 29-tick run has statistics too slow-moving for 8 blocks"
+    for r in unjudged:
+        assert r.verdict == "" and "too few independent blocks" in r.judgement.why
+    md = render(c, "markdown")
+    assert "no verdict: too few independent blocks" in md
