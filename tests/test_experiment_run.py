@@ -73,6 +73,15 @@ def test_sweep_applies_records_and_restores(make_cluster, tmp_path, capsys):
         assert p99["mean"] >= row["figures"]["lat_p50"]["mean"] > 0
         # the mean across repeats is the mean of each run's own (pgbench) tps
         assert tps["mean"] == pytest.approx(sum(r["tps"] for r in row["runs"]) / 2)
+    # each run's figures against pgbench's own summary (tps, latency average) and its per-transaction
+    # log's whole-run histogram (p99): the report does not average per-tick figures
+    for row in report["rows"]:
+        files = [r["file"] for r in plan["runs"] if r["settings"] == row["settings"]]
+        for figures, f in zip(row["runs"], files):
+            with Recording(out / f) as rec:
+                s = rec.workloads()[-1]["summary"]
+            assert figures["tps"] == pytest.approx(s["tps"]) and figures["lat_mean"] == pytest.approx(s["latency_avg_ms"])
+            assert figures["lat_p99"] == pytest.approx(s["measured"]["latency_p99_ms"], rel=0.01)
     judged = report["rows"][1]["figures"]["tps"]
     assert judged["verdict"] in ("changed", "within noise") and judged["noise_floor_pct"] is not None
     for fmt, first in (("table", "figure"), ("markdown", "| figure"), ("csv", "figure,unit")):

@@ -1,10 +1,10 @@
 """The results of an experiment: one row of figures per finished run (from its recording), then
 per setting value the mean and 95 % interval across repeats, and the change against a baseline.
 
-Per run, latency figures are whole-run ones over its transactions: pgbench's own tps and the
-`measured` block of the workload summary (every logged transaction in one histogram), never a mean
-of per-tick percentiles. Writes by source and PGDATA w_await come from the analysis summary over
-the workload's window (analysis/summary.py), the same figures `diff` shows.
+Per run, every figure is the analysis summary's over the workload's whole run (analysis/summary.py,
+the figures `diff` shows): tps, latency mean and stddev as pgbench reported them for the run,
+percentiles from the run's transactions (its merged latency histograms) — never a mean of per-tick
+percentiles (a recording without histograms gets none); writes by source; PGDATA w_await.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError, window
-from pgio_tui.analysis.summary import WRITE_SOURCES, summarize
+from pgio_tui.analysis.summary import PERCENTILES, WRITE_SOURCES, summarize
 from pgio_tui.experiments.plan import Plan, PlanError
 from pgio_tui.store.reader import Recording, RecordingError
 
@@ -31,26 +31,25 @@ FIGURES = (
     *((f"writes_{s}", f"buffers written: {s}", "buffers") for s in WRITE_SOURCES),
     ("pgdata_w_await", "PGDATA w_await", "ms"),
 )
-_MEASURED = {"lat_mean": "latency_mean_ms", "lat_stddev": "latency_stddev_ms", "lat_p50": "latency_p50_ms",
-             "lat_p95": "latency_p95_ms", "lat_p99": "latency_p99_ms"}
+_LATENCY = {"tps": "tps", "lat_mean": "mean", "lat_stddev": "stddev", "lat_p50": "p50", "lat_p95": "p95",
+            "lat_p99": "p99"}
+FROM_TRANSACTIONS = "from transactions"  # the note summary.py gives percentiles of the run's histogram
 
 
 def run_figures(path: str | Path) -> dict[str, float | None]:
     """The figures of one run's recording (None where it has none)."""
     out: dict[str, float | None] = dict.fromkeys(k for k, _, _ in FIGURES)
     with Recording(path) as rec:
-        pgbench = [w for w in rec.workloads() if w.get("kind") == "pgbench"]
-        summary = (pgbench[-1].get("summary") or {}) if pgbench else {}
-        measured = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
-        tps = summary.get("tps") if summary.get("source") == "pgbench" else measured.get("tps")
-        out["tps"] = _num(tps)
-        for key, name in _MEASURED.items():
-            out[key] = _num(measured.get(name))
         try:
             win = window(rec, "workload")
         except AlignError:
             win = window(rec, "start")
         s = summarize(rec, win)
+        for key, name in _LATENCY.items():
+            st = s.get("latency", name)
+            if st is None or (name in PERCENTILES and st.note != FROM_TRANSACTIONS):
+                continue  # a mean of per-tick percentiles is not a percentile: left out
+            out[key] = st.value
         for src in WRITE_SOURCES:
             out[f"writes_{src}"] = s.value("writes", src)
         out["pgdata_w_await"] = s.value("devices", "PGDATA w_await mean")
