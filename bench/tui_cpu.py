@@ -61,11 +61,13 @@ def pane_pid(name: str) -> int:
     return int(tmux("display", "-p", "-t", name, "#{pane_pid}").strip())
 
 
-def start_pane(name: str, width: int, height: int, command: str, env: dict[str, str] | None = None) -> int:
+def start_pane(name: str, width: int, height: int, command: str, env: dict[str, str] | None = None,
+               cwd: Path = ROOT) -> int:
     """A detached tmux pane running `command` via exec (so the pane's pid is the program's)."""
     exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
     # COLUMNS/LINES in the environment would override the pane's real size for some programs.
-    args = ("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+    # `python -m` puts the working directory first on sys.path: run in the tree measured.
+    args = ("new-session", "-d", "-s", name, "-c", str(cwd), "-x", str(width), "-y", str(height),
             f"exec env -u COLUMNS -u LINES {exports} {command}")
     try:
         tmux(*args)
@@ -102,16 +104,16 @@ def pgbench_load(cluster: Cluster, clients: int, seconds: float, scale: int) -> 
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str]], size: tuple[int, int], warmup: float,
+def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str, Path]], size: tuple[int, int], warmup: float,
                 duration: float, outdir: Path) -> dict[str, dict[str, float]]:
     """Run every command in its own pane at once; CPU of each program and its server backend."""
     pids, pipes, nth, seen = {}, {}, {}, {}
-    for name, (cmd, app) in commands.items():
-        pids[name] = start_pane(name, *size, cmd, {"XDG_CONFIG_HOME": str(outdir)})
+    for name, (cmd, app, tree) in commands.items():
+        pids[name] = start_pane(name, *size, cmd, {"XDG_CONFIG_HOME": str(outdir)}, tree)
         nth[name] = seen[app] = seen.get(app, -1) + 1
         time.sleep(2)  # connected in start order: two programs with one application_name told apart
     time.sleep(warmup)
-    backends = {name: backend_pid(cluster, app, nth[name]) for name, (_cmd, app) in commands.items()}
+    backends = {name: backend_pid(cluster, app, nth[name]) for name, (_cmd, app, _tree) in commands.items()}
     t0 = time.monotonic()
     c0 = {n: cpu_seconds(p) for n, p in pids.items()}
     b0 = {n: cpu_seconds(b) if b else None for n, b in backends.items()}
@@ -146,7 +148,7 @@ def first_frame_times(conninfo: str, runs: int, outdir: Path, tree: Path = ROOT)
         name = f"start{i}"
         t0 = time.time()
         start_pane(name, 80, 24, f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' --interval 1",
-                   {"PGIO_TUI_FIRST_FRAME_FILE": str(marker), "XDG_CONFIG_HOME": str(outdir)})
+                   {"PGIO_TUI_FIRST_FRAME_FILE": str(marker), "XDG_CONFIG_HOME": str(outdir)}, tree)
         deadline = time.monotonic() + 20
         while not marker.exists() or not marker.read_text().strip():
             if time.monotonic() > deadline:
@@ -208,9 +210,9 @@ def main() -> int:
             commands = {}
             for name, tree in trees.items():
                 commands[name] = (f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' "
-                                  f"--interval 1", "pgio-tui")
+                                  f"--interval 1", "pgio-tui", tree)
             commands["pg_activity"] = (f"{pg_activity} -h {host} -p {port} -U postgres -d postgres --refresh 1",
-                                       "pg_activity")
+                                       "pg_activity", ROOT)
             print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}; {version}", flush=True)
             print(f"CPU at 120x40 for {args.duration:g} s (all at once, 1 s refresh) ...", flush=True)
             loads.append(os.getloadavg()[0])

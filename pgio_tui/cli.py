@@ -23,6 +23,8 @@ def _conn_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-p", "--port", help="server port")
     g.add_argument("-U", "--username", help="user name")
     g.add_argument("-d", "--dbname", help="database name, conninfo string or URI")
+    g.add_argument("-W", "--password", action="store_true",
+                   help="prompt for the password before connecting (as psql -W)")
 
 
 def _interval(text: str) -> float:
@@ -147,10 +149,12 @@ def _add_bench(sub) -> None:
                        description="Launch a workload against the server and watch/record it.")
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
     pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged",
-                          usage="%(prog)s [options] [CONN] -- PGBENCH-ARGS",
+                          usage="%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS",
                           epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -T 60 -c 4 -j 2.")
     pb.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pb)
+    pb.add_argument("--lab", action="store_true", help="run on a throwaway lab cluster (no server needed), "
+                    "removed afterwards; pgbench -i -s 10 first unless --init-scale")
     pb.add_argument("--init-scale", type=int, metavar="N", help="run pgbench -i -s N first")
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
@@ -159,6 +163,8 @@ def _add_bench(sub) -> None:
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
     _session_options(pg)
+    pg.add_argument("--lab", action="store_true", help="run on a throwaway lab cluster (no server needed), "
+                    "removed afterwards")
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     _keep_recording_option(pg)
     pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
@@ -258,6 +264,28 @@ def _add_experiment(sub) -> None:
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
 
 
+def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The (sub)parser the words before -h name, for its help."""
+    for word in argv[:2]:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if action is None or word not in action.choices:
+            break
+        parser = action.choices[word]
+    return parser
+
+
+# pgbench options our bench parser does not have: given without `--`, argparse would only say
+# "unrecognized arguments". Ours that look alike (-h -p -U -d -W) are psql's and stay ours.
+_PGBENCH_ONLY = ("-T", "-c", "-j", "-t", "-S", "-N", "-b", "-f", "-M", "-R", "-L", "-P", "-r", "-n", "-s",
+                 "-i", "-C", "-l", "-D", "-v", "--time", "--client", "--jobs", "--transactions", "--rate",
+                 "--protocol", "--builtin", "--file", "--progress", "--latency-limit", "--scale",
+                 "--select-only", "--skip-some-updates")
+
+
+def _pgbench_words(words: list[str]) -> str | None:
+    return next((w for w in words if w in _PGBENCH_ONLY or w.split("=")[0] in _PGBENCH_ONLY), None)
+
+
 def _lazy(name: str):
     """pgio_tui.commands.<name>.run, imported only when its command runs (the TUI is heavy)."""
     def run(args):
@@ -280,6 +308,16 @@ def main(argv: list[str] | None = None) -> int:
     if (argv[:2] == ["bench", "pgbench"] or argv[:2] == ["experiment", "run"]) and "--" in argv:  # pgbench's words never meet our parser
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
+    if argv[-1] == "-h":  # psql's -h is the host; alone it can only mean "help"
+        _subparser(parser, argv).print_help()
+        print(f"\n{PROG}: -h is the server host (as in psql); --help shows this help")
+        return 0
+    if argv[:2] == ["bench", "pgbench"] and passthrough is None:
+        hint = _pgbench_words(argv[2:])
+        if hint:
+            error_line(CliError(f"{hint} looks like a pgbench option: put pgbench's arguments after --, "
+                                f"e.g. {PROG} bench pgbench [CONN] -- -T 60 -c 4"))
+            return 2
     args = parser.parse_args(argv)
     if passthrough is not None:
         args.pgbench_args = passthrough

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ from typing import Callable
 
 from pgio_tui import __version__
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.sources import disks, kernel, pgfeatures
+from pgio_tui.publication import Spreader
+from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
@@ -44,6 +44,10 @@ COUNTER_RATES = (
 )
 
 
+class UnknownDevices(SourceError):
+    """--devices named a device the database host does not have."""
+
+
 def rate(cur, prev, dt) -> float | None:
     """Per-second rate of a cumulative counter; None when unknown or the counter went backwards."""
     if cur is None or prev is None or not dt:
@@ -66,6 +70,9 @@ class Sampler:
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
+        self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
+        self.spreader = Spreader()  # counters published in bursts, paid out evenly
+        self._final = False  # this tick is the session's last
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
         self._prev_raw: pgfeatures.RawSample | None = None
@@ -87,10 +94,19 @@ class Sampler:
         """Connect and look around. Raises SourceError (one line) when the server can't be read."""
         features = self.pg.open()
         self._load_settings()
-        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), features.logfile)
         self._setup_os()
+        if not features.logfile and self.os_mode == "local":
+            logaccess.find_local_log(self.pg, self.settings)
+        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
         for note in features.notes:
             self._pending.append(Event("note", note))
+
+    def _log_trusted(self) -> bool:
+        """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
+        self.checkpoint_log, why = logaccess.checkpoint_log(self.pg, self.settings, self.os_mode == "local")
+        if why is not None:
+            self.pg.features.notes.append(why)
+        return self.checkpoint_log.trusted
 
     def _load_settings(self) -> list[tuple[str, str, str, str]]:
         rows = self.pg.settings()
@@ -102,7 +118,7 @@ class Sampler:
         """OS figures only from the database host: locally, or the server's /proc through SQL."""
         datadir = self.pg.features.data_directory
         reader = None
-        if _same_cluster_locally(datadir, self.pg):
+        if procfs.same_cluster_locally(datadir, self.pg):
             reader, self.os_mode = LocalProc(), "local"
         elif RemoteProc.available(self.pg.conn):
             reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
@@ -112,12 +128,17 @@ class Sampler:
             return
         self.kernel = kernel.KernelSource(reader)
         if datadir:  # remotely pg_wal can't be followed if it is a symlink: roles are best effort there
-            tablespaces = _tablespace_dirs(datadir) if self.os_mode == "local" else ()
+            tablespaces = procfs.tablespace_dirs(datadir) if self.os_mode == "local" else ()
             self.device_roles = disks.device_roles(datadir, os.path.join(datadir, "pg_wal"), tablespaces, reader)
         devices = self.wanted_devices
+        stats = disks.parse_diskstats(reader.read("/proc/diskstats") or "")
         if devices is None:  # the real disks, plus whatever PGDATA and pg_wal sit on
-            found = disks.default_devices(disks.parse_diskstats(reader.read("/proc/diskstats") or ""))
+            found = disks.default_devices(stats)
             devices = found + [d for d in self.device_roles if d not in found]
+        elif unknown := [d for d in devices if d not in stats]:
+            self.pg.close()
+            raise UnknownDevices(f"--devices: no such block device {', '.join(map(repr, unknown))} on the "
+                                 f"database host; devices there: {', '.join(disks.default_devices(stats)) or 'none'}")
         self.disks = disks.DiskSource(reader, devices)
         if self.os_mode == "remote":
             self._pending.append(Event("note", "OS metrics read remotely from the server's /proc (labelled remote)"))
@@ -178,6 +199,8 @@ class Sampler:
                 tick += behind
                 due = start + tick * self.interval
             late_ms = max(0.0, (now - due) * 1000)
+            # The last tick of a --duration run pays out what burst counters still owe (publication.py).
+            self._final = duration is not None and (tick + 1) * self.interval > duration + 1e-9
             frame = self.sample(tick, now - start, late_ms, wall0)
             yield frame
             tick += 1
@@ -307,7 +330,8 @@ class Sampler:
             tick=frame.tick, t=frame.t, counters=counters, busy=pgfeatures.checkpointer_busy(raw["activity"]),
             wait=pgfeatures.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
-            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"], log_lines=raw["log_lines"],
+            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
+            log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
             dirty_buffers=bufcache.get("buffers_dirty")))
         if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
             written = counters["buffers"] - pcounters["buffers"]
@@ -318,24 +342,33 @@ class Sampler:
         frame.values["observer.server_ms"] = raw["server_ms"]
         self._prev_raw = raw
 
-    @staticmethod
-    def _rates(raw: pgfeatures.RawSample, prev: pgfeatures.RawSample | dict, dt: float | None, frame: Frame) -> None:
+    def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
+        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
+        r = rate(cur, prev, dt)
+        if name in pgfeatures.PUBLISHED_AS_WRITTEN:
+            return r
+        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, final=self._final)
+        return None if paid is None else paid / dt
+
+    def _rates(self, raw: pgfeatures.RawSample, prev: pgfeatures.RawSample | dict, dt: float | None,
+               frame: Frame) -> None:
         """Every cumulative counter of the sample as a per-second rate, in this one place."""
-        v = frame.values
+        v, tick = frame.values, frame.tick
         writes = pgfeatures.writes_by_source(raw["bgwriter"], raw["io"])
         pwrites = pgfeatures.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
         for name, value in writes.items():
-            v[name] = rate(value, pwrites.get(name), dt)
+            v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
-            v[metric] = rate((raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt)
-        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)
+            v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
+        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v["db.backends"] = (raw["db"] or {}).get("backends")
         v["latency.tps"] = v["db.xact_s"]  # a launched workload replaces it with its own count
         Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
             pcols = pio.get(btype) or [None] * len(cols)
-            frame.sources[btype] = {f: rate(c, pc, dt) for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
+            frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
+                                    for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
@@ -389,30 +422,7 @@ class Sampler:
                 frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
                                           {"name": name, "old": old.get(name), "new": value, "unit": unit}))
         self.tracker.settings = CheckpointSettings.from_settings(self.settings)
-
-
-def _tablespace_dirs(datadir: str) -> list[str]:
-    tbl = os.path.join(datadir, "pg_tblspc")
-    try:
-        return [os.path.realpath(os.path.join(tbl, n)) for n in os.listdir(tbl)]
-    except OSError:
-        return []
-
-
-def _same_cluster_locally(datadir: str | None, pg: PostgresSource) -> bool:
-    """Are we on the database host? Compare pg_control's system identifier with the local file.
-
-    Without rights to read it, fall back to: connected over a unix socket or loopback.
-    """
-    try:
-        sysid = pg.conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0]
-    except Exception:
-        sysid = None
-    if datadir and sysid is not None:
-        try:
-            with open(os.path.join(datadir, "global", "pg_control"), "rb") as fh:
-                return struct.unpack("<Q", fh.read(8))[0] == sysid
-        except OSError:
-            pass
-    host = pg.conn.info.host or ""
-    return host.startswith("/") or host in ("localhost", "127.0.0.1", "::1")
+        if old.get("log_line_prefix") != self.settings.get("log_line_prefix") and self.tracker.mode == "log":
+            if not self._log_trusted():
+                self.tracker.mode = "counters"
+                frame.events.append(Event("note", self.pg.features.notes[-1]))

@@ -37,11 +37,13 @@ Notify = Callable[[str, str], object]  # (text, severity: information | warning 
 
 def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None = None) -> Sampler:
     """An opened Sampler, or CliError saying why the server cannot be read."""
-    from pgio_tui.sampler import Sampler
+    from pgio_tui.sampler import Sampler, UnknownDevices
     from pgio_tui.sources.postgres import SourceError
     sampler = Sampler(conninfo, interval=interval, devices=devices)
     try:
         sampler.open()
+    except UnknownDevices as exc:
+        raise CliError(str(exc)) from None
     except SourceError as exc:
         raise CliError(f"cannot connect: {exc}") from None
     return sampler

@@ -90,6 +90,8 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "checkpoint.elapsed_s": cp_tick * dt if active else None,
         "checkpoint.time_progress": (tick % CHECKPOINT_EVERY) / CHECKPOINT_EVERY + rng.random() * 1e-3,
         "checkpoint.wal_progress": (tick % CHECKPOINT_EVERY) / 80 + rng.random() * 1e-3,
+        "checkpoint.timeout_s": 300.0,
+        "checkpoint.completion_target": 0.9,
         "writes.checkpointer": rate(410) if active else 0.0,
         "writes.bgwriter": rate(35),
         "writes.backend": rate(120 * wave),

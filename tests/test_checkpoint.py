@@ -65,7 +65,7 @@ def counters(started, buffers, timed=0, done=None, write_ms=0.0, sync_ms=0.0):
 
 def tick(n, c, lsn="0/100", wal=1e6, busy=None, lines=(), wait=None):
     return TickInput(tick=n, t=1000.0 + n, counters=c, busy=busy, checkpoint_lsn=lsn, checkpoint_time=900.0,
-                     redo_lsn="0/80", wal_pos=wal, log_lines=list(lines), wait=wait, server_t=None)
+                     redo_lsn="0/80", wal_pos=wal, log_entries=[(None, ln) for ln in lines], wait=wait, server_t=None)
 
 
 SETTINGS = CheckpointSettings(timeout_s=30, completion_target=0.5, max_wal_size_mb=1024,

@@ -172,8 +172,8 @@ async def test_panes_say_why_they_are_empty(tmp_path):
         await wait_for(pilot, lambda: len(app.history) >= 3)
         await pilot.pause(0.4)
         scr = monitor(app)
-        assert "OS metrics only on the database host" in scr.query_one("#memory").section_text("chart")
-        assert "OS metrics only on the database host" in scr.query_one("#devices").section_text("chart")
+        assert "run pgio-tui on the database host" in scr.query_one("#memory").section_text("chart")
+        assert "run pgio-tui on the database host" in scr.query_one("#devices").section_text("chart")
         assert "pg_stat_statements not installed" in scr.query_one("#latency").border_subtitle
         assert "pg_monitor" in scr.query_one("#waits").section_text("bars")
 

@@ -44,13 +44,17 @@ def show(value: Any, unit: str | None = None) -> str:
     return f"{text} {unit}" if unit else text
 
 
+from pgio_tui.naming import machine_of  # noqa: E402  (one function names the server)
+
+
 def machine_host(meta: dict[str, Any]) -> str | None:
     """The machine the figures describe: the database host, or the recording machine when the
     server was reached through a local socket (its `host` is then a directory)."""
-    host = meta.get("host")
-    if meta.get("client_host") and (meta.get("os_metrics") == "local" or str(host or "").startswith("/")):
+    if meta.get("client_host") and meta.get("os_metrics") == "local":
         return str(meta["client_host"])
-    return None if host in (None, "") else str(host)
+    if meta.get("host") in (None, "") and not meta.get("client_host"):
+        return None
+    return machine_of(meta.get("host"), meta.get("client_host"))
 
 
 def _flat(s: Summary) -> tuple[dict[tuple[str, str], str], dict[str, str]]:

@@ -6,15 +6,49 @@ import argparse
 
 from pgio_tui.commands.common import check_overwrite, conninfo_of
 from pgio_tui.commands.launched import run_session
-from pgio_tui.errors import CliError
+from pgio_tui.errors import PROG, CliError
 from pgio_tui.session import open_sampler
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.launch import make_pgbench, make_pgio
 
 
+LAB_INIT_SCALE = 10  # bench --lab without --init-scale: pgbench's tables must exist
+
+
 def run(args: argparse.Namespace) -> int:
     check_overwrite(args.record, args.force)
+    if getattr(args, "lab", False):
+        return _on_lab(args)
     conninfo = conninfo_of(args)
+    try:
+        return _run(args, conninfo)
+    except CliError as exc:
+        if str(exc).startswith("cannot connect"):
+            raise CliError(f"{exc}; no server to use? --lab runs the workload on a throwaway lab cluster, e.g. "
+                           f"{PROG} bench {args.workload} --lab" + (" -- -T 60" if args.workload == "pgbench" else "")
+                           ) from None
+        raise
+
+
+def _on_lab(args: argparse.Namespace) -> int:
+    """The workload on a throwaway lab cluster (demo's), removed afterwards."""
+    from pgio_tui.commands.demo import DEMO_SETTINGS, _one_line, remove_lab, start_lab
+    from pgio_tui.workloads.cluster import ClusterError
+    if args.conn or args.host or args.port or args.dbname:
+        raise CliError("--lab makes its own server: give no CONN, -h, -p or -d with it")
+    if args.workload == "pgbench" and args.init_scale is None:
+        args.init_scale = LAB_INIT_SCALE
+    cluster = None
+    try:
+        cluster = start_lab("bench", DEMO_SETTINGS)
+        return _run(args, cluster.conninfo())
+    except ClusterError as exc:
+        raise CliError(_one_line(str(exc))) from None
+    finally:
+        remove_lab("bench", cluster)
+
+
+def _run(args: argparse.Namespace, conninfo: str) -> int:
     try:
         if args.workload == "pgbench":
             workload = make_pgbench(conninfo, args.pgbench_args, init_scale=args.init_scale,

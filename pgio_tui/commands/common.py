@@ -16,9 +16,24 @@ def conninfo_of(args: argparse.Namespace) -> str:
     if args.dbname and args.conn:
         raise CliError("give the database either as CONN or with -d, not both")
     try:
-        return conninfo_from_args(args.host, args.port, args.username, dbname)
+        conninfo = conninfo_from_args(args.host, args.port, args.username, dbname)
     except SourceError as exc:
         raise CliError(str(exc)) from None
+    if getattr(args, "password", False):
+        from psycopg.conninfo import conninfo_to_dict
+        _prompt_password(conninfo_to_dict(conninfo).get("user"))
+    return conninfo
+
+
+def _prompt_password(user: str | None) -> None:
+    """-W: ask once, as psql does. The password goes to libpq (and a launched pgbench) through
+    PGPASSWORD in our own environment: never into a conninfo, a command line or a recording."""
+    import getpass
+    try:
+        password = getpass.getpass(f"Password for user {user or os.environ.get('PGUSER') or getpass.getuser()}: ")
+    except (EOFError, KeyboardInterrupt):
+        raise CliError("no password given") from None
+    os.environ["PGPASSWORD"] = password
 
 
 def devices_of(args: argparse.Namespace) -> list[str] | None:

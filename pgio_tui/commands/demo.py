@@ -40,7 +40,7 @@ class _Interrupted(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgio_tui.workloads.cluster import Cluster, ClusterError
+    from pgio_tui.workloads.cluster import ClusterError
     from pgio_tui.workloads.pgbench import PgbenchWorkload, find_pgbench
 
     check_overwrite(args.record, args.force)  # before the cluster is made
@@ -49,12 +49,8 @@ def run(args: argparse.Namespace) -> int:
     sampler = None
     try:
         pgbench = find_pgbench()
-        cluster = Cluster(settings=DEMO_SETTINGS, name="pgio-demo", temp_dir=_demo_dir())
-        _say(f"{PROG}: demo: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
-        cluster.init()
-        cluster.start()
+        cluster = start_lab("demo", DEMO_SETTINGS)
         conninfo = cluster.conninfo()
-        _statement_stats(cluster)
         sampler = open_sampler(conninfo, 1.0)
         seconds = math.ceil(args.duration) if args.duration else FOREVER_S
         scale = getattr(args, "scale", None) or DEMO_SCALE
@@ -71,14 +67,34 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sampler is not None:
             sampler.close()
-        if cluster is not None:
-            _say(f"{PROG}: demo: removing the lab cluster")
-            try:
-                cluster.destroy()
-            except ClusterError as exc:
-                _say(f"{PROG}: demo: {exc}")
+        remove_lab("demo", cluster)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def start_lab(what: str, settings: dict):
+    """A started lab cluster (private, removed by remove_lab) for `what`: demo, bench --lab."""
+    from pgio_tui.workloads.cluster import Cluster
+    cluster = Cluster(settings=settings, name=f"pgio-{what}", temp_dir=_demo_dir())
+    try:
+        _say(f"{PROG}: {what}: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
+        cluster.init()
+        cluster.start()
+    except BaseException:
+        remove_lab(what, cluster)
+        raise
+    _statement_stats(cluster)
+    return cluster
+
+
+def remove_lab(what: str, cluster) -> None:
+    from pgio_tui.workloads.cluster import ClusterError
+    if cluster is not None:
+        _say(f"{PROG}: {what}: removing the lab cluster")
+        try:
+            cluster.destroy()
+        except ClusterError as exc:
+            _say(f"{PROG}: {what}: {exc}")
 
 
 def _one_line(message: str) -> str:

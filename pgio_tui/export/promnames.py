@@ -78,6 +78,8 @@ _gauge("checkpoint.buffers_estimate", "checkpoint_buffers_estimate")
 _gauge("checkpoint.elapsed_s", "checkpoint_elapsed_seconds")
 _gauge("checkpoint.time_progress", "checkpoint_time_progress_ratio")
 _gauge("checkpoint.wal_progress", "checkpoint_wal_progress_ratio")
+_gauge("checkpoint.timeout_s", "checkpoint_timeout_seconds")
+_gauge("checkpoint.completion_target", "checkpoint_completion_target_ratio")
 CHECKPOINT_INFO = _family("checkpoint_info", "gauge",
                           "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
 # --- buffers written by source --------------------------------------------------------------------

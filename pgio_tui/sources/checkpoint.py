@@ -80,6 +80,12 @@ def log_time(line: str, server_t: float, window: float) -> float | None:
     return stamp if server_t - window - 5 <= stamp <= server_t + 1 else None
 
 
+def checkpoint_buffers(row: dict) -> int | None:
+    """Buffers a finished checkpoint wrote: the server log's own figure when it had the line (it
+    is what the checkpointer counted; 14-17 include SLRU pages), else the statistics counters'."""
+    return row.get("log_buffers") if row.get("log_buffers") is not None else row.get("buffers")
+
+
 def lsn_to_int(lsn: str | None) -> int | None:
     if not lsn:
         return None
@@ -125,7 +131,9 @@ class TickInput:
     checkpoint_time: float | None
     redo_lsn: str | None
     wal_pos: float | None
-    log_lines: list[str] = field(default_factory=list)
+    # The checkpointer's own log entries of this tick: (time stamp text or None, message);
+    # serverlog.CheckpointerLines has already dropped every other process's lines.
+    log_entries: list[tuple[str | None, str]] = field(default_factory=list)
     wait: str | None = None  # the checkpointer's wait event, normalised (pgfeatures.normalise_wait)
     server_t: float | None = None  # the server's clock at this sample (for log line times)
     dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
@@ -184,12 +192,12 @@ class CheckpointTracker:
         c, pc = x.counters, prev.counters
 
         if self.mode == "log":
-            for line in x.log_lines:
-                parsed = parse_log_line(line)
+            for stamp, message in x.log_entries:
+                parsed = parse_log_line(message)
                 if parsed is None:
                     continue
                 what, info = parsed
-                at = self._when(line, x, prev)
+                at = self._when(stamp, x, prev)
                 if what == "start" and self._running is None:
                     self._begin(x, prev, info["kind"], "log", events, at)
                     wants_scan = self._running.estimate is None
@@ -197,7 +205,7 @@ class CheckpointTracker:
                     self._running.log = info
                     self._end(x, events, at)
                 elif what == "too_frequent":
-                    events.append(("note", line.strip(), info))
+                    events.append(("note", message.strip(), info))
             if c["started"] > pc["started"] and self._running is None and not self._finishing \
                     and c["buffers"] == pc["buffers"] and x.checkpoint_lsn == prev.checkpoint_lsn:
                 self._last_start_t = x.t  # a skipped checkpoint (idle system) still resets the timer
@@ -230,11 +238,11 @@ class CheckpointTracker:
 
     # -- helpers ----------------------------------------------------------------------------
     @staticmethod
-    def _when(line: str, x: TickInput, prev: TickInput) -> float:
+    def _when(stamp_text: str | None, x: TickInput, prev: TickInput) -> float:
         """When a log line was written, on our clock: its own time stamp when it has one (the
         server's clock, corrected by the skew seen in this sample), else mid-tick."""
-        if x.server_t is not None:
-            stamp = log_time(line, x.server_t, x.t - prev.t)
+        if x.server_t is not None and stamp_text:
+            stamp = log_time(stamp_text, x.server_t, x.t - prev.t)
             if stamp is not None:
                 return min(x.t, max(prev.t, stamp - (x.server_t - x.t)))
         return (prev.t + x.t) / 2
@@ -296,10 +304,12 @@ class CheckpointTracker:
         progress * completion_target >= max(elapsed / timeout, WAL since start / trigger); so when
         it is seen sleeping, that schedule *is* the progress. Otherwise (behind schedule, I/O bound,
         immediate) count buffers against the dirty buffers at start, which undercounts buffers
-        that backends and the bgwriter wrote for it.
+        that backends and the bgwriter wrote for it. With checkpoint_completion_target = 0 the
+        checkpointer is never on schedule (it writes flat out), so there is no schedule to show.
         """
         s = self.settings
-        spread = r.kind not in ("immediate", "shutdown", "end-of-recovery")
+        spread = r.kind not in ("immediate", "shutdown", "end-of-recovery") and s.completion_target > 0 \
+            and s.timeout_s > 0
         schedule = None
         if spread:
             by_wal = 0.0
@@ -318,7 +328,9 @@ class CheckpointTracker:
         shown = r or next((f for f in self._finishing if f.end_tick == x.tick), None)
         vals = {"checkpoint.active": 1 if active else 0, "checkpoint.kind": self._last["kind"],
                 "checkpoint.buffers_written": None, "checkpoint.buffers_estimate": None,
-                "checkpoint.progress": None, "checkpoint.elapsed_s": None}
+                "checkpoint.progress": None, "checkpoint.elapsed_s": None,
+                # The settings in force at this tick: views read these, never a copy from the start.
+                "checkpoint.timeout_s": s.timeout_s, "checkpoint.completion_target": s.completion_target}
         if shown is not None:
             written = x.counters["buffers"] - shown.buffers_before
             elapsed = x.t - shown.start_t

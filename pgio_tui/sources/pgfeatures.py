@@ -26,7 +26,7 @@ IO_SETTINGS = (
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
     "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
-    "shared_preload_libraries",
+    "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 
 # Markers so our own statements can be recognised (and excluded) in pg_stat_statements.
@@ -61,6 +61,7 @@ class Features:
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
+    log_path: str | None = None  # else the log file read directly on the database host (locallog)
     data_directory: str | None = None  # needs pg_read_all_settings
     notes: list[str] = field(default_factory=list)  # what is degraded and why, for the user
 
@@ -75,7 +76,8 @@ class Features:
             "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
-            "pg_buffercache_summary": self.buffercache_summary is not None, "server_log": self.logfile,
+            "pg_buffercache_summary": self.buffercache_summary is not None,
+            "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
 
@@ -137,9 +139,13 @@ def detect(conn: psycopg.Connection) -> Features:
     f.logfile = bool(_try(
         conn, "SELECT pg_read_binary_file(pg_current_logfile(), 0, 0, true) IS NOT NULL"))
     if not f.logfile:
-        f.notes.append("server log not readable (needs logging_collector and pg_read_server_files/superuser): "
-                       "checkpoint kinds and timings come from counters only")
+        f.notes.append(LOG_NOT_READABLE)
     return f
+
+
+LOG_NOT_READABLE = ("server log not readable (needs logging_collector and pg_read_server_files/superuser, "
+                    "or running on the database host as a user who may read the log file): "
+                    "checkpoint kinds and timings come from counters only")
 
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -166,6 +172,7 @@ class RawSample(TypedDict):
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
+    checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats)
 
 
 def _json_row(sql: str) -> str:
@@ -203,6 +210,8 @@ def tick_sql(f: Features) -> str:
         "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
         "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
         "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
+    # Whose log lines are the checkpointer's (visible with pg_read_all_stats; NULL otherwise).
+    cols.append("(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1) AS checkpointer_pid")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")
@@ -310,6 +319,15 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
         "extends.backend": None, "writebacks.total": None,
     }
 
+
+# Counters the checkpointer and the background writer publish as they work (their own loop): rates
+# shown as sampled. Every other counter is a backend's, flushed at most about once a second (before
+# 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py).
+PUBLISHED_AS_WRITTEN = frozenset({
+    "writes.checkpointer", "writes.bgwriter", "fsyncs.checkpointer", "bgwriter.maxwritten_s", "buffers.alloc_s",
+    *(f"{btype}.{fld}" for btype in ("checkpointer", "background writer")
+      for fld in ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")),
+})
 
 # Checkpointer wait events (after normalising away 17's renames) that mean "not idle".
 _CKPT_IDLE = {"checkpointermain", "checkpointershutdown"}

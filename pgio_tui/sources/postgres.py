@@ -123,6 +123,7 @@ class PostgresSource:
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
+        self.local_log = None  # a locallog.LogTail when the log is read from the file on this host
 
     # -- connection -------------------------------------------------------------------------
     def open(self, conn: psycopg.Connection | None = None) -> Features:
@@ -151,6 +152,28 @@ class PostgresSource:
         info = self.conn.info
         return Target(info.host, str(info.port), info.dbname, info.user, scrub_secrets(self.conninfo))
 
+    @property
+    def log_file(self) -> str | None:
+        """The server log file being tailed (its name tells stderr, csvlog and jsonlog apart)."""
+        return self.local_log.path if self.local_log is not None else self._log_file
+
+    def current_logfile(self) -> str | None:
+        """pg_current_logfile(), when logging_collector runs and this role may ask."""
+        try:
+            row = self.conn.execute("SELECT pg_current_logfile()").fetchone()
+        except psycopg.Error:
+            return None
+        return row[0] if row else None
+
+    def checkpointer_pid(self) -> int | None:
+        """The checkpointer's PID, when this role may see it (pg_read_all_stats)."""
+        try:
+            row = self.conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1").fetchone()
+        except psycopg.Error:
+            return None
+        return row[0] if row else None
+
     def _start_log(self) -> None:
         """Start tailing at the current end of the server log: history is not this session's."""
         if not self.features.logfile:
@@ -175,6 +198,8 @@ class PostgresSource:
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
         raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
+        if self.local_log is not None:
+            raw["log_lines"] = self.local_log.lines()
         return raw
 
     def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:

@@ -8,6 +8,7 @@ which reads the server's files with `pg_read_file` / `pg_ls_dir`).
 from __future__ import annotations
 
 import os
+import struct
 from typing import Protocol
 
 import psycopg
@@ -106,3 +107,30 @@ class RemoteProc:
 def page_kb(reader: ProcReader) -> int:
     """Kernel page size in kB: known locally, assumed 4 kB remotely (x86-64 and most arm64 kernels)."""
     return os.sysconf("SC_PAGE_SIZE") // 1024 if reader.label == "local" else 4
+
+
+def tablespace_dirs(datadir: str) -> list[str]:
+    tbl = os.path.join(datadir, "pg_tblspc")
+    try:
+        return [os.path.realpath(os.path.join(tbl, n)) for n in os.listdir(tbl)]
+    except OSError:
+        return []
+
+
+def same_cluster_locally(datadir: str | None, pg) -> bool:
+    """Are we on the database host? Compare pg_control's system identifier with the local file.
+
+    Without rights to read it, fall back to: connected over a unix socket or loopback.
+    """
+    try:
+        sysid = pg.conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0]
+    except Exception:
+        sysid = None
+    if datadir and sysid is not None:
+        try:
+            with open(os.path.join(datadir, "global", "pg_control"), "rb") as fh:
+                return struct.unpack("<Q", fh.read(8))[0] == sysid
+        except OSError:
+            pass
+    host = pg.conn.info.host or ""
+    return host.startswith("/") or host in ("localhost", "127.0.0.1", "::1")

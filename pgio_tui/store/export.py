@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
+from pgio_tui.naming import connection_text, server_name
 from pgio_tui.safe_text import csv_cell, printable
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command, workload_outcome
@@ -86,12 +87,14 @@ def describe(recording: Recording) -> str:
     if r.note:
         lines.append(("warning", r.note))
     lines.append(("schema", f"{r.schema_version} (recorded by pgio-tui {meta.get('tool_version', '?')})"))
-    lines.append(("host", f"{meta.get('host', '?')}  {meta.get('os', '')}".rstrip()))
+    lines.append(("host", server_name(meta, dbname=False)))
+    if meta.get("client_host") or meta.get("os"):
+        lines.append(("recorded on", f"{meta.get('client_host') or ''}  {meta.get('os', '')}".strip()))
     if "server_version" in meta:
         num = meta.get("server_version_num")
         lines.append(("server", f"PostgreSQL {meta['server_version']}" + (f" ({num})" if num else "")))
     if "conninfo" in meta:
-        lines.append(("connection", str(meta["conninfo"])))
+        lines.append(("connection", connection_text(meta)))
     if meta.get("interval_s"):
         lines.append(("interval", f"{meta['interval_s']:g} s"))
     if meta.get("command_line"):

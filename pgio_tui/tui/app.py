@@ -31,6 +31,7 @@ from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.themes import ThemedApp
+from pgio_tui.tui.widgets.degraded import warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
@@ -116,6 +117,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         self.history.push(message.frame)
+        for text in warnings_of(message.frame):  # "checkpoints are occurring too frequently", ...
+            self.notify(text, severity="warning", timeout=8, markup=False)
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
@@ -203,7 +206,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
     def action_help(self) -> None:
         """The keys of the screen below and of the app, as far as this source can use them."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values())))
+            self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), notes=self.session.notes))
 
     def action_zoom(self, step: int) -> None:
         screen = self.monitor

@@ -10,11 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgio_tui.interfaces import SamplerLike
+from pgio_tui.naming import server_name
 
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "
            "or grant pg_read_server_files to read the server's /proc")
-NO_PGSS = "pg_stat_statements not installed: latency needs it, or a workload launched by pgio-tui"
-NO_MONITOR = "needs pg_monitor (pg_read_all_stats): other roles' sessions are hidden"
+REMOTE_OS_NOTE = ("OS metrics read remotely from the server's /proc through SQL: "
+                  "coarser and dearer than running pgio-tui on the database host")
+# What an empty pane says: short, so it fits a pane at 80 columns (the banner has the long reasons).
+NO_PGSS = "latency needs pg_stat_statements, or a workload started here"
+NO_MONITOR = "other roles' sessions are hidden: grant pg_monitor"
+NO_OS = "no OS figures: run pgio-tui on the database host"
 
 
 @dataclass
@@ -33,13 +38,12 @@ class SessionInfo:
     settings: dict[str, str] = field(default_factory=dict)
     postmaster_start: float | None = None  # epoch seconds, for the uptime in the header
 
+    client_host: str = ""  # the machine pgio-tui ran on (names a server reached by socket/loopback)
+
     @property
     def target(self) -> str:
-        host = self.host or "local"
-        if host.startswith("/"):
-            host = "local"
-        port = f":{self.port}" if self.port and self.port != "5432" else ""
-        return f"{host}{port}" + (f"/{self.dbname}" if self.dbname else "")
+        return server_name({"host": self.host, "port": self.port, "dbname": self.dbname,
+                            "client_host": self.client_host})
 
     def note(self, *keywords: str) -> str | None:
         """The first note mentioning any keyword (case-insensitive)."""
@@ -51,12 +55,12 @@ class SessionInfo:
 
     def why_no_os(self) -> str:
         if self.os_mode == "none":
-            return self.note("OS metrics") or OS_NOTE
+            return NO_OS
         return "waiting for the second tick (rates need two samples)"
 
     def why_no_latency(self) -> str:
         if not self.pgss:
-            return self.note("pg_stat_statements") or NO_PGSS
+            return NO_PGSS
         return "no statements ran in this window"
 
     def why_no_waits(self) -> str:
@@ -95,8 +99,11 @@ def session_from_sampler(sampler: SamplerLike) -> SessionInfo:
     notes = list(f.notes)
     if sampler.os_mode == "none" and not any("OS metrics" in n for n in notes):
         notes.append(OS_NOTE)
+    if sampler.os_mode == "remote":
+        notes.append(REMOTE_OS_NOTE)
     return SessionInfo(
         source="live", host=str(meta.get("host") or ""), port=str(meta.get("port") or ""),
+        client_host=str(meta.get("client_host") or ""),
         dbname=str(meta.get("dbname") or ""), server_version=str(meta.get("server_version") or ""),
         interval=float(sampler.interval), os_mode=sampler.os_mode,
         read_all_stats=f.read_all_stats, pgss=f.pgss_schema is not None,
@@ -115,6 +122,7 @@ def session_from_recording(rec: Any) -> SessionInfo:
     os_mode = str(meta.get("os_metrics") or "local")
     return SessionInfo(
         source="replay", host=str(meta.get("host") or ""), port=str(meta.get("port") or ""),
+        client_host=str(meta.get("client_host") or ""),
         dbname=str(meta.get("dbname") or ""), server_version=str(meta.get("server_version") or ""),
         interval=float(meta.get("interval_s") or 1.0), os_mode=os_mode,
         read_all_stats=bool(feats.get("read_all_stats", True)), pgss=bool(feats.get("pg_stat_statements", True)),

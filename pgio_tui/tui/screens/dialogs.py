@@ -3,6 +3,8 @@ recording file), a yes/no confirmation."""
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,31 +14,39 @@ from textual.widgets import Button, Input, Label, Static
 
 from pgio_tui.safe_text import plain_text
 from pgio_tui.tui.themes import user_themes_dir
+from pgio_tui.tui.widgets.degraded import help_section
 
+HELP_WIDTH = 76  # an 80-column terminal minus the help box's border and padding
 HELP_KEYS_NOTE = """\
   [b]↑ ↓[/b]          in Devices: choose the device charted
 """
 
 HELP_READING = """\
 [b]Reading the charts[/b]
-  All charts share one time axis ending at the newest tick. On the axis line:
+  All charts share one time axis ending at the newest tick. On the axis:
   [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
   [b]╳[/b] gap / reconnect / restart   [b]▶ ■[/b] workload start / stop
-  The left gutter gives the scale of the first series; a legend value with [b]/N[/b] has its own scale
-  (e.g. tps beside latency ms, util % beside await ms). A threshold marked [b]↑[/b] is above the scale.
+  The left gutter is the scale of the first series; a legend value with
+  [b]/N[/b] has its own scale (tps beside latency ms, util % beside await ms).
+  A threshold marked [b]↑[/b] is above the scale.
 
 [b]Panes[/b]
-  [b]1 Checkpoint[/b]  running or idle, kind, buffers written vs the estimate, time toward the
-                 target (timeout x completion_target), WAL toward the WAL-triggered one.
-  [b]2 Writes[/b]      shared buffers written per second by checkpointer, bgwriter, backends,
-                 autovacuum, others; totals over the window; backend fsyncs, extends.
-  [b]3 Dirty[/b]       kernel Dirty and Writeback against vm.dirty_background / vm.dirty thresholds.
-  [b]4 Devices[/b]     iostat -x per device (DATA / WAL / TBS marked); util and await charted.
-  [b]5 Latency[/b]     tps, mean, p95, p99 per tick; counts slower than 100-500 ms.
-  [b]6 Waits[/b]       wait events of sampled sessions: mean over the window and now.
+  [b]1 Checkpoint[/b] running or idle and its kind; progress: the running
+     checkpoint's estimated progress (buffers written vs the estimate, or
+     its schedule); time: since the last start, of checkpoint_timeout;
+     WAL: toward the WAL-triggered one. Settings as in force at each tick.
+  [b]2 Writes[/b] shared buffers written per second by checkpointer, bgwriter,
+     backends, autovacuum, others; totals over the window; backend fsyncs.
+  [b]3 Dirty[/b] kernel Dirty and Writeback against the vm.dirty_background /
+     vm.dirty thresholds.
+  [b]4 Devices[/b] iostat -x per device (DATA / WAL / TBS marked); util and
+     await charted.
+  [b]5 Latency[/b] tps, mean, p95, p99 per tick; counts over 100-500 ms.
+  [b]6 Waits[/b] wait events of sampled sessions: mean over the window, now.
 
 [b]Themes[/b]
-  Built-in Textual themes, the bundled pgio-dark and pgio-light, and *.toml files in
+  Built-in Textual themes, the bundled pgio-dark and pgio-light, and
+  *.toml files in the user themes folder:
   $themes
 """
 
@@ -61,7 +71,11 @@ def help_text(keys: list[tuple[str, str]], keys_note: str = HELP_KEYS_NOTE, read
     """The keys (plain text: a tooltip is never markup), then the notes (markup; $themes is the
     user themes folder)."""
     width = max([len(k) for k, _ in keys] + [11]) + 2
-    rows = [Content.assemble("  ", (k, "bold"), " " * (width - len(k)), text, "\n") for k, text in keys]
+    rows = []
+    for k, text in keys:  # wrapped under itself, so the help reads at 80 columns
+        parts = textwrap.wrap(text, max(20, HELP_WIDTH - 2 - width)) or [""]
+        rows.append(Content.assemble("  ", (k, "bold"), " " * (width - len(k)), parts[0], "\n"))
+        rows += [Content.assemble(" " * (2 + width), part, "\n") for part in parts[1:]]
     return Content.assemble(("Keys", "bold"), "\n", *rows, Content.from_markup(keys_note), "\n",
                             Content.from_markup(reading, themes=str(user_themes_dir())))
 
@@ -71,20 +85,23 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 100; max-width: 100%; height: auto; max-height: 100%;
+        width: 80; max-width: 100%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; padding: 0 1;
     }
     """
 
     def __init__(self, keys: list[tuple[str, str]], *, title: str = "pgio-tui help",
-                 keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING):
+                 keys_note: str = HELP_KEYS_NOTE, reading: str = HELP_READING, notes: list[str] | None = None):
         super().__init__()
         self.keys, self.title_text, self.keys_note, self.reading = keys, title, keys_note, reading
+        self.notes = notes  # what is degraded in this session, listed first (None: not a session)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = self.title_text
             box.border_subtitle = "esc to close"
+            if self.notes is not None:
+                yield Static(help_section(self.notes), id="help-degraded")
             yield Static(help_text(self.keys, self.keys_note, self.reading))
 
 

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Tab, Tabs
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.checkpoint_pane import CheckpointPane
+from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
 from pgio_tui.tui.widgets.devices_pane import DevicesPane
 from pgio_tui.tui.widgets.latency_pane import LatencyPane
 from pgio_tui.tui.widgets.memory_pane import MemoryPane
@@ -67,6 +68,8 @@ class MonitorScreen(Screen):
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, priority=True,
                 tooltip="next pane (shift+tab: previous)"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, priority=True),
+        Binding(DISMISS_KEY, "dismiss_banner", "Dismiss", show=False,
+                tooltip="dismiss the \"degraded\" banner (the list stays in this help)"),
     ]
 
     def __init__(self, history: FrameHistory, session: SessionInfo, state: HeaderState | None = None,
@@ -87,6 +90,8 @@ class MonitorScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        if self.session.source == "live":
+            yield DegradedBanner(self.session.notes, id="degraded")
         yield Vitals(id="vitals")
         yield PaneTabs(*(Tab(f"{i + 1} {short}", id=f"tab-{key}") for i, (key, short, _) in enumerate(PANES)),
                        id="tabs")
@@ -95,6 +100,10 @@ class MonitorScreen(Screen):
                 yield cls(id=key)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
         yield Footer()
+
+    def action_dismiss_banner(self) -> None:
+        for banner in self.query(DegradedBanner):
+            banner.dismiss()
 
     @property
     def panes(self) -> list[Pane]:

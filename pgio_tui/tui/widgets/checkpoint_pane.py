@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pgio_tui.sources.checkpoint import checkpoint_buffers
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
@@ -12,13 +13,13 @@ def _frac(v: float | None) -> str:
 
 
 CHART = ChartSpec(
-    series=(Series("checkpoint.progress", "buffers", "chart-1", fmt=_frac),
+    series=(Series("checkpoint.progress", "progress", "chart-1", fmt=_frac),
             Series("checkpoint.time_progress", "time", "chart-2", fmt=_frac),
             Series("checkpoint.wal_progress", "WAL", "chart-3", fmt=_frac)),
     fixed_max={0: 1.0},
     empty_text="waiting for the first tick",
 )
-LABEL = 8
+LABEL = 9
 
 
 class CheckpointPane(ChartPane):
@@ -35,8 +36,8 @@ class CheckpointPane(ChartPane):
             return [(("waiting for the first tick", "muted"),)]
         active = bool(get("checkpoint.active"))
         kind = get("checkpoint.kind") or ""
-        timeout = s.setting_seconds("checkpoint_timeout")
-        cct = s.setting_float("checkpoint_completion_target")
+        # The settings in force at the shown tick (recorded per tick); older recordings: the start's.
+        timeout = get("checkpoint.timeout_s") or s.setting_seconds("checkpoint_timeout")
         time_p, wal_p = get("checkpoint.time_progress"), get("checkpoint.wal_progress")
         bar_w = max(4, min(30, width - LABEL - 28))
 
@@ -45,24 +46,22 @@ class CheckpointPane(ChartPane):
             return ((label.ljust(LABEL), "muted"), (done, style), (rest, "axis"),
                     (f" {_frac(frac):>4} ", None), (note, "muted"))
 
+        # One meaning per label, as in the chart's legend: "progress" is the running checkpoint's
+        # estimated progress, "time" the time since the last start against checkpoint_timeout.
+        timebar = bar("time", time_p, "chart-2", f"of {fmt.duration(timeout)}" if timeout else "timeout unknown")
         if active:
             elapsed = get("checkpoint.elapsed_s")
             written, estimate = get("checkpoint.buffers_written"), get("checkpoint.buffers_estimate")
             state: Line = (("● ", "warn"), ("checkpoint running", "bold"), (f" {kind}", "warn"),
                            (f" · {fmt.duration(elapsed)} elapsed", "muted"))
             buf_note = f"{fmt.si(written)}/{fmt.si(estimate)} buf" if estimate else f"{fmt.si(written)} buf"
-            buffers = bar("buffers", get("checkpoint.progress"), "chart-1", buf_note)
-            target = timeout * cct if timeout and cct is not None else None
-            tfrac = (elapsed / target) if elapsed is not None and target else None
-            timebar = bar("time", tfrac, "chart-2",
-                          f"of {fmt.duration(target)} target" if target else "timeout unknown")
+            buffers = bar("progress", get("checkpoint.progress"), "chart-1", buf_note)
         else:
             due = timeout * (1 - time_p) if timeout and time_p is not None else None
             state = (("○ ", "muted"), ("idle", None),
                      (f" · next timed in {fmt.duration(due)}" if due is not None else "", "muted"),
                      (f" · last kind {kind}" if kind else "", "muted"))
-            buffers = bar("buffers", None, "chart-1", "idle")
-            timebar = bar("time", time_p, "chart-2", f"of {fmt.duration(timeout)}" if timeout else "")
+            buffers = bar("progress", None, "chart-1", "idle")
         walbar = bar("WAL", wal_p, "chart-3", "to a WAL-triggered one")
         return [state, buffers, timebar, walbar, _last_line(h.checkpoints, t1)]
 
@@ -72,7 +71,7 @@ def _last_line(checkpoints: list[dict], t1: float) -> Line:
     if not done:
         return (("last: none finished in this window yet", "muted"),)
     c = done[-1]
-    text = f"{c.get('kind') or '?'}, {fmt.si(c.get('buffers'))} buf"
+    text = f"{c.get('kind') or '?'}, {fmt.si(checkpoint_buffers(c))} buf"
     if c.get("total_s") is not None:
         text += f" in {c['total_s']:.1f}s"
     if c.get("sync_s") is not None:

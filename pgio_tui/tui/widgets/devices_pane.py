@@ -91,10 +91,15 @@ class DevicesPane(ChartPane):
             sel = dev == self.selected
             name = (dev[: name_w - 1] + " ").ljust(name_w)
             runs = [("▸" if sel else " ", "primary"), (name, "bold" if sel else None),
-                    (mark.ljust(5), "accent"), ("".join(v.rjust(cw) for v in vals[:-1]), None),
-                    (vals[-1].rjust(cw), "crit" if util >= 90 else ("warn" if util >= 60 else None))]
+                    (mark.ljust(5), "accent"), ("".join(_cell(v, cw) for v in vals[:-1]), None),
+                    (_cell(vals[-1], cw), "crit" if util >= 90 else ("warn" if util >= 60 else None))]
             lines.append(tuple(runs))
         return lines
+
+
+def _cell(value: str, width: int) -> str:
+    """A right-aligned column that always keeps a space before it (0.00 and 0.001 never glue)."""
+    return " " + value.rjust(width - 1)
 
 
 def _mb(kb: float | None, num=fmt.si) -> str:

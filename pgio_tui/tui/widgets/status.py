@@ -105,41 +105,44 @@ class Vitals(LinesView):
     """
 
     def draw(self, view: View) -> None:
-        self.set_lines([self.line(view)])
+        self.set_lines([self.line(view, self.size.width or 80)])
 
     @staticmethod
-    def line(view: View) -> Line:
+    def line(view: View, width: int = 200) -> Line:
+        """Whole groups only: a figure that does not fit is left out, never cut mid-number."""
         h, t1 = view.history, view.t1
         g = lambda m: h.latest(m, t1)  # noqa: E731
         sep = (" │ ", "axis")
+        groups: list[tuple[int, str, list[Run]]] = []
         if g("checkpoint.active"):
             state = f"{fmt.pct(g('checkpoint.progress'), 100)} {g('checkpoint.kind') or ''}"
-            runs: list[Run] = [("CKPT ", "warn"), (state, None)]
+            groups.append((0, "l", [("", None), ("CKPT ", "warn"), (state, None)]))
         else:
-            runs = [("ckpt ", "muted"), ("idle", None)]
-        runs += [sep, ("wr ", "muted"), ("c", "chart-1"), (fmt.si(g("writes.checkpointer")) + " ", None),
-                 ("b", "chart-2"), (fmt.si(g("writes.backend")), None)]
+            groups.append((0, "l", [("", None), ("ckpt ", "muted"), ("idle", None)]))
+        groups.append((1, "l", [sep, ("wr/s ", "muted"), ("ckpt ", "chart-1"),
+                                (fmt.si(g("writes.checkpointer")) + " ", None),
+                                ("backend ", "chart-2"), (fmt.si(g("writes.backend")), None)]))
         if h.has("mem.dirty_kb"):
-            runs += [sep, ("dirty ", "muted"), (fmt.kib(g("mem.dirty_kb")), None)]
+            groups.append((3, "l", [sep, ("dirty ", "muted"), (fmt.kib(g("mem.dirty_kb")), None)]))
         devs = ordered_devices(h.devices)
         if devs:
             d = devs[0]
-            runs += [sep, (d + " ", "muted"), (fmt.pct(g(f"disk.{d}.util_pct")) + " ", None),
-                     (fmt.ms(g(f"disk.{d}.w_await_ms")) + "ms", None)]
-        runs += [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
-        p99 = g("latency.p99_ms")
-        mean = g("latency.mean_ms")
-        stmt = g("statements.mean_ms")
+            groups.append((4, "l", [sep, (d + " ", "muted"), (fmt.pct(g(f"disk.{d}.util_pct")) + " ", None),
+                                    (fmt.ms(g(f"disk.{d}.w_await_ms")) + "ms", None)]))
+        lat: list[Run] = [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
+        p99, mean, stmt = g("latency.p99_ms"), g("latency.mean_ms"), g("statements.mean_ms")
         if p99 is not None:
-            runs += [(" p99 ", "muted"), (fmt.ms(p99), None)]
+            lat += [(" p99 ", "muted"), (fmt.ms(p99), None)]
         elif mean is not None:
-            runs += [(" mean ", "muted"), (fmt.ms(mean), None)]
+            lat += [(" mean ", "muted"), (fmt.ms(mean), None)]
         elif stmt is not None:  # statement time, not a transaction's: said so
-            runs += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
+            lat += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
+        groups.append((2, "l", lat))
         io = g("sessions.io_wait")
         if io is not None:
-            runs += [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]
-        return (("", None), *runs)
+            groups.append((5, "l", [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]))
+        line = fit_groups(groups, width)
+        return line[:-1] if line and line[-1][1] is None and not line[-1][0].strip() else line
 
 
 class WorkloadStrip(LinesView):

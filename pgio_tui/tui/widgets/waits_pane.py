@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from pgio_tui.tui import format as fmt
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
@@ -15,6 +17,7 @@ SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer"
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
          "walsender": "walsnd", "background worker": "bgworker", "startup": "startup",
          "logical replication launcher": "logrepl"}
+MIN_BAR = 8
 TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
               "IPC": "chart-3", "Client": "chart-6", "BufferPin": "chart-5", "Extension": "chart-6"}
 
@@ -32,19 +35,23 @@ class WaitsPane(ChartPane):
     def bar_lines(view: View, width: int, height: int) -> list[Line]:
         top = view.history.waits_summary(view.t0, view.t1, top=max(1, height - 1))
         if not top:
-            return [(("", None),), ((view.session.why_no_waits(), "muted"),)]
-        label_w = min(30, max(14, width // 2 - 6))
+            return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(view.session.why_no_waits(),
+                                                                                 max(10, width - 1)))]
+        # Names get the room they need; bars take what is left (at least MIN_BAR).
+        labels = [f"{wt}:{ev} ({SHORT.get(bt, bt)})" for (bt, wt, ev), _, _ in top]
+        label_w = max(14, min(max(map(len, labels)), width - 12 - MIN_BAR))
         bar_w = max(4, width - label_w - 12)
         biggest = max(mean for _, mean, _ in top) or 1.0
         mean_head = "mean/" + fmt.window(view.t1 - view.t0)
         head = f"{'wait event (backend)'.ljust(label_w)} {mean_head:>{bar_w + 5}}{'now':>4}"
         lines: list[Line] = [((head, "muted"),)]
         for (bt, wt, ev), mean, now in top:
-            label = f"{wt}:{ev}"
             who = SHORT.get(bt, bt)
-            text = f"{label} ({who})"
+            text = f"{wt}:{ev} ({who})"
+            if len(text) > label_w:  # the event says more than its type (the colour tells the type)
+                text = f"{ev} ({who})"
             if len(text) > label_w:
-                text = (label[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
+                text = (ev[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
             done, _rest = fmt.bar(mean / biggest, bar_w)
             lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wt, "chart-6")),
                           (f"{fmt.si(mean):>5}", None), (f"{now:>4}", "muted")))

@@ -1,0 +1,82 @@
+"""Backend counters published in bursts become a steady rate with the same total.
+
+PostgreSQL < 17 publishes buffers_backend in lumps every few seconds, and 16+'s pg_stat_io and
+every version's pg_stat_database are flushed by backends at most about once a second. Sampled
+every 0.25 s under a steady pgbench load that makes backends write, the recorded writes.backend
+must be steady (no run of zeros between spikes) and integrate to the views' own delta.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from pgio_tui.publication import Spreader
+from pgio_tui.sampler import Sampler
+from pgio_tui.sources import pgfeatures
+from pgio_tui.workloads.cluster import find_client
+
+
+def test_spreader_pays_a_burst_over_the_ticks_it_took_and_keeps_the_total():
+    s = Spreader()
+    published = [0, 0, 0, 0, 800, 0, 0, 0, 800, 0, 0, 0, 0, 0, 0, 0]
+    paid = [s.delta("c", d, tick, 0.25) for tick, d in enumerate(published, start=1)]
+    assert paid[:4] == [0, 0, 0, 0]
+    # 800 over the 5 ticks it took; then the 160 left and 800 more over the cadence (5 ticks)
+    assert paid[4:13] == pytest.approx([160] * 4 + [192] * 5)
+    assert sum(paid) == pytest.approx(sum(published))
+    assert all(p == int(p) for p in paid)  # whole buffers per tick: what the recording stores
+    odd = Spreader()
+    shares = [odd.delta("o", d, t, 1.0) for t, d in enumerate([0, 0, 7, 0, 0, 0, 0], start=1)]
+    assert sum(shares) == 7 and all(s == int(s) for s in shares)
+    assert s.delta("c", -5, 17, 0.25) is None  # a reset: unknown, and the state is forgotten
+    assert s.delta("c", 10, 18, 0.25) == 10
+    quiet = Spreader()  # after a silence longer than MAX_SPREAD_S: shown at once
+    assert [quiet.delta("d", d, t, 1.0) for t, d in enumerate([0] * 30 + [50], start=1)][-1] == 50
+
+
+def _raw_backend_writes(conn, major: int) -> float:
+    bg = conn.execute("SELECT row_to_json(b) FROM pg_stat_bgwriter b").fetchone()[0]
+    io = None
+    if major >= 16:
+        io = conn.execute(
+            "SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
+            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
+            "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
+            "WHERE object = 'relation' GROUP BY backend_type) x").fetchone()[0]
+    return pgfeatures.writes_by_source(bg, io)["writes.backend"]
+
+
+@pytest.mark.slow
+@pytest.mark.matrix
+def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
+    cluster = make_cluster(shared_buffers="16MB", bgwriter_lru_maxpages="0", checkpoint_timeout="1h")
+    pgbench = str(find_client("pgbench"))
+    subprocess.run([pgbench, "-i", "-s", "10", "-q", cluster.conninfo()], check=True, capture_output=True)
+    with cluster.connect() as conn:
+        conn.execute("CHECKPOINT")
+    sampler = Sampler(cluster.conninfo(), interval=0.25)
+    sampler.open()
+    with cluster.connect() as conn:
+        before = _raw_backend_writes(conn, cluster.major)
+    frames, load = [], None
+    for frame in sampler.frames(duration=30.0):
+        frames.append(frame)
+        if frame.tick == 2:
+            load = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "12", cluster.conninfo()],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sampler.close()
+    load.wait(timeout=30)
+    with cluster.connect() as conn:
+        after = _raw_backend_writes(conn, cluster.major)
+    series = [f.values.get("writes.backend") or 0 for f in frames if f.dt]
+    paid = sum((f.values.get("writes.backend") or 0) * f.dt for f in frames if f.dt)
+    assert after - before > 2000, "the load made too few backend writes to judge"
+    assert paid == pytest.approx(after - before, rel=0.005, abs=2)
+    # During the load (after the first publication, before pgbench stops): no run of zeros.
+    first = next(i for i, v in enumerate(series) if v > 0)
+    during = series[first:first + 30]
+    zeros = sum(1 for v in during if v == 0)
+    assert zeros <= 3, during  # sampled as published it reads 0, 0, 0, burst, 0, 0, 0, burst
+    assert not any(a == b == 0 for a, b in zip(during, during[1:])), during
