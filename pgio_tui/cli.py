@@ -167,14 +167,19 @@ def _add_bench(sub) -> None:
                     "removed afterwards")
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     _keep_recording_option(pg)
-    pg.add_argument("--schemas", type=int, default=1, metavar="N", help="tables pgio1..pgioN (default 1)")
-    pg.add_argument("--scale", default="64M", metavar="SIZE", help="per table: blocks, or M/G/T (default 64M)")
-    pg.add_argument("--sessions", type=int, default=1, metavar="N", help="sessions per table (default 1)")
-    pg.add_argument("--run-time", type=_positive, default=60, metavar="S", help="seconds (default 60)")
-    pg.add_argument("--update-pct", type=int, default=0, metavar="P", help="0, 1-50 or 100 (default 0)")
-    pg.add_argument("--work-unit", type=int, default=255, metavar="N", help="blocks per SELECT (default 255)")
-    pg.add_argument("--update-work-unit", type=int, default=8, metavar="N", help="blocks per UPDATE (default 8)")
-    pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=True,
+    from pgio_tui.workloads.launch import PGIO_DEFAULTS as d  # the dialog's defaults too
+
+    def opt(flag: str, help: str, **kw) -> None:
+        pg.add_argument(flag, default=d[flag[2:].replace("-", "_")], help=f"{help} (default %(default)s)", **kw)
+
+    opt("--schemas", "tables pgio1..pgioN", type=int, metavar="N")
+    opt("--scale", "per table: blocks, or M/G/T", metavar="SIZE")
+    opt("--sessions", "sessions per table", type=int, metavar="N")
+    opt("--run-time", "seconds", type=_positive, metavar="S")
+    opt("--update-pct", "0, 1-50 or 100", type=int, metavar="P")
+    opt("--work-unit", "blocks per SELECT", type=int, metavar="N")
+    opt("--update-work-unit", "blocks per UPDATE", type=int, metavar="N")
+    pg.add_argument("--setup", action=argparse.BooleanOptionalAction, default=d["setup"],
                     help="build the tables first (default); --no-setup reuses them")
 
 

@@ -14,9 +14,21 @@ Value = float | int | str | None
 
 # Per-device figures, named as in iostat -x (see metrics.py for units).
 DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+DISK_PREFIX = "disk."  # a device's metrics are disk.<device>.<field>
+
+
+def disk(device: str, fld: str) -> str:
+    """The public name of one device's field: disk("sda", "util_pct") -> "disk.sda.util_pct"."""
+    return f"{DISK_PREFIX}{device}.{fld}"
 
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
+
+# Per-statement (pg_stat_statements queryid) figures over the statement window: rates per second
+# except mean_ms and stddev_ms (see metrics.STATEMENT_METRICS for units and sources).
+STATEMENT_FIELDS = ("calls_s", "time_ms_s", "mean_ms", "stddev_ms", "rows_s", "hit_s", "read_s",
+                    "dirtied_s", "written_s", "read_time_ms_s", "write_time_ms_s", "temp_written_s",
+                    "wal_bytes_s")
 
 
 @dataclass(slots=True)
@@ -63,6 +75,10 @@ class Frame:
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick
+    # Top statements over the window ending at this tick (only on ticks that read them: see
+    # values["statements.window_s"]): {"queryid": int, **STATEMENT_FIELDS}.
+    statements: list[dict[str, Any]] = field(default_factory=list)
+    statement_texts: dict[int, str] = field(default_factory=dict)  # query text first learned at this tick
     # A launched workload's latencies of this tick as sparse histogram buckets (pgio_tui.quantiles):
     # bucket -> transactions (pgio: statements), so any window's percentiles come from transactions.
     latency_buckets: dict[int, int] = field(default_factory=dict)
@@ -71,8 +87,8 @@ class Frame:
         """A metric by its public name, including `disk.<device>.<field>`."""
         if name in self.values:
             return self.values[name]
-        if name.startswith("disk."):
-            dev, _, fld = name[5:].rpartition(".")
+        if name.startswith(DISK_PREFIX):
+            dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
             return self.devices.get(dev, {}).get(fld, default)
         return default
 
@@ -81,5 +97,5 @@ class Frame:
         out: dict[str, Value] = dict(self.values)
         for dev, row in self.devices.items():
             for fld, v in row.items():
-                out[f"disk.{dev}.{fld}"] = v
+                out[disk(dev, fld)] = v
         return out

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from pgio_tui import metrics as M
 from pgio_tui.errors import CliError, say
 from pgio_tui.frame import Frame
 from pgio_tui.session import STOP_GRACE_S, Session, end_workload, on_signals
@@ -108,11 +109,11 @@ class StatusLine:
             x = v.get(name)
             return "-" if x is None else fmt.format(x)
 
-        ck = "ckpt " + (f"{v.get('checkpoint.kind') or ''} {f('checkpoint.progress', '{:.0%}')}"
-                        if v.get("checkpoint.active") else "idle")
+        ck = "ckpt " + (f"{v.get(M.CHECKPOINT_KIND) or ''} {f(M.CHECKPOINT_PROGRESS, '{:.0%}')}"
+                        if v.get(M.CHECKPOINT_ACTIVE) else "idle")
         text = (f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick} | {ck} | "
-                f"wr ckpt/bgw/be {f('writes.checkpointer')}/{f('writes.bgwriter')}/{f('writes.backend')} "
-                f"| dirty {f('mem.dirty_kb', '{:.0f}')}kB | tps {f('latency.tps')} | {path}")
+                f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)} "
+                f"| dirty {f(M.MEM_DIRTY_KB, '{:.0f}')}kB | tps {f(M.LATENCY_TPS)} | {path}")
         try:
             if self.tty:
                 sys.stderr.write("\r\x1b[2K" + text[: os.get_terminal_size(2).columns - 1])

@@ -1,14 +1,20 @@
-"""The metric catalog: every public metric name with its unit, kind, pane, meaning and source.
+"""The metric catalog: every public metric name with its unit, kind, pane, meaning, source, label
+and formatter.
 
 This is the data contract: export columns, recording columns and docs/metrics.md all come from
-here (`python -m pgio_tui.metrics` writes the docs page; a test keeps it in step).
+here (`python -m pgio_tui.metrics` writes the docs page; a test keeps it in step). Code names a
+metric by its constant (MEM_DIRTY_KB, writes(source), disk(device, field), LATENCY_OVER[ms]) and
+shows it with its label and fmt, so a name, a unit or a format is written once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from pgio_tui.frame import DEVICE_FIELDS
+from pgio_tui import format as _format
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +25,12 @@ class Metric:
     pane: str  # checkpoint, writes, memory, devices, latency, waits, database, observer
     help: str
     source: str  # where it comes from, per PostgreSQL version where that differs
+    label: str = ""  # its short name on a chart or in a table (default: from its name)
+
+    @property
+    def fmt(self) -> Callable[[float | None], str]:
+        """How its values are written in a pane or on an axis: by unit (pgio_tui.format.for_unit)."""
+        return _format.for_unit(self.unit)
 
 
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
@@ -27,161 +39,288 @@ _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement
 _PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
          "and those marked /* pgio-tui */ excluded")
 
+# --- names: code refers to a metric by these constants, never by a string literal (a test checks) ---
+CHECKPOINT_ACTIVE = "checkpoint.active"
+CHECKPOINT_KIND = "checkpoint.kind"
+CHECKPOINT_PROGRESS = "checkpoint.progress"
+CHECKPOINT_BUFFERS_WRITTEN = "checkpoint.buffers_written"
+CHECKPOINT_BUFFERS_ESTIMATE = "checkpoint.buffers_estimate"
+CHECKPOINT_ELAPSED_S = "checkpoint.elapsed_s"
+CHECKPOINT_TIME_PROGRESS = "checkpoint.time_progress"
+CHECKPOINT_WAL_PROGRESS = "checkpoint.wal_progress"
+WRITES_CHECKPOINTER = "writes.checkpointer"
+WRITES_BGWRITER = "writes.bgwriter"
+WRITES_BACKEND = "writes.backend"
+WRITES_AUTOVACUUM = "writes.autovacuum"
+WRITES_OTHER = "writes.other"
+FSYNCS_BACKEND = "fsyncs.backend"
+FSYNCS_CHECKPOINTER = "fsyncs.checkpointer"
+EXTENDS_BACKEND = "extends.backend"
+WRITEBACKS_TOTAL = "writebacks.total"
+BGWRITER_MAXWRITTEN_S = "bgwriter.maxwritten_s"
+BUFFERS_ALLOC_S = "buffers.alloc_s"
+MEM_DIRTY_KB = "mem.dirty_kb"
+MEM_WRITEBACK_KB = "mem.writeback_kb"
+MEM_DIRTY_BACKGROUND_THRESHOLD_KB = "mem.dirty_background_threshold_kb"
+MEM_DIRTY_THRESHOLD_KB = "mem.dirty_threshold_kb"
+MEM_AVAILABLE_KB = "mem.available_kb"
+MEM_CACHED_KB = "mem.cached_kb"
+IO_PRESSURE_SOME_PCT = "io.pressure_some_pct"
+IO_PRESSURE_FULL_PCT = "io.pressure_full_pct"
+LATENCY_TPS = "latency.tps"
+LATENCY_MEAN_MS = "latency.mean_ms"
+LATENCY_STDDEV_MS = "latency.stddev_ms"
+LATENCY_P50_MS = "latency.p50_ms"
+LATENCY_P95_MS = "latency.p95_ms"
+LATENCY_P99_MS = "latency.p99_ms"
+LATENCY_MAX_MS = "latency.max_ms"
+LATENCY_TXNS = "latency.txns"
+LATENCY_FAILED = "latency.failed"
+PGIO_READS_S = "pgio.reads_s"
+PGIO_HITS_S = "pgio.hits_s"
+DB_BLKS_READ_S = "db.blks_read_s"
+DB_BLKS_HIT_S = "db.blks_hit_s"
+DB_XACT_S = "db.xact_s"
+DB_TEMP_BYTES_S = "db.temp_bytes_s"
+DB_BLK_READ_TIME_MS_S = "db.blk_read_time_ms_s"
+DB_BLK_WRITE_TIME_MS_S = "db.blk_write_time_ms_s"
+DB_BACKENDS = "db.backends"
+WAL_BYTES_S = "wal.bytes_s"
+WAL_RECORDS_S = "wal.records_s"
+WAL_FPI_S = "wal.fpi_s"
+WAL_BUFFERS_FULL_S = "wal.buffers_full_s"
+SESSIONS_ACTIVE = "sessions.active"
+SESSIONS_IO_WAIT = "sessions.io_wait"
+SESSIONS_LOCK_WAIT = "sessions.lock_wait"
+OBSERVER_COLLECT_MS = "observer.collect_ms"
+OBSERVER_CPU_MS = "observer.cpu_ms"
+OBSERVER_SERVER_MS = "observer.server_ms"
+OBSERVER_LATE_MS = "observer.late_ms"
+STATEMENTS_CALLS_S = "statements.calls_s"
+STATEMENTS_MEAN_MS = "statements.mean_ms"
+STATEMENTS_STDDEV_MS = "statements.stddev_ms"
+CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
+CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
+LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
+LATENCY_OVER: dict[int, str] = {ms: f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}  # per threshold
+WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")  # writes.<source>
 
-def _m(name, unit, kind, pane, help, source):
-    return Metric(name, unit, kind, pane, help, source)
+
+def writes(source: str) -> str:
+    """The buffers-written metric of one source (one of WRITE_SOURCES)."""
+    return f"writes.{source}"
+
+
+# Per-device metrics are disk(<device>, <field>) = disk.<device>.<field>, the fields of frame.DEVICE_FIELDS.
+DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S = "r_s", "w_s", "rkb_s", "wkb_s"
+DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT = "r_await_ms", "w_await_ms", "aqu_sz", "util_pct"
+
+
+def _m(name, unit, kind, pane, help, source, label=""):
+    return Metric(name, unit, kind, pane, help, source, label or _label(name))
+
+
+def _label(name: str) -> str:
+    """writes.checkpointer -> checkpointer, latency.p95_ms -> p95, disk.<device>.r_await_ms -> r_await."""
+    last = name.rsplit(".", 1)[-1]
+    for suffix in ("_kb", "_ms", "_pct"):
+        if last.endswith(suffix):
+            return last[: -len(suffix)]
+    return last
 
 
 CATALOG: tuple[Metric, ...] = (
     # --- checkpoint -------------------------------------------------------------------------
-    _m("checkpoint.active", "0/1", "state", "checkpoint",
+    _m(CHECKPOINT_ACTIVE, "0/1", "state", "checkpoint",
        "1 while a checkpoint is running.",
        "checkpointer wait event (14+: CheckpointWriteDelay/DataFile*; 13: not CheckpointerMain), "
        "started-vs-finished counters (18: num_done), log start line when readable"),
-    _m("checkpoint.kind", "text", "state", "checkpoint",
+    _m(CHECKPOINT_KIND, "text", "state", "checkpoint",
        "Why the running (or last) checkpoint started: time, wal, requested, immediate, shutdown, end-of-recovery.",
        "server log `checkpoint starting:` flags when readable; else timed/requested counters"),
-    _m("checkpoint.progress", "0-1", "gauge", "checkpoint",
+    _m(CHECKPOINT_PROGRESS, "0-1", "gauge", "checkpoint",
        "Estimated fraction of the running checkpoint's buffer writes done.",
        "buffers written so far / dirty buffers at start (16+: pg_buffercache_summary(); else the schedule "
-       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))"),
-    _m("checkpoint.buffers_written", "buffers", "gauge", "checkpoint",
+       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="progress"),
+    _m(CHECKPOINT_BUFFERS_WRITTEN, "buffers", "gauge", "checkpoint",
        "Buffers written by the running checkpoint so far.",
        "13-16 pg_stat_bgwriter.buffers_checkpoint, 17+ pg_stat_checkpointer.buffers_written, minus the value at start"),
-    _m("checkpoint.buffers_estimate", "buffers", "gauge", "checkpoint",
+    _m(CHECKPOINT_BUFFERS_ESTIMATE, "buffers", "gauge", "checkpoint",
        "Estimated buffers the running checkpoint will write (dirty buffers when it started).",
        "16+ pg_buffercache_summary().buffers_dirty sampled at start; null when unknown"),
-    _m("checkpoint.elapsed_s", "s", "gauge", "checkpoint",
+    _m(CHECKPOINT_ELAPSED_S, "s", "gauge", "checkpoint",
        "Seconds since the running checkpoint started.", "sampler clock at detected start"),
-    _m("checkpoint.time_progress", "0-1", "gauge", "checkpoint",
+    _m(CHECKPOINT_TIME_PROGRESS, "0-1", "gauge", "checkpoint",
        "Time since the last checkpoint started, as a fraction of checkpoint_timeout (1 = timed checkpoint due).",
-       "pg_control_checkpoint().checkpoint_time, checkpoint_timeout"),
-    _m("checkpoint.wal_progress", "0-1", "gauge", "checkpoint",
+       "pg_control_checkpoint().checkpoint_time, checkpoint_timeout", label="time"),
+    _m(CHECKPOINT_WAL_PROGRESS, "0-1", "gauge", "checkpoint",
        "WAL since the last checkpoint's redo point as a fraction of the distance that triggers a WAL checkpoint.",
-       "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)"),
-    _m("checkpoint.timeout_s", "s", "gauge", "checkpoint",
+       "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)", label="WAL"),
+    _m(CHECKPOINT_TIMEOUT_S, "s", "gauge", "checkpoint",
        "checkpoint_timeout in force at this tick (a reload mid-session shows here).",
        "pg_settings, re-read when the settings fingerprint changes"),
-    _m("checkpoint.completion_target", "0-1", "gauge", "checkpoint",
+    _m(CHECKPOINT_COMPLETION_TARGET, "0-1", "gauge", "checkpoint",
        "checkpoint_completion_target in force at this tick.",
        "pg_settings, re-read when the settings fingerprint changes"),
     # --- buffers written by source ---------------------------------------------------------
-    _m("writes.checkpointer", "buffers/s", "rate", "writes",
+    _m(WRITES_CHECKPOINTER, "buffers/s", "rate", "writes",
        "Shared buffers written by the checkpointer.",
        "16+ pg_stat_io writes (checkpointer, relation); 13-15 pg_stat_bgwriter.buffers_checkpoint"),
-    _m("writes.bgwriter", "buffers/s", "rate", "writes",
+    _m(WRITES_BGWRITER, "buffers/s", "rate", "writes",
        "Shared buffers written by the background writer.",
        "16+ pg_stat_io writes (background writer); 13-15 pg_stat_bgwriter.buffers_clean"),
-    _m("writes.backend", "buffers/s", "rate", "writes",
+    _m(WRITES_BACKEND, "buffers/s", "rate", "writes",
        "Buffers written by client backends (evicting dirty buffers themselves).",
        "16+ pg_stat_io writes (client backend, relation); 13-15 pg_stat_bgwriter.buffers_backend "
        "(which also counts extensions and writes by autovacuum and other processes)"),
-    _m("writes.autovacuum", "buffers/s", "rate", "writes",
+    _m(WRITES_AUTOVACUUM, "buffers/s", "rate", "writes",
        "Buffers written by autovacuum workers.", "16+ pg_stat_io writes (autovacuum worker); null before 16"),
-    _m("writes.other", "buffers/s", "rate", "writes",
+    _m(WRITES_OTHER, "buffers/s", "rate", "writes",
        "Buffers written by every other process type (background workers, walsender, startup, ...).",
        "16+ pg_stat_io writes of the remaining backend types; null before 16"),
-    _m("fsyncs.backend", "fsyncs/s", "rate", "writes",
+    _m(FSYNCS_BACKEND, "fsyncs/s", "rate", "writes",
        "fsync calls made by backends themselves (the checkpointer's request queue was full).",
        "16+ pg_stat_io fsyncs (client backend); 13-15 pg_stat_bgwriter.buffers_backend_fsync"),
-    _m("fsyncs.checkpointer", "fsyncs/s", "rate", "writes",
+    _m(FSYNCS_CHECKPOINTER, "fsyncs/s", "rate", "writes",
        "fsync calls made by the checkpointer.", "16+ pg_stat_io fsyncs (checkpointer); null before 16"),
-    _m("extends.backend", "blocks/s", "rate", "writes",
+    _m(EXTENDS_BACKEND, "blocks/s", "rate", "writes",
        "Relation extensions (new blocks) by client backends.", "16+ pg_stat_io extends (client backend); null before 16"),
-    _m("writebacks.total", "requests/s", "rate", "writes",
+    _m(WRITEBACKS_TOTAL, "requests/s", "rate", "writes",
        "Writeback requests (sync_file_range, the *_flush_after settings) by all processes.",
        "16+ pg_stat_io writebacks; null before 16"),
-    _m("bgwriter.maxwritten_s", "stops/s", "rate", "writes",
+    _m(BGWRITER_MAXWRITTEN_S, "stops/s", "rate", "writes",
        "Background writer rounds stopped because bgwriter_lru_maxpages was reached.",
        "pg_stat_bgwriter.maxwritten_clean"),
-    _m("buffers.alloc_s", "buffers/s", "rate", "writes",
+    _m(BUFFERS_ALLOC_S, "buffers/s", "rate", "writes",
        "Buffers allocated (read in or reused).", "pg_stat_bgwriter.buffers_alloc"),
     # --- kernel memory ---------------------------------------------------------------------
-    _m("mem.dirty_kb", "kB", "gauge", "memory", "Dirty page cache waiting to be written.", "/proc/meminfo Dirty"),
-    _m("mem.writeback_kb", "kB", "gauge", "memory", "Page cache being written back now.", "/proc/meminfo Writeback"),
-    _m("mem.dirty_background_threshold_kb", "kB", "gauge", "memory",
+    _m(MEM_DIRTY_KB, "kB", "gauge", "memory", "Dirty page cache waiting to be written.", "/proc/meminfo Dirty", label="Dirty"),
+    _m(MEM_WRITEBACK_KB, "kB", "gauge", "memory", "Page cache being written back now.", "/proc/meminfo Writeback", label="Writeback"),
+    _m(MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "kB", "gauge", "memory",
        "Dirty level at which the kernel's flusher starts background writeback.",
-       "/proc/vmstat nr_dirty_background_threshold x page size"),
-    _m("mem.dirty_threshold_kb", "kB", "gauge", "memory",
-       "Dirty level at which writers are throttled hard.", "/proc/vmstat nr_dirty_threshold x page size"),
-    _m("mem.available_kb", "kB", "gauge", "memory", "Memory available for new work.", "/proc/meminfo MemAvailable"),
-    _m("mem.cached_kb", "kB", "gauge", "memory", "Page cache size.", "/proc/meminfo Cached"),
-    _m("io.pressure_some_pct", "%", "rate", "memory",
+       "/proc/vmstat nr_dirty_background_threshold x page size", label="bg"),
+    _m(MEM_DIRTY_THRESHOLD_KB, "kB", "gauge", "memory",
+       "Dirty level at which writers are throttled hard.", "/proc/vmstat nr_dirty_threshold x page size", label="throttle"),
+    _m(MEM_AVAILABLE_KB, "kB", "gauge", "memory", "Memory available for new work.", "/proc/meminfo MemAvailable", label="available"),
+    _m(MEM_CACHED_KB, "kB", "gauge", "memory", "Page cache size.", "/proc/meminfo Cached", label="cached"),
+    _m(IO_PRESSURE_SOME_PCT, "%", "rate", "memory",
        "Share of the tick during which at least one task stalled on I/O.", "/proc/pressure/io some total"),
-    _m("io.pressure_full_pct", "%", "rate", "memory",
+    _m(IO_PRESSURE_FULL_PCT, "%", "rate", "memory",
        "Share of the tick during which all non-idle tasks stalled on I/O.", "/proc/pressure/io full total"),
     # --- latency ---------------------------------------------------------------------------
-    _m("latency.tps", "1/s", "rate", "latency",
+    _m(LATENCY_TPS, "1/s", "rate", "latency",
        "Transactions per second (the workload's own count when launched by pgio-tui: pgbench transactions, "
        "pgio statements; else the server's commits and rollbacks).",
        "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
-    _m("latency.mean_ms", "ms", "gauge", "latency",
+    _m(LATENCY_MEAN_MS, "ms", "gauge", "latency",
        "Mean transaction latency over the tick (a launched pgbench's transactions, pgio's statements); "
        "null without a launched workload (see statements.mean_ms).",
        _LAUNCHED),
-    _m("latency.stddev_ms", "ms", "gauge", "latency",
+    _m(LATENCY_STDDEV_MS, "ms", "gauge", "latency",
        "Standard deviation of transaction latency over the tick.", _LAUNCHED),
-    _m("latency.p50_ms", "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
-    _m("latency.p95_ms", "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
-    _m("latency.p99_ms", "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
-    _m("latency.max_ms", "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
-    _m("latency.txns", "count", "gauge", "latency",
+    _m(LATENCY_P50_MS, "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
+    _m(LATENCY_P95_MS, "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
+    _m(LATENCY_P99_MS, "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
+    _m(LATENCY_MAX_MS, "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
+    _m(LATENCY_TXNS, "count", "gauge", "latency",
        "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
        "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
        "pgio statements; null otherwise"),
-    _m("latency.failed", "count", "gauge", "latency",
+    _m(LATENCY_FAILED, "count", "gauge", "latency",
        "Transactions that failed in the tick (serialization or deadlock failures, pgbench 15+).",
        "pgbench per-transaction log (`failed`, `serialization`, `deadlock`)"),
-    *(_m(f"latency.over_{ms}ms", "count", "gauge", "latency",
+    *(_m(LATENCY_OVER[ms], "count", "gauge", "latency",
          f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
     # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
-    _m("statements.calls_s", "1/s", "rate", "latency",
+    _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
        "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
        _PGSS),
-    _m("statements.mean_ms", "ms", "gauge", "latency",
+    _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
        "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
        "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
        "are left out so microsecond statements do not pull it down).",
        _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
-    _m("statements.stddev_ms", "ms", "gauge", "latency",
+    _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
        "Standard deviation of the execution time of the statements completed in the tick.",
        _PGSS + "; from calls, mean and stddev (sum of squares)"),
     # --- database --------------------------------------------------------------------------
-    _m("pgio.reads_s", "blocks/s", "rate", "database",
+    _m(PGIO_READS_S, "blocks/s", "rate", "database",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
        "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_fetched - _hit of their table and index, per slice"),
-    _m("pgio.hits_s", "blocks/s", "rate", "database",
+    _m(PGIO_HITS_S, "blocks/s", "rate", "database",
        "Shared-buffer hits of the pgio workload's statements, per second.",
        "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice"),
-    _m("db.blks_read_s", "blocks/s", "rate", "database",
+    _m(DB_BLKS_READ_S, "blocks/s", "rate", "database",
        "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read"),
-    _m("db.blks_hit_s", "blocks/s", "rate", "database", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),
-    _m("db.xact_s", "1/s", "rate", "database", "Commits plus rollbacks, all databases.", "pg_stat_database"),
-    _m("db.temp_bytes_s", "bytes/s", "rate", "database", "Temporary file bytes written.", "pg_stat_database.temp_bytes"),
-    _m("db.blk_read_time_ms_s", "ms/s", "rate", "database",
+    _m(DB_BLKS_HIT_S, "blocks/s", "rate", "database", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),
+    _m(DB_XACT_S, "1/s", "rate", "database", "Commits plus rollbacks, all databases.", "pg_stat_database"),
+    _m(DB_TEMP_BYTES_S, "bytes/s", "rate", "database", "Temporary file bytes written.", "pg_stat_database.temp_bytes"),
+    _m(DB_BLK_READ_TIME_MS_S, "ms/s", "rate", "database",
        "Time backends spent reading blocks (needs track_io_timing).", "pg_stat_database.blk_read_time"),
-    _m("db.blk_write_time_ms_s", "ms/s", "rate", "database",
+    _m(DB_BLK_WRITE_TIME_MS_S, "ms/s", "rate", "database",
        "Time backends spent writing blocks (needs track_io_timing).", "pg_stat_database.blk_write_time"),
-    _m("db.backends", "count", "gauge", "database", "Connected backends.", "pg_stat_database.numbackends"),
-    _m("wal.bytes_s", "bytes/s", "rate", "database", "WAL generated.",
+    _m(DB_BACKENDS, "count", "gauge", "database", "Connected backends.", "pg_stat_database.numbackends"),
+    _m(WAL_BYTES_S, "bytes/s", "rate", "database", "WAL generated.",
        "pg_wal_lsn_diff of pg_current_wal_insert_lsn() between ticks (all versions)"),
-    _m("wal.records_s", "1/s", "rate", "database", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13"),
-    _m("wal.fpi_s", "1/s", "rate", "database", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13"),
-    _m("wal.buffers_full_s", "1/s", "rate", "database", "WAL writes forced because wal_buffers was full.",
+    _m(WAL_RECORDS_S, "1/s", "rate", "database", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13"),
+    _m(WAL_FPI_S, "1/s", "rate", "database", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13"),
+    _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "database", "WAL writes forced because wal_buffers was full.",
        "14+ pg_stat_wal.wal_buffers_full"),
     # --- waits -----------------------------------------------------------------------------
-    _m("sessions.active", "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity"),
-    _m("sessions.io_wait", "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity"),
-    _m("sessions.lock_wait", "count", "gauge", "waits", "Backends waiting on a Lock or LWLock.", "pg_stat_activity"),
+    _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity"),
+    _m(SESSIONS_IO_WAIT, "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity", label="IO wait"),
+    _m(SESSIONS_LOCK_WAIT, "count", "gauge", "waits", "Backends waiting on a Lock or LWLock.", "pg_stat_activity", label="lock wait"),
     # --- observer --------------------------------------------------------------------------
-    _m("observer.collect_ms", "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock"),
-    _m("observer.cpu_ms", "ms", "gauge", "observer", "Client CPU time (user+system) used by pgio-tui since the last tick.",
+    _m(OBSERVER_COLLECT_MS, "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock"),
+    _m(OBSERVER_CPU_MS, "ms", "gauge", "observer", "Client CPU time (user+system) used by pgio-tui since the last tick.",
        "os.times() of this process"),
-    _m("observer.server_ms", "ms", "gauge", "observer", "Server time spent executing the tick's query.",
+    _m(OBSERVER_SERVER_MS, "ms", "gauge", "observer", "Server time spent executing the tick's query.",
        "clock_timestamp() - statement_timestamp() at the end of the query"),
-    _m("observer.late_ms", "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock"),
+    _m(OBSERVER_LATE_MS, "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock"),
+    _m("observer.statements_ms", "ms", "gauge", "observer",
+       "Server time the tick's pg_stat_statements part took (0 on ticks that do not read it).",
+       "clock_timestamp() before and after that part of the tick's query"),
+    # --- statements ------------------------------------------------------------------------
+    _m("statements.window_s", "s", "gauge", "statements",
+       "Seconds the tick's top-statement figures cover (since the previous read of every entry); set only on "
+       "ticks that read them: every 5 s at least, less often when pg_stat_statements is large.",
+       "server clock at the two reads of pg_stat_statements(false)"),
 )
+
+_PGSS = "pg_stat_statements(false) delta per queryid over the window (summed over users, databases, top-level)"
+STATEMENT_METRICS: tuple[Metric, ...] = (
+    _m("statement.<queryid>.calls_s", "1/s", "rate", "statements", "Executions completed.", f"calls; {_PGSS}"),
+    _m("statement.<queryid>.time_ms_s", "ms/s", "rate", "statements",
+       "Execution time per second (1000 = one backend busy all the time with it).",
+       f"total_exec_time (total_time before 1.8); {_PGSS}"),
+    _m("statement.<queryid>.mean_ms", "ms", "gauge", "statements",
+       "Mean execution time over the window (statement latency, not a transaction's).",
+       "delta total_exec_time / delta calls"),
+    _m("statement.<queryid>.stddev_ms", "ms", "gauge", "statements",
+       "Standard deviation of the execution time over the window.",
+       "from the delta of calls x (stddev_exec_time^2 + mean_exec_time^2) (sum of squares)"),
+    _m("statement.<queryid>.rows_s", "1/s", "rate", "statements", "Rows returned or affected.", f"rows; {_PGSS}"),
+    _m("statement.<queryid>.hit_s", "blocks/s", "rate", "statements", "Shared-buffer hits.",
+       f"shared_blks_hit; {_PGSS}"),
+    _m("statement.<queryid>.read_s", "blocks/s", "rate", "statements",
+       "Blocks read from the kernel (shared-buffer misses).", f"shared_blks_read; {_PGSS}"),
+    _m("statement.<queryid>.dirtied_s", "blocks/s", "rate", "statements", "Shared buffers dirtied.",
+       f"shared_blks_dirtied; {_PGSS}"),
+    _m("statement.<queryid>.written_s", "blocks/s", "rate", "statements",
+       "Shared buffers the statement's backend wrote itself (evicting dirty buffers).",
+       f"shared_blks_written; {_PGSS}"),
+    _m("statement.<queryid>.read_time_ms_s", "ms/s", "rate", "statements", "Time reading blocks (track_io_timing).",
+       f"17+ shared_blk_read_time, 13-16 blk_read_time; {_PGSS}"),
+    _m("statement.<queryid>.write_time_ms_s", "ms/s", "rate", "statements",
+       "Time writing blocks (track_io_timing).", f"17+ shared_blk_write_time, 13-16 blk_write_time; {_PGSS}"),
+    _m("statement.<queryid>.temp_written_s", "blocks/s", "rate", "statements", "Temporary file blocks written.",
+       f"temp_blks_written; {_PGSS}"),
+    _m("statement.<queryid>.wal_bytes_s", "bytes/s", "rate", "statements", "WAL generated.",
+       f"wal_bytes (13+, extension 1.8+); {_PGSS}"),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in STATEMENT_METRICS) == STATEMENT_FIELDS
+STATEMENT_UNITS: dict[str, str] = {m.name.rsplit(".", 1)[1]: m.unit for m in STATEMENT_METRICS}
 
 DISK_METRICS: tuple[Metric, ...] = (
     _m("disk.<device>.r_s", "1/s", "rate", "devices", "Reads completed per second (iostat r/s).", "/proc/diskstats field 1"),
@@ -196,7 +335,8 @@ DISK_METRICS: tuple[Metric, ...] = (
     _m("disk.<device>.util_pct", "%", "gauge", "devices",
        "Share of time the device had I/O in flight (not saturation on SSD/NVMe).", "delta field 10 / delta ms"),
 )
-assert tuple(m.name.rsplit(".", 1)[1] for m in DISK_METRICS) == DEVICE_FIELDS
+assert tuple(m.name.rsplit(".", 1)[1] for m in DISK_METRICS) == DEVICE_FIELDS == (
+    DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S, DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT)
 
 BY_NAME: dict[str, Metric] = {m.name: m for m in CATALOG}
 
@@ -205,7 +345,7 @@ def lookup(name: str) -> Metric | None:
     """The catalog entry of a metric, disk metrics included (`disk.sda.r_s` -> `disk.<device>.r_s`)."""
     if name in BY_NAME:
         return BY_NAME[name]
-    if name.startswith("disk."):
+    if name.startswith(DISK_PREFIX):
         fld = name.rsplit(".", 1)[-1]
         return next((m for m in DISK_METRICS if m.name.endswith("." + fld)), None)
     return None
@@ -223,6 +363,14 @@ def markdown() -> str:
         "are levels at the tick; a null means the source does not exist on this server or the value",
         "was not computable (first tick, counter reset, missing privilege).",
         "",
+        "`statement.<queryid>.*` are rows of the recording's `statement_stats` table (the top 20",
+        "statements by time and by each I/O figure, per statement window), not `ticks` columns; the",
+        "query text is stored once per queryid in `statements`.",
+        "",
+        "Percentiles (the per-tick p50/p95/p99, a recording's p99 in replay, the p95 rows of `diff`, the",
+        f"bootstrap interval) have one definition: {PERCENTILE_DEFINITION}.",
+        f"Latency thresholds (`latency.over_<N>ms`): {', '.join(str(ms) for ms in LATENCY_THRESHOLDS_MS)} ms.",
+"",
         "**Counters published in bursts.** Backends do not publish their statistics as they work: they",
         "flush pg_stat_io (16+), pg_stat_database and pg_stat_wal at most about once a second, and before",
         "17 the backends' share of pg_stat_bgwriter (`buffers_backend`, `buffers_backend_fsync`) arrives in",
@@ -239,7 +387,7 @@ def markdown() -> str:
         "",
     ]
     panes: dict[str, list[Metric]] = {}
-    for m in CATALOG + DISK_METRICS:
+    for m in CATALOG + DISK_METRICS + STATEMENT_METRICS:
         panes.setdefault(m.pane, []).append(m)
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]

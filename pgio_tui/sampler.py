@@ -17,12 +17,14 @@ from collections.abc import Iterator
 from typing import Callable
 
 from pgio_tui import __version__
+from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.publication import Spreader
 from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.statements import ROWS, StatementSchedule, StatementTracker
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
@@ -30,17 +32,17 @@ RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while
 
 # Cumulative counters that become per-second rates: (metric, section of the raw sample, column).
 COUNTER_RATES = (
-    ("bgwriter.maxwritten_s", "bgwriter", "maxwritten_clean"),
-    ("buffers.alloc_s", "bgwriter", "buffers_alloc"),
-    ("db.blks_read_s", "db", "blks_read"),
-    ("db.blks_hit_s", "db", "blks_hit"),
-    ("db.xact_s", "db", "xact"),
-    ("db.temp_bytes_s", "db", "temp_bytes"),
-    ("db.blk_read_time_ms_s", "db", "blk_read_time"),
-    ("db.blk_write_time_ms_s", "db", "blk_write_time"),
-    ("wal.records_s", "wal", "wal_records"),
-    ("wal.fpi_s", "wal", "wal_fpi"),
-    ("wal.buffers_full_s", "wal", "wal_buffers_full"),
+    (M.BGWRITER_MAXWRITTEN_S, "bgwriter", "maxwritten_clean"),
+    (M.BUFFERS_ALLOC_S, "bgwriter", "buffers_alloc"),
+    (M.DB_BLKS_READ_S, "db", "blks_read"),
+    (M.DB_BLKS_HIT_S, "db", "blks_hit"),
+    (M.DB_XACT_S, "db", "xact"),
+    (M.DB_TEMP_BYTES_S, "db", "temp_bytes"),
+    (M.DB_BLK_READ_TIME_MS_S, "db", "blk_read_time"),
+    (M.DB_BLK_WRITE_TIME_MS_S, "db", "blk_write_time"),
+    (M.WAL_RECORDS_S, "wal", "wal_records"),
+    (M.WAL_FPI_S, "wal", "wal_fpi"),
+    (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
 )
 
 
@@ -85,6 +87,13 @@ class Sampler:
         self._connecting: PendingConnect | None = None
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
+        self.statement_schedule = StatementSchedule(interval)
+        self.statements = StatementTracker()
+        self._stmt_kind = 0  # what this tick reads of pg_stat_statements
+        self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
+        self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
+        self._prev_sums: tuple[dict, float] | None = None  # last statement sums and the server time
+        self._prev_rows_t: float | None = None  # server time of the last read of every entry
         # Extra per-tick sources (a launched workload): objects with sample(frame) that add values
         # and events to the frame. They may be added and removed between ticks.
         self.tick_sources: list = []
@@ -93,6 +102,7 @@ class Sampler:
     def open(self) -> None:
         """Connect and look around. Raises SourceError (one line) when the server can't be read."""
         features = self.pg.open()
+        self.statement_schedule.enabled = features.pgss_schema is not None
         self._load_settings()
         self._setup_os()
         if not features.logfile and self.os_mode == "local":
@@ -230,9 +240,9 @@ class Sampler:
         for source in list(self.tick_sources):  # workloads: their latency wins over the server's view
             source.sample(frame)
         cpu = sum(os.times()[:2])
-        frame.values["observer.cpu_ms"] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
-        frame.values["observer.collect_ms"] = (time.perf_counter() - t0) * 1000
-        frame.values["observer.late_ms"] = late_ms
+        frame.values[M.OBSERVER_CPU_MS] = (cpu - self._prev_cpu) * 1000 if self._prev_cpu is not None else None
+        frame.values[M.OBSERVER_COLLECT_MS] = (time.perf_counter() - t0) * 1000
+        frame.values[M.OBSERVER_LATE_MS] = late_ms
         if late_ms > self.interval * 500:
             frame.events.append(Event("late", f"tick started {late_ms:.0f} ms late", {"late_ms": late_ms}))
         self._prev_cpu, self._prev_mono = cpu, mono
@@ -252,8 +262,11 @@ class Sampler:
         if self.pg.conn is None or self.pg.conn.closed:
             if not self._try_reconnect(tick, frame):
                 return None
+        kind = self._stmt_kind = self.statement_schedule.kind(tick)
+        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        self._stmt_texts = texts
         try:
-            raw = self.pg.sample()
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
@@ -264,7 +277,7 @@ class Sampler:
         if self._down_since_tick is None:
             self._down_since_tick = tick
             frame.events.append(Event("gap", f"PostgreSQL unreachable: {why}", {"reason": why}))
-            self._prev_raw = None
+            self._forget_counters()
             self._reconnect_try = 0
             self._next_reconnect = self.clock() + RECONNECT_BACKOFF[0]
 
@@ -294,7 +307,8 @@ class Sampler:
         frame.events.append(Event("reconnect", f"reconnected after {missed} tick(s) without PostgreSQL",
                                   {"ticks": missed}))
         self._down_since_tick = None
-        self._prev_raw = None
+        self._forget_counters()
+        self.statement_schedule.reset()
         if self.tracker is not None:
             self.tracker.reset()
         return True
@@ -306,6 +320,7 @@ class Sampler:
         if self._postmaster_start is not None and pm != self._postmaster_start:
             frame.events.append(Event("server_restart", "PostgreSQL restarted: counters start over"))
             prev = None
+            self._forget_counters()
             self.tracker.reset()
         self._postmaster_start = pm
         if raw["settings_md5"] != self._settings_md5:
@@ -322,6 +337,7 @@ class Sampler:
             prev = pcounters = None
 
         self._rates(raw, prev or {}, dt, frame)
+        self._statements(raw, frame)
         self._activity(raw["activity"], frame)
 
         control = raw["control"] or {}
@@ -339,7 +355,7 @@ class Sampler:
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
-        frame.values["observer.server_ms"] = raw["server_ms"]
+        frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw = raw
 
     def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
@@ -360,9 +376,9 @@ class Sampler:
             v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
             v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
-        v["wal.bytes_s"] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
-        v["db.backends"] = (raw["db"] or {}).get("backends")
-        v["latency.tps"] = v["db.xact_s"]  # a launched workload replaces it with its own count
+        v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
+        v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
+        v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
         Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
@@ -370,11 +386,48 @@ class Sampler:
             frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
                                     for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
 
+    def _forget_counters(self) -> None:
+        """Counters start over (gap, reconnect, restart): no rate until two new samples."""
+        self._prev_raw = None
+        self._prev_sums = self._prev_rows_t = None
+        self.statements.reset()
+
+    def _statements(self, raw: dict, frame: Frame) -> None:
+        """pg_stat_statements: the top statements over the window since the last read of every
+        entry (the all-statement sums are read every tick: see _rates)."""
+        kind, v = self._stmt_kind, frame.values
+        t0, t1 = raw.get("statements_t0"), raw.get("statements_t1")
+        baseline = kind == ROWS and self.statements.baseline  # reads every entry: not the usual cost
+        self.statement_schedule.done(frame.tick, kind, (t1 - t0) * 1000 if t0 and t1 and not baseline else None,
+                                     texts=bool(self._stmt_texts))
+        new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
+        own = [q for q, text in new_texts.items() if text.startswith(pgfeatures.TICK_MARKER)]
+        if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
+            self.pg.skip_queryids(own)
+            for q in own:
+                del new_texts[q]
+        if new_texts:
+            frame.statement_texts.update(new_texts)
+        server_t = raw["server_t"]
+        if kind == ROWS:
+            window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            if window is not None:
+                v["statements.window_s"] = window
+            self._prev_rows_t = server_t
+            for s in frame.statements:  # a text known from before reaches this frame's consumers once
+                q = s["queryid"]
+                if q in self.statements.texts and q not in self._texts_sent:
+                    frame.statement_texts.setdefault(q, self.statements.texts[q])
+        self._texts_sent.update(frame.statement_texts)
+        if t0 and t1:
+            v["observer.statements_ms"] = (t1 - t0) * 1000
+
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
         """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
         our own left out): statement execution time, not transaction latency (`latency.*`)."""
-        v["statements.calls_s"] = v["statements.mean_ms"] = v["statements.stddev_ms"] = None
+        v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         if not cur or not prev or not dt:
             return
         calls = (cur["calls"] or 0) - (prev["calls"] or 0)
@@ -382,11 +435,11 @@ class Sampler:
         sumsq = (cur["sumsq"] or 0) - (prev["sumsq"] or 0)
         if calls < 0 or total < 0:  # entries evicted or reset: unknown this tick
             return
-        v["statements.calls_s"] = calls / dt
+        v[M.STATEMENTS_CALLS_S] = calls / dt
         if calls > 0:
             mean = total / calls
-            v["statements.mean_ms"] = mean
-            v["statements.stddev_ms"] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+            v[M.STATEMENTS_MEAN_MS] = mean
+            v[M.STATEMENTS_STDDEV_MS] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
 
     @staticmethod
     def _activity(activity: list | None, frame: Frame) -> None:
@@ -407,7 +460,7 @@ class Sampler:
                 continue
             key = (btype, wtype or "CPU", wevent or "Running")
             waits[key] = waits.get(key, 0) + n
-        frame.values.update({"sessions.active": active, "sessions.io_wait": io_wait, "sessions.lock_wait": lock_wait})
+        frame.values.update({M.SESSIONS_ACTIVE: active, M.SESSIONS_IO_WAIT: io_wait, M.SESSIONS_LOCK_WAIT: lock_wait})
         frame.waits = [(b, t, e, n) for (b, t, e), n in sorted(waits.items(), key=lambda kv: -kv[1])]
 
     def _settings_changed(self, frame: Frame) -> None:

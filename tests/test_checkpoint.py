@@ -9,11 +9,12 @@ import pytest
 
 from pgio_tui.sources.checkpoint import (CheckpointSettings, CheckpointTracker, TickInput, kind_from_flags,
                                          log_time, lsn_to_int, parse_log_line)
+from pgio_tui.sources.pgfeatures import SUPPORTED_MAJORS
 
 LOGS = Path(__file__).parent / "data" / "logs"
 
 
-@pytest.mark.parametrize("major", [13, 14, 15, 16, 17, 18])
+@pytest.mark.parametrize("major", SUPPORTED_MAJORS)
 def test_every_captured_checkpoint_line_parses(major):
     lines = (LOGS / f"pg{major}.log").read_text().splitlines()
     starts = [ln for ln in lines if "checkpoint starting:" in ln]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from test_diff_fixtures import RUNS, T0, TAIL, WORK, _frame, write_run
 
 from pgio_tui.analysis import report
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.formats import render
-from pgio_tui.frame import Frame
+from pgio_tui.frame import Event, Frame
 from pgio_tui.store.writer import Recorder
 from pgio_tui.tui.widgets.diff_overlay_pane import checkpoint_count_text
 
@@ -67,3 +69,34 @@ def test_no_verdict_says_why(tmp_path):
         assert r.verdict == "" and "too few independent blocks" in r.judgement.why
     md = render(c, "markdown")
     assert "no verdict: too few independent blocks" in md
+
+
+def _run(path: Path, work: int, summary: dict) -> Path:
+    """A pgbench run of `work` ticks between 3 idle ones on each side, its run starting after init."""
+    with Recorder(path, force=True, meta={"interval_s": 1.0}) as rec:
+        wid = rec.workload_start("pgbench", ["pgbench", "-t", "1"], {"user_args": ["-t", "1"]}, t=T0)
+        for tick in range(work + 6):
+            f = Frame(tick=tick, t=T0 + tick, elapsed=tick, dt=None if tick == 0 else 1.0)
+            if tick:
+                f.values = {"latency.tps": 10.0 if 3 <= tick < 3 + work else 0.0}
+            if tick == 1:  # `pgbench -i` runs first: the workload starts, its run does not
+                f.events.append(Event("workload_start", "pgbench started"))
+            if tick == 3 + work - 1:
+                f.events.append(Event("workload_stop", "pgbench ended"))
+            rec.write(f)
+        rec.workload_stop(wid, summary.pop("exit_code", 0), {"run_start_t": T0 + 2.5, **summary},
+                          t=T0 + 3 + work - 1)
+    return path
+
+
+def test_each_workload_window_is_its_own_run(tmp_path):
+    """Item 9: aligned on the workload (the default when both have one), the slower run is not cut to
+    the faster one's length, `pgbench -i` is not in the window, and an early end is said."""
+    a = _run(tmp_path / "a.pgio", 4, {})
+    b = _run(tmp_path / "b.pgio", 12, {"exit_code": 130, "interrupted": True})
+    c = compare(a, b)
+    wa, wb = c.windows
+    assert c.align == "workload" and wa.origin_t == wb.origin_t == T0 + 2.5
+    assert wa.length == pytest.approx(3.5) and wb.length == pytest.approx(11.5)  # not cut to A's
+    assert wa.whole_workload and wb.whole_workload
+    assert any(n.startswith("B: workload ended early (exit 130") for n in c.notes)

@@ -109,12 +109,12 @@ def test_settings_meta_workloads(fixture_file):
     with Recording(fixture_file) as rec:
         assert rec.meta["schema_version"] == schema.SCHEMA_VERSION
         assert rec.meta["server_version_num"] == 170002
-        assert rec.meta["pg_features"] == {"pg_stat_io": True, "pg_stat_checkpointer": True,
-                                           "pg_stat_statements": False}
+        assert rec.meta["features"] == {"pg_stat_io": True, "pg_stat_checkpointer": True,
+                                        "pg_stat_statements": False}
         assert rec.settings(0)["backend_flush_after"].value == "0"
         assert rec.settings(20)["backend_flush_after"].value == "256"
         assert rec.settings()["backend_flush_after"].tick == 20
-        assert rec.settings()["cpu_count"].category == "machine"
+        assert rec.settings()["cpu.count"].category == "kernel"
         (w,) = rec.workloads()
         assert w["kind"] == "pgbench" and w["argv"][:3] == ["pgbench", "-c", "8"] and w["exit_code"] == 0
         assert w["summary"] == {"tps": 3187.4}
@@ -176,15 +176,18 @@ def test_newer_schema_rejected(fixture_file):
     assert "newer pgio-tui (schema 99" in msg and "upgrade pgio-tui" in msg
 
 
-def test_older_schema_migrated_in_memory(fixture_file, monkeypatch):
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(schema, "MIGRATIONS", {1: ('ALTER TABLE ticks ADD COLUMN "new.metric" REAL',)})
-    before = fixture_file.read_bytes()
-    with Recording(fixture_file) as rec:
-        assert rec.schema_version == 1 and rec.meta["schema_version"] == 2
-        assert "new.metric" in {c.name for c in rec.db["ticks"].columns}
-        assert rec.tick_count == 58 and rec.frame(30).values
-    assert fixture_file.read_bytes() == before  # never written
+def test_older_schema_migrated_in_memory(tmp_path):
+    """A schema-1 file gains the statement tables in memory (empty), reads as before, and is
+    never written."""
+    path = tmp_path / "v1.sqlite"
+    path.write_bytes(FROZEN_V1.read_bytes())
+    before = path.read_bytes()
+    with Recording(path) as rec:
+        assert rec.schema_version == 1 and rec.meta["schema_version"] == schema.SCHEMA_VERSION
+        assert "statements.window_s" in {c.name for c in rec.db["ticks"].columns}
+        assert rec.tick_count == 58 and rec.frame(30).values and rec.frame(30).statements == []
+        assert rec.statement_totals() == {} and rec.statement_texts() == {}
+    assert path.read_bytes() == before  # never written
 
 
 @pytest.mark.parametrize("content, expect", [
@@ -510,7 +513,7 @@ def test_describe(fixture_file):
     with Recording(fixture_file) as rec:
         text = describe(rec)
     for expected in [
-        f"file         {fixture_file}", "schema       1 (recorded by pgio-tui", "host         fixture-host",
+        f"file         {fixture_file}", f"schema       {schema.SCHEMA_VERSION} (recorded by pgio-tui", "host         fixture-host",
         "server       PostgreSQL 17.2 (170002)", "interval     1 s",
         "start        2023-11-14T23:13:20+01:00", "(duration 0:00:59)",
         "ticks        58 (0..59), 2 missed in 1 gap(s), 1 late", "checkpoints  2: time 2",

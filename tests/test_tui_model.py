@@ -9,7 +9,8 @@ from fixture_recording import CHECKPOINT_EVERY, CHECKPOINT_LENGTH, synthetic_fra
 
 from pgio_tui.frame import Event, Frame
 from pgio_tui.store.reader import Recording
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui.tui.drawing import bar, nice_ceiling
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.plot import Canvas, ChartSpec, HLine, Series, chart_lines
 from pgio_tui.tui.session import SessionInfo, session_from_recording
@@ -130,10 +131,10 @@ def test_sizes_durations_and_bars():
     assert fmt.kib(280_000) == "273M" and fmt.kib(1_572_864) == "1.5G" and fmt.kib(None) == "-"
     assert fmt.duration(45) == "45s" and fmt.duration(750) == "12m30s" and fmt.duration(90061) == "1d01h"
     assert fmt.window(300) == "5m" and fmt.window(3600) == "1h" and fmt.window(90) == "90s"
-    assert [fmt.nice_ceiling(v) for v in (0, 0.7, 3, 420, 2600)] == [1.0, 1.0, 5.0, 500.0, 5000.0]
-    done, rest = fmt.bar(0.5, 10)
+    assert [nice_ceiling(v) for v in (0, 0.7, 3, 420, 2600)] == [1.0, 1.0, 5.0, 500.0, 5000.0]
+    done, rest = bar(0.5, 10)
     assert done == "█" * 5 and rest == "░" * 5
-    assert fmt.bar(None, 4) == ("", "····")
+    assert bar(None, 4) == ("", "····")
 
 
 # --- themes and session ------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def test_chart_row_of_one_series_is_one_segment():
 def test_y_scale_follows_the_window_not_an_old_spike():
     """A spike sets the scale while it is in the window and not a tick longer (live, cached)."""
     from pgio_tui.frame import Frame
-    from pgio_tui.tui import format as fmt
+    from pgio_tui import format as fmt
     from pgio_tui.tui.plot import Series
 
     history, cache = FrameHistory(), ChartCache()

@@ -41,6 +41,7 @@ class Row:
     metric_a: str | None = None  # the recorded metric behind each side (device names may differ)
     metric_b: str | None = None
     note: str = ""
+    stat: str = ""  # which statistic of its metric the row is (Stat.stat): how a chart finds it, not by name
 
     @property
     def change_pct(self) -> float | None:
@@ -131,7 +132,7 @@ def _pair(a: list[Stat], b: list[Stat]) -> list[Row]:
             note = " / ".join(dict.fromkeys(n for n in (sa and sa.note, sb and sb.note) if n))
             rows.append(Row(ref.group, ref.name, ref.unit, va, vb,
                             judge(sa and sa.estimate, sb and sb.estimate),
-                            sa and sa.metric, sb and sb.metric, note))
+                            sa and sa.metric, sb and sb.metric, note, ref.stat))
     return rows
 
 

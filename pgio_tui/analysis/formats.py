@@ -1,5 +1,5 @@
 """A Comparison as text: a rich table for the terminal, markdown, CSV and JSON; and the one way
-numbers, changes and intervals are written (the HTML report uses the same functions)."""
+changes and intervals are written (the HTML report uses the same functions; numbers: pgio_tui.format)."""
 
 from __future__ import annotations
 
@@ -13,35 +13,14 @@ from pgio_tui.analysis.compare import Comparison, Row
 from pgio_tui.analysis.noise import Judgement
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.analysis.summary import Summary, device_labels
+from pgio_tui.format import COUNT_UNITS, DASH, number
 from pgio_tui.safe_text import csv_cell, markdown_cell, plain_text
 
 FORMATS = ("table", "markdown", "csv", "json")
-COUNT_UNITS = {"buffers", "checkpoints", "fsyncs", "transactions", "statements", "ticks"}
-DASH = "–"
 COLUMNS = ("metric", "unit", "A", "B", "change", "95 % interval", "verdict")
 
 
 # --- numbers ------------------------------------------------------------------------------------
-
-def number(v: float | None, unit: str = "") -> str:
-    """A value with the digits it deserves: counts whole, others 3-4 significant digits."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return DASH
-    if unit in COUNT_UNITS and float(v).is_integer():
-        return f"{v:,.0f}"
-    a = abs(v)
-    if a == 0:
-        return "0"
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 10:
-        return f"{v:.2f}"
-    if a >= 0.01:
-        return f"{v:.3f}"
-    return f"{v:.2g}"
-
 
 def _pct(p: float) -> str:
     return f"{round(p, 1) + 0.0:+.1f}"  # + 0.0: no "-0.0"

@@ -16,8 +16,10 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-QUANTILE_METRICS = (("latency.p50_ms", 0.5), ("latency.p95_ms", 0.95), ("latency.p99_ms", 0.99),
-                    ("latency.max_ms", 1.0))
+from pgio_tui import metrics as M
+
+QUANTILE_METRICS = ((M.LATENCY_P50_MS, 0.5), (M.LATENCY_P95_MS, 0.95), (M.LATENCY_P99_MS, 0.99),
+                    (M.LATENCY_MAX_MS, 1.0))
 POINTS = 160
 
 
@@ -111,6 +113,6 @@ def distribution(columns: dict[str, list], weights: list[float]) -> Distribution
             ticks.append((w, knots))
     if ticks:
         return Distribution("transactions (from per-tick quantiles)", ticks, [])
-    means = sorted(((w, float(v)) for w, v in zip(weights, columns.get("latency.mean_ms") or [])
+    means = sorted(((w, float(v)) for w, v in zip(weights, columns.get(M.LATENCY_MEAN_MS) or [])
                     if v is not None and w), key=lambda p: p[1])
     return Distribution("per-tick mean latency", [], means) if means else None

@@ -17,24 +17,26 @@ from typing import Any
 from string import Template
 
 import pgio_tui
+from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
-from pgio_tui.analysis.formats import change, interval, number, window_text
+from pgio_tui.analysis.formats import change, interval, window_text
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
-from pgio_tui.analysis.summary import KB_PER_MIB, WRITE_SOURCES, Summary, device_labels, summarize
+from pgio_tui.analysis.summary import KB_PER_MIB, Summary, device_labels, summarize
+from pgio_tui.format import number
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command, workload_outcome
 
 SERIES_COLORS = {  # one colour per series name, the same in A and B
-    **{f"writes.{s}": c for s, c in zip(WRITE_SOURCES, svg.PALETTE)},
-    "mem.dirty_kb": svg.PALETTE[0], "mem.writeback_kb": svg.PALETTE[1],
-    "latency.p50_ms": svg.PALETTE[2], "latency.p95_ms": svg.PALETTE[4], "latency.p99_ms": svg.PALETTE[1],
-    "latency.mean_ms": svg.PALETTE[0], "latency.tps": svg.PALETTE[0], "checkpoint.progress": svg.PALETTE[0],
+    **{M.writes(s): c for s, c in zip(M.WRITE_SOURCES, svg.PALETTE)},
+    M.MEM_DIRTY_KB: svg.PALETTE[0], M.MEM_WRITEBACK_KB: svg.PALETTE[1],
+    M.LATENCY_P50_MS: svg.PALETTE[2], M.LATENCY_P95_MS: svg.PALETTE[4], M.LATENCY_P99_MS: svg.PALETTE[1],
+    M.LATENCY_MEAN_MS: svg.PALETTE[0], M.LATENCY_TPS: svg.PALETTE[0], M.CHECKPOINT_PROGRESS: svg.PALETTE[0],
 }
 ROLE_COLORS = {"PGDATA": svg.PALETTE[0], "WAL": svg.PALETTE[2], "TBLSPC": svg.PALETTE[3]}
-THRESHOLDS = (("mem.dirty_background_threshold_kb", "background threshold", "#e377c2"),
-              ("mem.dirty_threshold_kb", "throttle threshold", "#7f7f7f"))
+THRESHOLDS = ((M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "background threshold", "#e377c2"),
+              (M.MEM_DIRTY_THRESHOLD_KB, "throttle threshold", "#7f7f7f"))
 
 
 @dataclass
@@ -57,10 +59,10 @@ class Run:
 
 
 def _load_run(rec: Recording, label: str, s: Summary) -> Run:
-    devs = [f"disk.{d}.{f}" for d in dict.fromkeys(s.role_devices.values())
-            for f in ("util_pct", "w_await_ms", "r_await_ms", "r_s", "w_s")]
+    devs = [M.disk(d, f) for d in dict.fromkeys(s.role_devices.values())
+            for f in (M.DISK_UTIL_PCT, M.DISK_W_AWAIT_MS, M.DISK_R_AWAIT_MS, M.DISK_R_S, M.DISK_W_S)]
     scalars = [m for m in rec.metric_names() if m.split(".")[0] in ("writes", "mem", "latency", "statements", "checkpoint")
-               and not m.startswith("latency.over_")]
+               and m not in M.LATENCY_OVER.values()]
     metrics = list(dict.fromkeys(scalars + devs))
     c = aligned_columns(rec, s.window, metrics)
     return Run(label, s, c.x, c.dt, c.values, rec.latency_histogram(s.window.start_tick, s.window.end_tick))
@@ -83,15 +85,15 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
     """The stack of time charts, in pane order; charts with nothing to draw are left out."""
     out = []
     c = svg.Chart("checkpoint progress", "%", height=90)
-    c.lines = _lines(runs, lambda r: "checkpoint.progress", "progress", SERIES_COLORS["checkpoint.progress"], 100)
+    c.lines = _lines(runs, lambda r: M.CHECKPOINT_PROGRESS, "progress", SERIES_COLORS[M.CHECKPOINT_PROGRESS], 100)
     out.append(c)
     c = svg.Chart("buffers written by source", "buffers/s")
-    for src in WRITE_SOURCES:
-        c.lines += _lines(runs, lambda r, s=src: f"writes.{s}", src, SERIES_COLORS[f"writes.{src}"])
+    for src in M.WRITE_SOURCES:
+        c.lines += _lines(runs, lambda r, m=M.writes(src): m, src, SERIES_COLORS[M.writes(src)])
     out.append(c)
     c = svg.Chart("Dirty / Writeback", "MiB")
-    for m, name in (("mem.dirty_kb", "Dirty"), ("mem.writeback_kb", "Writeback")):
-        c.lines += _lines(runs, lambda r, m=m: m, name, SERIES_COLORS[m], 1 / KB_PER_MIB)
+    for m in (M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB):
+        c.lines += _lines(runs, lambda r, m=m: m, M.BY_NAME[m].label, SERIES_COLORS[m], 1 / KB_PER_MIB)
     data_max = max((y for ln in c.lines for _, y in ln.points if y is not None), default=0.0)
     off_scale: dict[str, list[float]] = {}
     for metric, name, color in THRESHOLDS:
@@ -113,32 +115,32 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
     roles = list(dict.fromkeys(label for labels in labelled for label in labels))
     by_run = {id(run): labels for run, labels in zip(runs, labelled)}
 
-    def dev_metric(role: str, field: str):
-        return lambda r: (f"disk.{by_run[id(r)][role]}.{field}" if role in by_run[id(r)] else None)
+    def dev_metric(role: str, fld: str):
+        return lambda r: (M.disk(by_run[id(r)][role], fld) if role in by_run[id(r)] else None)
 
     c = svg.Chart("device utilisation", "%")
     for role in roles:
-        c.lines += _lines(runs, dev_metric(role, "util_pct"), role, ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5]))
+        c.lines += _lines(runs, dev_metric(role, M.DISK_UTIL_PCT), role, ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5]))
     out.append(c)
     c = svg.Chart("device await", "ms")
     for role in roles:
         color = ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5])
-        c.lines += _lines(runs, dev_metric(role, "w_await_ms"), f"{role} w_await", color)
-        if any(any(run.cols.get(f"disk.{by_run[id(run)].get(role)}.r_s") or []) for run in runs):
-            c.lines += _lines(runs, dev_metric(role, "r_await_ms"), f"{role} r_await", svg.PALETTE[7])
+        c.lines += _lines(runs, dev_metric(role, M.DISK_W_AWAIT_MS), f"{role} w_await", color)
+        if any(any(run.cols.get(M.disk(by_run[id(run)].get(role), M.DISK_R_S)) or []) for run in runs):
+            c.lines += _lines(runs, dev_metric(role, M.DISK_R_AWAIT_MS), f"{role} r_await", svg.PALETTE[7])
     out.append(c)
     c = svg.Chart("latency", "ms")
-    for m, name in (("latency.p50_ms", "p50"), ("latency.p95_ms", "p95"), ("latency.p99_ms", "p99")):
-        c.lines += _lines(runs, lambda r, m=m: m, name, SERIES_COLORS[m])
+    for m in (M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS):
+        c.lines += _lines(runs, lambda r, m=m: m, M.BY_NAME[m].label, SERIES_COLORS[m])
     if not c.lines:
-        c.lines = _lines(runs, lambda r: "latency.mean_ms", "mean", SERIES_COLORS["latency.mean_ms"])
+        c.lines = _lines(runs, lambda r: M.LATENCY_MEAN_MS, M.BY_NAME[M.LATENCY_MEAN_MS].label, SERIES_COLORS[M.LATENCY_MEAN_MS])
         c.title = "latency (per-tick mean)"
     out.append(c)
     c = svg.Chart("statement execution time (pg_stat_statements, not transactions)", "ms")
-    c.lines = _lines(runs, lambda r: "statements.mean_ms", "statement mean", SERIES_COLORS["latency.mean_ms"])
+    c.lines = _lines(runs, lambda r: M.STATEMENTS_MEAN_MS, "statement mean", SERIES_COLORS[M.LATENCY_MEAN_MS])
     out.append(c)
     c = svg.Chart("throughput", "tps", height=100)
-    c.lines = _lines(runs, lambda r: "latency.tps", "tps", SERIES_COLORS["latency.tps"])
+    c.lines = _lines(runs, lambda r: M.LATENCY_TPS, M.BY_NAME[M.LATENCY_TPS].label, SERIES_COLORS[M.LATENCY_TPS])
     out.append(c)
     return [c for c in out if c.lines]
 
@@ -158,7 +160,7 @@ def cdf_section(runs: list[Run]) -> str:
         if exact is not None:
             dists.append(exact)
             continue
-        weights = [(t or 0.0) * dt for t, dt in zip(run.cols.get("latency.tps") or [0.0] * len(run.x), run.dt)]
+        weights = [(t or 0.0) * dt for t, dt in zip(run.cols.get(M.LATENCY_TPS) or [0.0] * len(run.x), run.dt)]
         if not any(weights):
             weights = [1.0] * len(run.x)
         dists.append(latency_cdf.distribution(run.cols, weights))

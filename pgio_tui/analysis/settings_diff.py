@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgio_tui.analysis.summary import Summary
+from pgio_tui.sources.kernel import CPU_COUNT, MEM_TOTAL_KB
 
 CATEGORIES = ("postgres", "kernel", "device")
 MACHINE_META = ("host", "os", "server_version")
-MACHINE_SETTINGS = ("cpu.count", "cpu_count", "mem.total_kb", "mem_total_kb", "kernel.osrelease")
+MACHINE_SETTINGS = (CPU_COUNT, MEM_TOTAL_KB, "kernel.osrelease")
 _BYTE_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "MB": 1024 ** 2, "16MB": 16 * 1024 ** 2, "GB": 1024 ** 3}
 
 

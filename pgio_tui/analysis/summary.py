@@ -25,17 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio, total_over
+from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.metrics import lookup
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording, Setting
 from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
 GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "devices", "pgio")
-WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")
-LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 PERCENTILES = ("p50", "p95", "p99")
+PERCENTILE_METRICS = {"p50": M.LATENCY_P50_MS, "p95": M.LATENCY_P95_MS, "p99": M.LATENCY_P99_MS}
 ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}
 KB_PER_MIB = 1024
 
@@ -49,6 +50,7 @@ class Stat:
     estimate: Estimate | None = None  # None: not judged against noise (percentiles, max, counts)
     metric: str | None = None  # the recorded metric it comes from, for charts
     note: str = ""
+    stat: str = ""  # which statistic of `metric` it is where a metric has several rows: mean, p95, max, total, share
 
     @property
     def key(self) -> tuple[str, str]:
@@ -124,8 +126,9 @@ def summarize(rec: Recording, win: Window) -> Summary:
     available = set(rec.metric_names())
     scalars = [m for m in wanted if m in available]
     busiest = _busiest_devices(rec, win, roles)
-    disk = [f"disk.{dev}.{f}" for dev in dict.fromkeys(busiest.values())
-            for f in ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "util_pct")]
+    disk = [M.disk(dev, f) for dev in dict.fromkeys(busiest.values())
+            for f in (M.DISK_R_S, M.DISK_W_S, M.DISK_RKB_S, M.DISK_WKB_S, M.DISK_R_AWAIT_MS, M.DISK_W_AWAIT_MS,
+                      M.DISK_UTIL_PCT)]
     ticks = _Ticks(rec, win, scalars + disk)
     workloads = rec.workloads()
     pgio = [w for w in workloads if w.get("kind") == "pgio"]
@@ -143,17 +146,19 @@ def summarize(rec: Recording, win: Window) -> Summary:
     _devices(s, ticks)
     if pgio:
         _pgio(s, ticks, pgio[0])
+    for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
+        _add(s, "statements", f"{label} · {figure}", unit, value)
     return s
 
 
 def _scalar_metrics() -> list[str]:
-    return ([f"latency.{n}" for n in ("tps", "calls_s", "txns", "mean_ms", "stddev_ms", "p50_ms", "p95_ms",
-                                      "p99_ms", "max_ms")]
-            + [f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS]
-            + ["statements.mean_ms", "statements.stddev_ms", "statements.calls_s"]
-            + [f"writes.{src}" for src in WRITE_SOURCES] + ["fsyncs.backend"]
-            + ["mem.dirty_kb", "mem.writeback_kb", "mem.dirty_background_threshold_kb", "mem.dirty_threshold_kb"]
-            + ["pgio.reads_s", "pgio.hits_s", "db.blks_read_s", "db.blks_hit_s"])
+    return ([M.LATENCY_TPS, M.LATENCY_CALLS_S, M.LATENCY_TXNS, M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS,
+             M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS, M.LATENCY_MAX_MS]
+            + list(M.LATENCY_OVER.values())
+            + [M.STATEMENTS_MEAN_MS, M.STATEMENTS_STDDEV_MS, M.STATEMENTS_CALLS_S]
+            + [M.writes(src) for src in M.WRITE_SOURCES] + [M.FSYNCS_BACKEND]
+            + [M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, M.MEM_DIRTY_THRESHOLD_KB]
+            + [M.PGIO_READS_S, M.PGIO_HITS_S, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S])
 
 
 def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -> dict[str, str]:
@@ -164,30 +169,31 @@ def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -
         if len(devs) == 1:
             out[label] = devs[0]
             continue
-        c = aligned_columns(rec, win, [f"disk.{d}.{f}" for d in devs for f in ("r_s", "w_s")])
+        c = aligned_columns(rec, win, [M.disk(d, f) for d in devs for f in (M.DISK_R_S, M.DISK_W_S)])
         totals = [sum((r or 0) * dt + (w or 0) * dt for r, w, dt in
-                      zip(c.values[f"disk.{d}.r_s"], c.values[f"disk.{d}.w_s"], c.dt)) for d in devs]
+                      zip(c.values[M.disk(d, M.DISK_R_S)], c.values[M.disk(d, M.DISK_W_S)], c.dt)) for d in devs]
         out[label] = devs[max(range(len(devs)), key=lambda i: (totals[i], -i))]
     return out
 
 
-def _add(s: Summary, group: str, name: str, unit: str, value, estimate=None, metric=None, note="") -> None:
-    s.stats.append(Stat(group, name, unit, value, estimate, metric, note))
+def _add(s: Summary, group: str, name: str, unit: str, value, estimate=None, metric=None, note="",
+         stat="") -> None:
+    s.stats.append(Stat(group, name, unit, value, estimate, metric, note, stat))
 
 
 # --- latency ------------------------------------------------------------------------------------
 
 def _latency(s: Summary, t: _Ticks) -> None:
-    mean, tps = t.col("latency.mean_ms"), t.col("latency.tps")
+    mean, tps = t.col(M.LATENCY_MEAN_MS), t.col(M.LATENCY_TPS)
     if not _present(mean) and not _present(tps):
         return
-    launched = t.has("latency.p50_ms")  # quantiles come only from a workload pgio-tui launched
-    if t.has("latency.txns"):  # what the tick's figures cover (a sample with pgbench --sampling-rate)
-        weights, what = [v or 0.0 for v in t.col("latency.txns")], "transactions"
-    elif launched or not t.has("latency.calls_s"):
+    launched = t.has(M.LATENCY_P50_MS)  # quantiles come only from a workload pgio-tui launched
+    if t.has(M.LATENCY_TXNS):  # what the tick's figures cover (a sample with pgbench --sampling-rate)
+        weights, what = [v or 0.0 for v in t.col(M.LATENCY_TXNS)], "transactions"
+    elif launched or not t.has(M.LATENCY_CALLS_S):
         weights, what = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)], "transactions"
     else:  # recordings made before statements.* existed: latency.* then held statement figures
-        weights, what = [(r or 0.0) * dt for r, dt in zip(t.col("latency.calls_s"), t.dt)], "statements"
+        weights, what = [(r or 0.0) * dt for r, dt in zip(t.col(M.LATENCY_CALLS_S), t.dt)], "statements"
     if not any(weights):
         weights, what = [1.0] * t.n, "ticks"
     s.notes.append(f"latency: {'the launched workload' if launched else 'server statistics'}, weighted by {what}")
@@ -196,7 +202,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         num = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)]
         den = [dt if r is not None else 0.0 for r, dt in zip(tps, t.dt)]
         est = Estimate((num, den), ratio)
-        _add(s, "latency", "tps", "1/s", est.value(), est, "latency.tps")
+        _add(s, "latency", "tps", "1/s", est.value(), est, M.LATENCY_TPS)
 
     def weighted(metric: str, name: str) -> None:
         col = t.col(metric)
@@ -206,22 +212,21 @@ def _latency(s: Summary, t: _Ticks) -> None:
         est = Estimate(([(v or 0.0) * wi for v, wi in zip(col, w)], w), ratio)
         _add(s, "latency", name, "ms", est.value(), est, metric)
 
-    weighted("latency.mean_ms", "mean")
-    sd = t.col("latency.stddev_ms")
+    weighted(M.LATENCY_MEAN_MS, "mean")
+    sd = t.col(M.LATENCY_STDDEV_MS)
     if _present(sd) and _present(mean):
         n = [w if m is not None and d is not None else 0.0 for m, d, w in zip(mean, sd, weights)]
         nm = [ni * (m or 0.0) for ni, m in zip(n, mean)]
         nq = [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n, mean, sd)]
         est = Estimate((n, nm, nq), pooled_stddev)
-        _add(s, "latency", "stddev", "ms", est.value(), est, "latency.stddev_ms")
-    for p in PERCENTILES:
-        weighted(f"latency.{p}_ms", p)
-    mx = [v for v in t.col("latency.max_ms") if v is not None]
+        _add(s, "latency", "stddev", "ms", est.value(), est, M.LATENCY_STDDEV_MS)
+    for p, metric in PERCENTILE_METRICS.items():
+        weighted(metric, p)
+    mx = [v for v in t.col(M.LATENCY_MAX_MS) if v is not None]
     if mx:
-        _add(s, "latency", "max", "ms", max(mx), None, "latency.max_ms")
+        _add(s, "latency", "max", "ms", max(mx), None, M.LATENCY_MAX_MS)
 
-    for ms in LATENCY_THRESHOLDS_MS:
-        metric = f"latency.over_{ms}ms"
+    for ms, metric in M.LATENCY_OVER.items():
         col = t.col(metric)
         if _present(col):
             m = lookup(metric)
@@ -232,7 +237,7 @@ def _latency(s: Summary, t: _Ticks) -> None:
         elif _present(mean):
             over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
             est = _total(over)
-            _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, "latency.mean_ms")
+            _add(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, M.LATENCY_MEAN_MS)
 
 
 def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True) -> None:
@@ -298,21 +303,21 @@ def _whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dict[s
 def _statements(s: Summary, t: _Ticks) -> None:
     """Statement execution time (not transaction latency): mean and stddev weighted by the calls
     of each tick, pooled; calls per second."""
-    mean, sd, calls = t.col("statements.mean_ms"), t.col("statements.stddev_ms"), t.col("statements.calls_s")
+    mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
     if not _present(mean):
         return
     n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
     est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
-    _add(s, "statements", "mean", "ms", est.value(), est, "statements.mean_ms")
+    _add(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS)
     if _present(sd):
         n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
         est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
                         [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
-        _add(s, "statements", "stddev", "ms", est.value(), est, "statements.stddev_ms")
+        _add(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS)
     num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
     den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
     est = Estimate((num, den), ratio)
-    _add(s, "statements", "calls/s", "1/s", est.value(), est, "statements.calls_s")
+    _add(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S)
     s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
                    "(utility statements and pgio-tui's own left out), not transaction latency")
 
@@ -320,23 +325,23 @@ def _statements(s: Summary, t: _Ticks) -> None:
 # --- buffers written by source -------------------------------------------------------------------
 
 def _writes(s: Summary, t: _Ticks) -> None:
-    present = [src for src in WRITE_SOURCES if t.has(f"writes.{src}")]
+    present = [src for src in M.WRITE_SOURCES if t.has(M.writes(src))]
     if not present:
         return
-    per_tick = {src: [(v or 0.0) * dt for v, dt in zip(t.col(f"writes.{src}"), t.dt)] for src in present}
+    per_tick = {src: [(v or 0.0) * dt for v, dt in zip(t.col(M.writes(src)), t.dt)] for src in present}
     all_ = [sum(col) for col in zip(*per_tick.values())]
     for src in present:
         est = _total(per_tick[src])
-        _add(s, "writes", src, "buffers", est.value(), est, f"writes.{src}")
+        _add(s, "writes", src, "buffers", est.value(), est, M.writes(src), stat="total")
     est = _total(all_)
     _add(s, "writes", "all sources", "buffers", est.value(), est)
     for src in present:
         est = Estimate((per_tick[src], all_), _pct)
-        _add(s, "writes", f"{src} share", "%", est.value(), est, f"writes.{src}")
-    if t.has("fsyncs.backend"):
-        col = [(v or 0.0) * dt for v, dt in zip(t.col("fsyncs.backend"), t.dt)]
+        _add(s, "writes", f"{src} share", "%", est.value(), est, M.writes(src), stat="share")
+    if t.has(M.FSYNCS_BACKEND):
+        col = [(v or 0.0) * dt for v, dt in zip(t.col(M.FSYNCS_BACKEND), t.dt)]
         est = _total(col)
-        _add(s, "writes", "backend fsyncs", "fsyncs", est.value(), est, "fsyncs.backend")
+        _add(s, "writes", "backend fsyncs", "fsyncs", est.value(), est, M.FSYNCS_BACKEND)
 
 
 # --- checkpoints ---------------------------------------------------------------------------------
@@ -383,16 +388,16 @@ def _checkpoints(s: Summary, done: list[dict[str, Any]], win: Window) -> None:
 # --- Dirty / Writeback ---------------------------------------------------------------------------
 
 def _memory(s: Summary, t: _Ticks) -> None:
-    for metric, label in (("mem.dirty_kb", "Dirty"), ("mem.writeback_kb", "Writeback")):
+    for metric, label in ((M.MEM_DIRTY_KB, "Dirty"), (M.MEM_WRITEBACK_KB, "Writeback")):
         col = [v / KB_PER_MIB for v in t.col(metric) if v is not None]
         if not col:
             continue
         est = Estimate((col, [1.0] * len(col)), ratio)
-        _add(s, "memory", f"{label} mean", "MiB", est.value(), est, metric)
-        _add(s, "memory", f"{label} p95", "MiB", percentile(sorted(col), 95), None, metric)
-        _add(s, "memory", f"{label} max", "MiB", max(col), None, metric)
-    dirty = t.col("mem.dirty_kb")
-    for metric, label in (("mem.dirty_background_threshold_kb", "background"), ("mem.dirty_threshold_kb", "throttle")):
+        _add(s, "memory", f"{label} mean", "MiB", est.value(), est, metric, stat="mean")
+        _add(s, "memory", f"{label} p95", "MiB", percentile(sorted(col), 95), None, metric, stat="p95")
+        _add(s, "memory", f"{label} max", "MiB", max(col), None, metric, stat="max")
+    dirty = t.col(M.MEM_DIRTY_KB)
+    for metric, label in ((M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "background"), (M.MEM_DIRTY_THRESHOLD_KB, "throttle")):
         thr = t.col(metric)
         if not (_present(dirty) and _present(thr)):
             continue
@@ -414,30 +419,31 @@ def device_labels(role_devices: dict[str, str]) -> dict[str, str]:
 
 def _devices(s: Summary, t: _Ticks) -> None:
     for label, dev in device_labels(s.role_devices).items():
-        prefix = f"disk.{dev}."
-        util = [v for v in t.col(prefix + "util_pct") if v is not None]
+        util_m = M.disk(dev, M.DISK_UTIL_PCT)
+        util = [v for v in t.col(util_m) if v is not None]
         if not util:
             continue
         est = Estimate((util, [1.0] * len(util)), ratio)
-        _add(s, "devices", f"{label} util mean", "%", est.value(), est, prefix + "util_pct", dev)
-        _add(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, prefix + "util_pct", dev)
-        for f, name in (("wkb_s", "write"), ("rkb_s", "read")):
-            rate = t.col(prefix + f)
-            if f == "rkb_s" and not any(rate):
+        _add(s, "devices", f"{label} util mean", "%", est.value(), est, util_m, dev, stat="mean")
+        _add(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, util_m, dev, stat="p95")
+        for f, name in ((M.DISK_WKB_S, "write"), (M.DISK_RKB_S, "read")):
+            rate = t.col(M.disk(dev, f))
+            if f == M.DISK_RKB_S and not any(rate):
                 continue
             num = [(v or 0.0) / 1024 * dt for v, dt in zip(rate, t.dt)]
             den = [dt if v is not None else 0.0 for v, dt in zip(rate, t.dt)]
             est = Estimate((num, den), ratio)
-            _add(s, "devices", f"{label} {name} MiB/s mean", "MiB/s", est.value(), est, prefix + f, dev)
-        for ops, aw, name in (("w_s", "w_await_ms", "w_await"), ("r_s", "r_await_ms", "r_await")):
-            o, a = t.col(prefix + ops), t.col(prefix + aw)
+            _add(s, "devices", f"{label} {name} MiB/s mean", "MiB/s", est.value(), est, M.disk(dev, f), dev,
+                 stat="mean")
+        for ops, aw, name in ((M.DISK_W_S, M.DISK_W_AWAIT_MS, "w_await"), (M.DISK_R_S, M.DISK_R_AWAIT_MS, "r_await")):
+            o, a = t.col(M.disk(dev, ops)), t.col(M.disk(dev, aw))
             busy = [(av, (ov or 0.0) * dt) for ov, av, dt in zip(o, a, t.dt) if av is not None and ov]
             if not busy:
                 continue
             est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
-            _add(s, "devices", f"{label} {name} mean", "ms", est.value(), est, prefix + aw, dev)
+            _add(s, "devices", f"{label} {name} mean", "ms", est.value(), est, M.disk(dev, aw), dev, stat="mean")
             _add(s, "devices", f"{label} {name} p95", "ms", percentile(sorted(av for av, _ in busy), 95), None,
-                 prefix + aw, dev)
+                 M.disk(dev, aw), dev, stat="p95")
 
 
 # --- pgio ----------------------------------------------------------------------------------------
@@ -460,8 +466,8 @@ def _summary_value(summary: Any, keys: tuple[str, ...]) -> float | None:
 def _pgio(s: Summary, t: _Ticks, workload: dict[str, Any]) -> None:
     """RIOPS and CACHE_HITS/s: the workload's own summary when it has one; judged on the per-tick
     reads of its sessions (pgio.*), else of the whole server (db.*)."""
-    for own, server, name, keys in (("pgio.reads_s", "db.blks_read_s", "RIOPS", _RIOPS_KEYS),
-                                    ("pgio.hits_s", "db.blks_hit_s", "CACHE_HITS/s", _HITS_KEYS)):
+    for own, server, name, keys in ((M.PGIO_READS_S, M.DB_BLKS_READ_S, "RIOPS", _RIOPS_KEYS),
+                                    (M.PGIO_HITS_S, M.DB_BLKS_HIT_S, "CACHE_HITS/s", _HITS_KEYS)):
         metric = own if t.has(own) else server
         col = t.col(metric)
         est = None

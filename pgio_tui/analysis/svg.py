@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pgio_tui.safe_text import html_text as escape
 
+from pgio_tui.format import clock
+
 WIDTH = 960  # viewBox units (px at 100 %)
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 20, 18  # TOP holds the title
 COLUMNS = (WIDTH - LEFT - RIGHT) // 2
@@ -80,13 +82,6 @@ def time_step(span: float) -> float:
         if span / step <= 10:
             return step
     return nice_step(span, 8)
-
-
-def clock(x: float) -> str:
-    """Seconds as m:ss or h:mm:ss (negative for before the origin)."""
-    sign, x = ("-" if x < 0 else ""), abs(round(x))
-    h, m, s = int(x // 3600), int(x % 3600 // 60), int(x % 60)
-    return f"{sign}{h}:{m:02d}:{s:02d}" if h else f"{sign}{m}:{s:02d}"
 
 
 def label(v: float) -> str:

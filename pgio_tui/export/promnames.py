@@ -15,8 +15,9 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
-from pgio_tui.metrics import BY_NAME, LATENCY_THRESHOLDS_MS
+from pgio_tui.metrics import BY_NAME
 from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
@@ -71,79 +72,82 @@ def _counter(metric: str, name: str, help: str, scale: float = 1.0, how: str = "
 MS, KB = 1e-3, 1024.0
 
 # --- checkpoint ---------------------------------------------------------------------------------
-_gauge("checkpoint.active", "checkpoint_active")
-_gauge("checkpoint.progress", "checkpoint_progress_ratio")
-_gauge("checkpoint.buffers_written", "checkpoint_buffers_written")
-_gauge("checkpoint.buffers_estimate", "checkpoint_buffers_estimate")
-_gauge("checkpoint.elapsed_s", "checkpoint_elapsed_seconds")
-_gauge("checkpoint.time_progress", "checkpoint_time_progress_ratio")
-_gauge("checkpoint.wal_progress", "checkpoint_wal_progress_ratio")
-_gauge("checkpoint.timeout_s", "checkpoint_timeout_seconds")
-_gauge("checkpoint.completion_target", "checkpoint_completion_target_ratio")
+_gauge(M.CHECKPOINT_ACTIVE, "checkpoint_active")
+_gauge(M.CHECKPOINT_PROGRESS, "checkpoint_progress_ratio")
+_gauge(M.CHECKPOINT_BUFFERS_WRITTEN, "checkpoint_buffers_written")
+_gauge(M.CHECKPOINT_BUFFERS_ESTIMATE, "checkpoint_buffers_estimate")
+_gauge(M.CHECKPOINT_ELAPSED_S, "checkpoint_elapsed_seconds")
+_gauge(M.CHECKPOINT_TIME_PROGRESS, "checkpoint_time_progress_ratio")
+_gauge(M.CHECKPOINT_WAL_PROGRESS, "checkpoint_wal_progress_ratio")
+_gauge(M.CHECKPOINT_TIMEOUT_S, "checkpoint_timeout_seconds")
+_gauge(M.CHECKPOINT_COMPLETION_TARGET, "checkpoint_completion_target_ratio")
 CHECKPOINT_INFO = _family("checkpoint_info", "gauge",
                           "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
 # --- buffers written by source --------------------------------------------------------------------
 _WRITTEN = "Shared buffers written, by who wrote them (pg_stat_io 16+, pg_stat_bgwriter/checkpointer before)."
-for _src in ("checkpointer", "bgwriter", "backend", "autovacuum", "other"):
-    _counter(f"writes.{_src}", "buffers_written", _WRITTEN, backend_type=_src)
+for _src in M.WRITE_SOURCES:
+    _counter(M.writes(_src), "buffers_written", _WRITTEN, backend_type=_src)
 _FSYNCS = "fsync calls, by who made them (backend: the checkpointer's request queue was full)."
-_counter("fsyncs.backend", "fsyncs", _FSYNCS, backend_type="backend")
-_counter("fsyncs.checkpointer", "fsyncs", _FSYNCS, backend_type="checkpointer")
-_counter("extends.backend", "buffers_extended", "Relation extensions (new blocks), by who made them.",
+_counter(M.FSYNCS_BACKEND, "fsyncs", _FSYNCS, backend_type="backend")
+_counter(M.FSYNCS_CHECKPOINTER, "fsyncs", _FSYNCS, backend_type="checkpointer")
+_counter(M.EXTENDS_BACKEND, "buffers_extended", "Relation extensions (new blocks), by who made them.",
          backend_type="backend")
-_counter("writebacks.total", "writeback_requests", BY_NAME["writebacks.total"].help)
-_counter("bgwriter.maxwritten_s", "bgwriter_maxwritten_stops", BY_NAME["bgwriter.maxwritten_s"].help)
-_counter("buffers.alloc_s", "buffers_allocated", BY_NAME["buffers.alloc_s"].help)
+_counter(M.WRITEBACKS_TOTAL, "writeback_requests", BY_NAME[M.WRITEBACKS_TOTAL].help)
+_counter(M.BGWRITER_MAXWRITTEN_S, "bgwriter_maxwritten_stops", BY_NAME[M.BGWRITER_MAXWRITTEN_S].help)
+_counter(M.BUFFERS_ALLOC_S, "buffers_allocated", BY_NAME[M.BUFFERS_ALLOC_S].help)
 # --- kernel memory ------------------------------------------------------------------------------
-_gauge("mem.dirty_kb", "mem_dirty_bytes", KB)
-_gauge("mem.writeback_kb", "mem_writeback_bytes", KB)
-_gauge("mem.dirty_background_threshold_kb", "mem_dirty_background_threshold_bytes", KB)
-_gauge("mem.dirty_threshold_kb", "mem_dirty_threshold_bytes", KB)
-_gauge("mem.available_kb", "mem_available_bytes", KB)
-_gauge("mem.cached_kb", "mem_cached_bytes", KB)
+_gauge(M.MEM_DIRTY_KB, "mem_dirty_bytes", KB)
+_gauge(M.MEM_WRITEBACK_KB, "mem_writeback_bytes", KB)
+_gauge(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "mem_dirty_background_threshold_bytes", KB)
+_gauge(M.MEM_DIRTY_THRESHOLD_KB, "mem_dirty_threshold_bytes", KB)
+_gauge(M.MEM_AVAILABLE_KB, "mem_available_bytes", KB)
+_gauge(M.MEM_CACHED_KB, "mem_cached_bytes", KB)
 _PSI = "Time during which {} stalled on I/O (/proc/pressure/io)."
-_counter("io.pressure_some_pct", "io_pressure_some_stalled_seconds", _PSI.format("at least one task"), 0.01)
-_counter("io.pressure_full_pct", "io_pressure_full_stalled_seconds", _PSI.format("all non-idle tasks"), 0.01)
+_counter(M.IO_PRESSURE_SOME_PCT, "io_pressure_some_stalled_seconds", _PSI.format("at least one task"), 0.01)
+_counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format("all non-idle tasks"), 0.01)
 # --- latency ------------------------------------------------------------------------------------
-_counter("latency.tps", "transactions", BY_NAME["latency.tps"].help)
-for _stat in ("mean", "stddev", "p50", "p95", "p99", "max"):
-    _gauge(f"latency.{_stat}_ms", f"latency_{_stat}_seconds", MS)
-_counter("latency.txns", "latency_sampled_transactions",
+_counter(M.LATENCY_TPS, "transactions", BY_NAME[M.LATENCY_TPS].help)
+for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
+                M.LATENCY_MAX_MS):
+    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
+_counter(M.LATENCY_TXNS, "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
-_counter("latency.failed", "transactions_failed", BY_NAME["latency.failed"].help, how="count")
-for _ms in LATENCY_THRESHOLDS_MS:
-    _counter(f"latency.over_{_ms}ms", "transactions_slower", "Transactions (pgio: statements) slower than "
+_counter(M.LATENCY_FAILED, "transactions_failed", BY_NAME[M.LATENCY_FAILED].help, how="count")
+for _ms, _metric in M.LATENCY_OVER.items():
+    _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
              "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
 # --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
-_counter("statements.calls_s", "statements", BY_NAME["statements.calls_s"].help)
-_gauge("statements.mean_ms", "statement_exec_mean_seconds", MS)
-_gauge("statements.stddev_ms", "statement_exec_stddev_seconds", MS)
+_counter(M.STATEMENTS_CALLS_S, "statements", BY_NAME[M.STATEMENTS_CALLS_S].help)
+_gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
+_gauge(M.STATEMENTS_STDDEV_MS, "statement_exec_stddev_seconds", MS)
 # --- database -----------------------------------------------------------------------------------
-_counter("pgio.reads_s", "workload_blocks_read", BY_NAME["pgio.reads_s"].help)
-_counter("pgio.hits_s", "workload_blocks_hit", BY_NAME["pgio.hits_s"].help)
-_counter("db.blks_read_s", "db_blocks_read", BY_NAME["db.blks_read_s"].help)
-_counter("db.blks_hit_s", "db_blocks_hit", BY_NAME["db.blks_hit_s"].help)
-_counter("db.xact_s", "db_transactions", BY_NAME["db.xact_s"].help)
-_counter("db.temp_bytes_s", "db_temp_bytes", BY_NAME["db.temp_bytes_s"].help)
-_counter("db.blk_read_time_ms_s", "db_block_read_seconds", BY_NAME["db.blk_read_time_ms_s"].help, MS)
-_counter("db.blk_write_time_ms_s", "db_block_write_seconds", BY_NAME["db.blk_write_time_ms_s"].help, MS)
-_gauge("db.backends", "db_backends")
-_counter("wal.bytes_s", "wal_bytes", BY_NAME["wal.bytes_s"].help)
-_counter("wal.records_s", "wal_records", BY_NAME["wal.records_s"].help)
-_counter("wal.fpi_s", "wal_fpi", BY_NAME["wal.fpi_s"].help)
-_counter("wal.buffers_full_s", "wal_buffers_full", BY_NAME["wal.buffers_full_s"].help)
+_counter(M.PGIO_READS_S, "workload_blocks_read", BY_NAME[M.PGIO_READS_S].help)
+_counter(M.PGIO_HITS_S, "workload_blocks_hit", BY_NAME[M.PGIO_HITS_S].help)
+_counter(M.DB_BLKS_READ_S, "db_blocks_read", BY_NAME[M.DB_BLKS_READ_S].help)
+_counter(M.DB_BLKS_HIT_S, "db_blocks_hit", BY_NAME[M.DB_BLKS_HIT_S].help)
+_counter(M.DB_XACT_S, "db_transactions", BY_NAME[M.DB_XACT_S].help)
+_counter(M.DB_TEMP_BYTES_S, "db_temp_bytes", BY_NAME[M.DB_TEMP_BYTES_S].help)
+_counter(M.DB_BLK_READ_TIME_MS_S, "db_block_read_seconds", BY_NAME[M.DB_BLK_READ_TIME_MS_S].help, MS)
+_counter(M.DB_BLK_WRITE_TIME_MS_S, "db_block_write_seconds", BY_NAME[M.DB_BLK_WRITE_TIME_MS_S].help, MS)
+_gauge(M.DB_BACKENDS, "db_backends")
+_counter(M.WAL_BYTES_S, "wal_bytes", BY_NAME[M.WAL_BYTES_S].help)
+_counter(M.WAL_RECORDS_S, "wal_records", BY_NAME[M.WAL_RECORDS_S].help)
+_counter(M.WAL_FPI_S, "wal_fpi", BY_NAME[M.WAL_FPI_S].help)
+_counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S].help)
 # --- waits --------------------------------------------------------------------------------------
-_gauge("sessions.active", "sessions_active")
-_gauge("sessions.io_wait", "sessions_io_wait")
-_gauge("sessions.lock_wait", "sessions_lock_wait")
+_gauge(M.SESSIONS_ACTIVE, "sessions_active")
+_gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
+_gauge(M.SESSIONS_LOCK_WAIT, "sessions_lock_wait")
 WAITS = _family("wait_sessions", "gauge", "Backends sampled in a wait event (CPU/Running: not waiting).")
 # --- observer -----------------------------------------------------------------------------------
-_gauge("observer.collect_ms", "observer_collect_seconds", MS)
-_counter("observer.cpu_ms", "observer_cpu_seconds", "Client CPU time (user+system) used by pgio-tui.", MS,
+_gauge(M.OBSERVER_COLLECT_MS, "observer_collect_seconds", MS)
+_counter(M.OBSERVER_CPU_MS, "observer_cpu_seconds", "Client CPU time (user+system) used by pgio-tui.", MS,
          how="count")
-_gauge("observer.server_ms", "observer_server_seconds", MS)
-_gauge("observer.late_ms", "observer_late_seconds", MS)
+_gauge(M.OBSERVER_SERVER_MS, "observer_server_seconds", MS)
+_gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
+_gauge("observer.statements_ms", "observer_statements_seconds", MS)
+_gauge("statements.window_s", "statements_window_seconds")
 UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
 
 # --- devices (iostat -x) ------------------------------------------------------------------------
@@ -181,10 +185,10 @@ class Converter:
         out: list[Sample] = []
         base = (self.server,)
         values, dt = frame.values, frame.dt
-        out.append((UP, base, 1.0 if values.get("observer.server_ms") is not None else 0.0))
+        out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
         for rule in RULES:
             self._apply(rule, values.get(rule.metric), dt, base + rule.labels, out)
-        kind = values.get("checkpoint.kind")
+        kind = values.get(M.CHECKPOINT_KIND)
         if isinstance(kind, str) and kind:
             out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
         for dev, row in frame.devices.items():
@@ -229,7 +233,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     """glob -> the families it selects: by our catalog name (`mem.*`, `disk.*.util_pct`) or by the
     Prometheus name (`pgio_disk_*`)."""
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
-    sources += [("checkpoint.kind", CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
+    sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 

@@ -21,6 +21,8 @@ import re
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
 
+from pgio_tui import metrics as M
+
 _START = re.compile(r"\b(?P<what>checkpoint|restartpoint) starting:(?P<flags>(?: [a-z-]+)*)\s*$")
 _COMPLETE = re.compile(
     r"\b(?P<what>checkpoint|restartpoint) complete: wrote (?P<buffers>\d+) buffers \([\d.]+%\)"
@@ -326,24 +328,24 @@ class CheckpointTracker:
         r = self._running
         active = r is not None or any(f.end_tick == x.tick for f in self._finishing)
         shown = r or next((f for f in self._finishing if f.end_tick == x.tick), None)
-        vals = {"checkpoint.active": 1 if active else 0, "checkpoint.kind": self._last["kind"],
-                "checkpoint.buffers_written": None, "checkpoint.buffers_estimate": None,
-                "checkpoint.progress": None, "checkpoint.elapsed_s": None,
+        vals = {M.CHECKPOINT_ACTIVE: 1 if active else 0, M.CHECKPOINT_KIND: self._last["kind"],
+                M.CHECKPOINT_BUFFERS_WRITTEN: None, M.CHECKPOINT_BUFFERS_ESTIMATE: None,
+                M.CHECKPOINT_PROGRESS: None, M.CHECKPOINT_ELAPSED_S: None,
                 # The settings in force at this tick: views read these, never a copy from the start.
-                "checkpoint.timeout_s": s.timeout_s, "checkpoint.completion_target": s.completion_target}
+                M.CHECKPOINT_TIMEOUT_S: s.timeout_s, M.CHECKPOINT_COMPLETION_TARGET: s.completion_target}
         if shown is not None:
             written = x.counters["buffers"] - shown.buffers_before
             elapsed = x.t - shown.start_t
-            vals.update({"checkpoint.buffers_written": written, "checkpoint.elapsed_s": elapsed,
-                         "checkpoint.buffers_estimate": shown.estimate})
-            vals["checkpoint.progress"] = 1.0 if shown is not r else self._progress(x, r, written, elapsed)
+            vals.update({M.CHECKPOINT_BUFFERS_WRITTEN: written, M.CHECKPOINT_ELAPSED_S: elapsed,
+                         M.CHECKPOINT_BUFFERS_ESTIMATE: shown.estimate})
+            vals[M.CHECKPOINT_PROGRESS] = 1.0 if shown is not r else self._progress(x, r, written, elapsed)
         if self._last_start_t is not None:
-            vals["checkpoint.time_progress"] = max(0.0, min(1.0, (x.t - self._last_start_t) / s.timeout_s))
+            vals[M.CHECKPOINT_TIME_PROGRESS] = max(0.0, min(1.0, (x.t - self._last_start_t) / s.timeout_s))
         else:
-            vals["checkpoint.time_progress"] = None
+            vals[M.CHECKPOINT_TIME_PROGRESS] = None
         # While running, the WAL trigger counts from the new redo point (about where WAL was at start).
         redo = r.wal_at_start if r is not None else lsn_to_int(x.redo_lsn)
-        vals["checkpoint.wal_progress"] = (
+        vals[M.CHECKPOINT_WAL_PROGRESS] = (
             max(0.0, min(1.0, (x.wal_pos - redo) / s.wal_trigger_bytes))
             if redo is not None and x.wal_pos is not None else None)
         return vals

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import re
 
+from pgio_tui import metrics as M
 from pgio_tui.sources.procfs import LOCAL, ProcReader, page_kb
 
 KERNEL_KEYS = (
-    "mem.dirty_kb",
-    "mem.writeback_kb",
-    "mem.dirty_background_threshold_kb",
-    "mem.dirty_threshold_kb",
-    "mem.available_kb",
-    "mem.cached_kb",
-    "io.pressure_some_pct",
-    "io.pressure_full_pct",
+    M.MEM_DIRTY_KB,
+    M.MEM_WRITEBACK_KB,
+    M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB,
+    M.MEM_DIRTY_THRESHOLD_KB,
+    M.MEM_AVAILABLE_KB,
+    M.MEM_CACHED_KB,
+    M.IO_PRESSURE_SOME_PCT,
+    M.IO_PRESSURE_FULL_PCT,
 )
+PRESSURE = {"some": M.IO_PRESSURE_SOME_PCT, "full": M.IO_PRESSURE_FULL_PCT}  # /proc/pressure/io lines
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
@@ -82,12 +84,12 @@ class KernelSource:
         mem = parse_meminfo(self.reader.read("/proc/meminfo") or "")
         vm = vmstat_thresholds(self.reader.read("/proc/vmstat") or "")
         out: dict[str, float | None] = {
-            "mem.dirty_kb": mem.get("Dirty"),
-            "mem.writeback_kb": mem.get("Writeback"),
-            "mem.dirty_background_threshold_kb": self._pages_kb(vm.get("nr_dirty_background_threshold")),
-            "mem.dirty_threshold_kb": self._pages_kb(vm.get("nr_dirty_threshold")),
-            "mem.available_kb": mem.get("MemAvailable"),
-            "mem.cached_kb": mem.get("Cached"),
+            M.MEM_DIRTY_KB: mem.get("Dirty"),
+            M.MEM_WRITEBACK_KB: mem.get("Writeback"),
+            M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB: self._pages_kb(vm.get("nr_dirty_background_threshold")),
+            M.MEM_DIRTY_THRESHOLD_KB: self._pages_kb(vm.get("nr_dirty_threshold")),
+            M.MEM_AVAILABLE_KB: mem.get("MemAvailable"),
+            M.MEM_CACHED_KB: mem.get("Cached"),
         }
         out.update(self._pressure(dt))
         return out
@@ -103,10 +105,11 @@ class KernelSource:
         for kind in ("some", "full"):
             cur, old = totals.get(kind), (prev or {}).get(kind)
             ok = cur is not None and old is not None and cur >= old and dt is not None and dt > 0
-            out[f"io.pressure_{kind}_pct"] = 100.0 * (cur - old) / (dt * 1e6) if ok else None
+            out[PRESSURE[kind]] = 100.0 * (cur - old) / (dt * 1e6) if ok else None
         return out
 
 
+CPU_COUNT, MEM_TOTAL_KB = "cpu.count", "mem.total_kb"  # machine facts among the kernel settings
 _SYSCTLS = (
     "vm.dirty_ratio",
     "vm.dirty_background_ratio",
@@ -131,8 +134,8 @@ def kernel_settings(reader: ProcReader = LOCAL) -> dict[str, str]:
             out[name] = text.strip()
     total = parse_meminfo(reader.read("/proc/meminfo") or "").get("MemTotal")
     if total is not None:
-        out["mem.total_kb"] = str(total)
+        out[MEM_TOTAL_KB] = str(total)
     cpuinfo = reader.read("/proc/cpuinfo")
     if cpuinfo is not None:
-        out["cpu.count"] = str(len(re.findall(r"^processor\s*:", cpuinfo, re.MULTILINE)))
+        out[CPU_COUNT] = str(len(re.findall(r"^processor\s*:", cpuinfo, re.MULTILINE)))
     return out

@@ -13,7 +13,10 @@ from typing import Any, TypedDict
 
 import psycopg
 
+from pgio_tui import metrics as M
+
 # Settings that shape I/O behaviour: snapshotted at start, fingerprinted every tick, re-read on change.
+SUPPORTED_MAJORS = (13, 14, 15, 16, 17, 18)  # supported and tested (scripts/pg-matrix.sh checks its pins)
 IO_SETTINGS = (
     "server_version", "block_size", "data_checksums", "shared_buffers", "huge_pages", "max_connections",
     "checkpoint_timeout", "checkpoint_completion_target", "checkpoint_flush_after", "checkpoint_warning",
@@ -167,7 +170,11 @@ class RawSample(TypedDict):
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
-    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
+    statements_t0: float  # server clock before and after the pg_stat_statements part
+    statements_t1: float
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
@@ -180,7 +187,8 @@ def _json_row(sql: str) -> str:
 
 
 def tick_sql(f: Features) -> str:
-    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s."""
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, and those of
+    the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -217,10 +225,18 @@ def tick_sql(f: Features) -> str:
                           "FROM pg_control_checkpoint()") + " AS control")
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
+    # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
+    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
+    # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
+    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
         cols.append(_json_row(statements_sql(f)) + " AS pgss")
+        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
-        cols.append("NULL::json AS pgss")
+        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
     if f.logfile:
@@ -234,6 +250,70 @@ def tick_sql(f: Features) -> str:
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
+
+
+# Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,
+# toplevel): name -> candidate columns, newest name first (17 renamed blk_read_time). A column the
+# extension lacks reads as NULL (the figure is unknown, not zero).
+STATEMENT_COUNTERS = {
+    "calls": ("calls",),
+    "total_ms": ("total_exec_time", "total_time"),
+    "sumsq": (),  # calls * (stddev^2 + mean^2): the sum of squared times, for a window's stddev
+    "rows": ("rows",),
+    "hit": ("shared_blks_hit",),
+    "read": ("shared_blks_read",),
+    "dirtied": ("shared_blks_dirtied",),
+    "written": ("shared_blks_written",),
+    "read_time": ("shared_blk_read_time", "blk_read_time"),
+    "write_time": ("shared_blk_write_time", "blk_write_time"),
+    "temp_written": ("temp_blks_written",),
+    "wal_bytes": ("wal_bytes",),
+}
+
+
+def _pgss_col(f: Features, names: tuple[str, ...]) -> str:
+    return next((n for n in names if n in f.pgss_cols), "NULL")
+
+
+def _pgss_exprs(f: Features) -> dict[str, str]:
+    mean = _pgss_col(f, ("mean_exec_time", "mean_time"))
+    stddev = _pgss_col(f, ("stddev_exec_time", "stddev_time"))
+    out = {k: _pgss_col(f, names) for k, names in STATEMENT_COUNTERS.items()}
+    out["sumsq"] = f"calls * ({stddev} * {stddev} + {mean} * {mean})"
+    out["wal_bytes"] = f"{out['wal_bytes']}::float8" if out["wal_bytes"] != "NULL" else "NULL"
+    return out
+
+
+def _pgss_from(f: Features) -> str:
+    return (f"FROM {f.pgss_schema}.pg_stat_statements(false) "
+            f"WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])")
+
+
+def statement_rows_sql(f: Features) -> str:
+    """The entries that changed since the client's last read, as one JSON array of arrays.
+
+    The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
+    toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
+    counters, and vanished ones (evicted, reset) with NULL counters. Building JSON for every entry
+    costs the server several times the scan; for the few that changed, little.
+    """
+    toplevel = "toplevel" if "toplevel" in f.pgss_cols else "true"
+    e = _pgss_exprs(f)
+    counters = ", ".join(f"s.{k}" for k in e)
+    inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
+                       *(f"{expr} AS {k}" for k, expr in e.items())])
+    return (f"SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
+            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) "
+            f"FROM (SELECT {inner} {_pgss_from(f)}) s "
+            f"FULL JOIN unnest(%(pq)s::int8[], %(pu)s::oid[], %(pd)s::oid[], %(pt)s::bool[], %(pc)s::int8[]) "
+            f"AS p(q, u, d, t, c) ON p.q = s.queryid AND p.u = s.userid AND p.d = s.dbid AND p.t = s.toplevel "
+            f"WHERE p.c IS DISTINCT FROM s.calls")
+
+
+def statement_texts_sql(f: Features) -> str:
+    """Query texts of the queryids in %(texts)s (this reads the whole query-text file: rarely)."""
+    return (f"SELECT json_object_agg(queryid, query) FROM (SELECT DISTINCT ON (queryid) queryid, query "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid = ANY(%(texts)s::int8[])) x")
 
 
 def statements_sql(f: Features) -> str:
@@ -258,6 +338,7 @@ def skip_queryids_sql(f: Features) -> str:
             f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
             f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
             f"!~* '{_PLANNABLE}')")
+
 
 
 def settings_sql(f: Features) -> str:
@@ -299,24 +380,24 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
     Keys are the metric suffixes of writes.*, fsyncs.*, extends.*, plus writebacks.total.
     """
     if io:
-        out = {"writes." + v: 0.0 for v in NAMED_WRITERS.values()}
-        out.update({"writes.other": 0.0, "fsyncs.backend": None, "fsyncs.checkpointer": None,
-                    "extends.backend": None, "writebacks.total": 0.0})
+        out = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}
+        out.update({M.WRITES_OTHER: 0.0, M.FSYNCS_BACKEND: None, M.FSYNCS_CHECKPOINTER: None,
+                    M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: 0.0})
         for btype, (_r, w, e, fs, wb, _h, _ev) in io.items():
-            key = "writes." + NAMED_WRITERS.get(btype, "other")
+            key = M.writes(NAMED_WRITERS.get(btype, "other"))
             out[key] += w or 0
-            out["writebacks.total"] += wb or 0
+            out[M.WRITEBACKS_TOTAL] += wb or 0
             if btype == "client backend":
-                out["fsyncs.backend"], out["extends.backend"] = fs, e
+                out[M.FSYNCS_BACKEND], out[M.EXTENDS_BACKEND] = fs, e
             elif btype == "checkpointer":
-                out["fsyncs.checkpointer"] = fs
+                out[M.FSYNCS_CHECKPOINTER] = fs
         return out
     b = bgwriter
     return {
-        "writes.checkpointer": b.get("buffers_checkpoint"), "writes.bgwriter": b.get("buffers_clean"),
-        "writes.backend": b.get("buffers_backend"), "writes.autovacuum": None, "writes.other": None,
-        "fsyncs.backend": b.get("buffers_backend_fsync"), "fsyncs.checkpointer": None,
-        "extends.backend": None, "writebacks.total": None,
+        M.WRITES_CHECKPOINTER: b.get("buffers_checkpoint"), M.WRITES_BGWRITER: b.get("buffers_clean"),
+        M.WRITES_BACKEND: b.get("buffers_backend"), M.WRITES_AUTOVACUUM: None, M.WRITES_OTHER: None,
+        M.FSYNCS_BACKEND: b.get("buffers_backend_fsync"), M.FSYNCS_CHECKPOINTER: None,
+        M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: None,
     }
 
 
@@ -324,7 +405,7 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
 # shown as sampled. Every other counter is a backend's, flushed at most about once a second (before
 # 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py).
 PUBLISHED_AS_WRITTEN = frozenset({
-    "writes.checkpointer", "writes.bgwriter", "fsyncs.checkpointer", "bgwriter.maxwritten_s", "buffers.alloc_s",
+    M.WRITES_CHECKPOINTER, M.WRITES_BGWRITER, M.FSYNCS_CHECKPOINTER, M.BGWRITER_MAXWRITTEN_S, M.BUFFERS_ALLOC_S,
     *(f"{btype}.{fld}" for btype in ("checkpointer", "background writer")
       for fld in ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")),
 })

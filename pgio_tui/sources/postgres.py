@@ -18,6 +18,7 @@ from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 
 STATEMENT_TIMEOUT_MS = 2000
+_NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 
 
 class SourceError(Exception):
@@ -183,13 +184,21 @@ class PostgresSource:
         self._log_file, self._log_offset = row[0], row[1] or 0
 
     # -- per tick ---------------------------------------------------------------------------
-    def sample(self) -> pgfeatures.RawSample:
-        """One round trip: the raw values (JSON already decoded by psycopg)."""
+    def sample(self, statements: int = 1, texts: list[int] | tuple = (),
+               known: dict | None = None) -> pgfeatures.RawSample:
+        """One round trip: the raw values (JSON already decoded by psycopg).
+
+        `statements`: what to read of pg_stat_statements (0 nothing, 1 sums, 2 every entry);
+        `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
+        (StatementTracker.known()), so that only changed ones come back.
+        """
         if self.conn is None:
             raise SourceError("not connected")
         try:
             cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
-                                                "log_offset": self._log_offset})
+                                                "log_offset": self._log_offset,
+                                                "pgss": statements, "texts": list(texts),
+                                                **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))
             pgss = raw.get("pgss")
@@ -229,6 +238,10 @@ class PostgresSource:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
         return pgss
+
+    def skip_queryids(self, queryids) -> None:
+        """Leave these queryids out of the statement figures from the next tick on."""
+        self._skip_queryids = sorted(set(self._skip_queryids) | {q for q in queryids if q is not None})
 
     def settings(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, context) for the I/O settings."""

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
+from pgio_tui.format import clock
 from pgio_tui.naming import connection_text, server_name
 from pgio_tui.safe_text import csv_cell, printable
 from pgio_tui.store.reader import Recording
@@ -101,7 +102,7 @@ def describe(recording: Recording) -> str:
         lines.append(("command", str(meta["command_line"])))
     if r.tick_count:
         lines.append(("start", _when(r.start_t, tz)))
-        lines.append(("end", f"{_when(r.end_t, tz)}  (duration {_duration(r.duration)})"))
+        lines.append(("end", f"{_when(r.end_t, tz)}  (duration {clock(r.duration, hours=True)})"))
         missed = (r.last_tick - r.first_tick + 1) - r.tick_count
         late = len(r.events(["late"]))
         ticks = f"{r.tick_count} ({r.first_tick}..{r.last_tick})"
@@ -139,7 +140,7 @@ def _gap_count(r: Recording) -> int:
 def _workload(w: dict) -> str:
     text = f"{w.get('kind')}: {workload_command(w)}"
     if w.get("stop_t") is not None and w.get("start_t") is not None:
-        text += f"  ({_duration(w['stop_t'] - w['start_t'])}, {workload_outcome(w)})"
+        text += f"  ({clock(w['stop_t'] - w['start_t'], hours=True)}, {workload_outcome(w)})"
     else:
         text += "  (no stop recorded)"
     return text
@@ -156,11 +157,6 @@ def _recorded_tz(created_at) -> _dt.tzinfo | None:
 def _when(t: float, tz: _dt.tzinfo | None) -> str:
     d = _dt.datetime.fromtimestamp(t, tz) if tz else _dt.datetime.fromtimestamp(t).astimezone()
     return d.isoformat(timespec="seconds")
-
-
-def _duration(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def _size(n: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui import metrics as M
 from pgio_tui.stats import percentile
 from pgio_tui.workload_facts import workload_command
 
@@ -18,8 +19,8 @@ RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_st
             "reconnect", "server_restart", "stats_reset", "setting_change")
 DERIVED = ("latency_high", "dirty_above", "dirty_below")
 KINDS = RECORDED + DERIVED
-LATENCY_METRICS = ("latency.p99_ms", "latency.mean_ms", "statements.mean_ms")  # compared: the first with data
-DIRTY, DIRTY_BG = "mem.dirty_kb", "mem.dirty_background_threshold_kb"
+LATENCY_METRICS = (M.LATENCY_P99_MS, M.LATENCY_MEAN_MS, M.STATEMENTS_MEAN_MS)  # compared: the first with data
+DIRTY, DIRTY_BG = M.MEM_DIRTY_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB
 
 
 class Moment(NamedTuple):

@@ -17,6 +17,7 @@ from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
 from typing import Any
 
+from pgio_tui.format import clock as fmt_clock
 from pgio_tui.store.moments import Moment
 
 MAX = math.inf  # "as fast as possible"
@@ -36,9 +37,7 @@ def clock(t: float) -> str:
 
 def hms(seconds: float) -> str:
     """An elapsed time as h:mm:ss (m:ss under an hour)."""
-    s = int(round(max(0.0, seconds)))
-    h, m = divmod(s // 60, 60)
-    return f"{h}:{m:02d}:{s % 60:02d}" if h else f"{m}:{s % 60:02d}"
+    return fmt_clock(max(0.0, seconds))
 
 
 # --- `j`: what the user may type ------------------------------------------------------------------

@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 
 from sqlite_utils import Database
 
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui import metrics as M
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
@@ -27,6 +29,7 @@ from pgio_tui.store.validate import schema_version as validate_version
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+_WINDOW = "statements.window_s"
 _NEVER = math.inf
 
 
@@ -169,6 +172,8 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
+        self._statements = {id_: (tick_number(queryid), text(qtext)) for id_, queryid, qtext in conn.execute(
+            "SELECT id, queryid, text FROM statements")}
         self._has_latency_hist = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
         after = -1 if self.last_tick is None else self.last_tick
@@ -212,7 +217,7 @@ class Recording:
                 self._with_data.update(c for c, n in zip(unknown, counts) if n)
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]
-        disk = [f"disk.{d}.{f}" for d, (_, _, first) in self._devices.items() if first != _NEVER
+        disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != _NEVER
                 for f in DEVICE_FIELDS]
         extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
         return catalog + disk + extra
@@ -292,8 +297,8 @@ class Recording:
             f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
             "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
             "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
-        if hist.count and "latency.max_ms" in self._columns:
-            top = number(self.db.conn.execute(f"SELECT max({quote('latency.max_ms')}) FROM ticks{where}",
+        if hist.count and M.LATENCY_MAX_MS in self._columns:
+            top = number(self.db.conn.execute(f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}",
                                               params).fetchone()[0])
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
@@ -338,8 +343,8 @@ class Recording:
         return ((tick, t, number(elapsed), *map(value, vals, types)) for tick, t, elapsed, *vals in cursor)
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
-        if name.startswith("disk."):
-            dev, _, fld = name[5:].rpartition(".")
+        if name.startswith(DISK_PREFIX):
+            dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
             if dev in self._devices and fld in DEVICE_FIELDS:
                 return dev, fld
         raise KeyError(f"no metric {name!r} in {self.path}")
@@ -405,6 +410,8 @@ class Recording:
             if self._has_latency_hist else {}
         cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                       "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
+        stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
+                        "WHERE tick BETWEEN ? AND ?")
         device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
         roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
         zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
@@ -431,8 +438,58 @@ class Recording:
                        if id_ in self._wait_events and number(n) is not None],
                 events=[_event(k, body, d) for k, body, d in events.get(tick, ())],
                 checkpoints=[self._checkpoint(c) for c in cps.get(tick, ())],
+                **self._statement_rows(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
+                                       if _WINDOW in columns else None),
                 latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
             )
+
+    def _statement_rows(self, rows, window: float | None) -> dict[str, Any]:
+        """A tick's stored statement rows back to Frame.statements (rates over the window) and
+        the texts of those queryids."""
+        if not rows or not window or window <= 0:
+            return {}
+        out, texts = [], {}
+        for sid, *vals in rows:
+            queryid, qtext = self._statements.get(sid, (None, None))
+            vals = [number(v) for v in vals]
+            if queryid is None or not vals[0] or vals[0] < 0:
+                continue  # a row without its statement or calls: not a measurement
+            st: dict[str, Any] = {"queryid": queryid}
+            for (fld, scale), v in zip(schema.STATEMENT_COLUMNS.values(), vals):
+                per_window = fld not in ("mean_ms", "stddev_ms")
+                st[fld] = None if v is None else v / scale / (window if per_window else 1)
+            calls = vals[0]
+            st["mean_ms"] = vals[1] / 1000 / calls if calls and vals[1] is not None else None
+            out.append(st)
+            if qtext is not None:
+                texts[queryid] = qtext
+        out.sort(key=lambda st: -(st.get("time_ms_s") or 0))
+        return {"statements": out, "statement_texts": texts}
+
+    def statement_texts(self) -> dict[int, str]:
+        """queryid -> query text, for every statement the file knows the text of."""
+        return {q: t for q, t in self._statements.values() if t is not None}
+
+    def statement_totals(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, dict]:
+        """Per queryid over a tick range: calls, total ms, mean and stddev ms, blocks read, dirtied,
+        written, WAL bytes; summed over the statement windows in which it was among the top."""
+        where, params = self._range("s.tick", start_tick, self._clamp(end_tick))
+        sql = ("SELECT st.queryid, sum(s.calls), sum(s.time_us), "
+               "sum(s.calls * (s.stddev_us * 1.0) * s.stddev_us + (s.time_us * 1.0) * s.time_us / s.calls), "
+               "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
+               "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
+        out = {}
+        for row in self.db.conn.execute(sql, params):
+            queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (tick_number(row[0]),
+                                                                              *(number(v) for v in row[1:]))
+            if queryid is None or not calls or calls < 0 or time_us is None:
+                continue
+            mean = time_us / calls / 1000
+            var = (sumsq_us / calls) / 1e6 - mean * mean if sumsq_us is not None else None
+            out[queryid] = {"calls": calls, "total_ms": time_us / 1000, "mean_ms": mean,
+                            "stddev_ms": None if var is None else math.sqrt(max(0.0, var)),
+                            "read": read, "dirtied": dirtied, "written": written, "wal_bytes": wal}
+        return out
 
     # --- lifetime -------------------------------------------------------------------------------
 

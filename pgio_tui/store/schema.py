@@ -16,8 +16,36 @@ from sqlite_utils.db import quote_identifier as quote
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
 from pgio_tui.metrics import CATALOG, lookup
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
+
+# Top statements (schema 2): the text once per queryid in `statements`, one row per statement and
+# statement window in `statement_stats`. Stored as whole numbers over the window (counts, times in
+# microseconds), which SQLite keeps in 0-4 bytes each; the window's length is the tick's
+# `statements.window_s`, so rates are count / window. Column -> (Frame field, scale to the stored
+# unit); the reader divides back. mean_ms is time / calls.
+STATEMENT_COLUMNS: dict[str, tuple[str, float]] = {
+    "calls": ("calls_s", 1.0), "time_us": ("time_ms_s", 1000.0), "stddev_us": ("stddev_ms", 1000.0),
+    "rows": ("rows_s", 1.0), "hit": ("hit_s", 1.0), "read": ("read_s", 1.0), "dirtied": ("dirtied_s", 1.0),
+    "written": ("written_s", 1.0), "read_time_us": ("read_time_ms_s", 1000.0),
+    "write_time_us": ("write_time_ms_s", 1000.0), "temp_written": ("temp_written_s", 1.0),
+    "wal_bytes": ("wal_bytes_s", 1.0),
+}
+_STATEMENT_COLS = ", ".join(f"{c} INTEGER" for c in STATEMENT_COLUMNS)
+_STATEMENTS_DDL = f"""
+CREATE TABLE statements (
+    id INTEGER PRIMARY KEY, queryid INTEGER NOT NULL UNIQUE, text TEXT, first_tick INTEGER
+);
+CREATE TABLE statement_stats (
+    tick INTEGER NOT NULL, statement_id INTEGER NOT NULL REFERENCES statements (id), {_STATEMENT_COLS},
+    PRIMARY KEY (tick, statement_id)
+) WITHOUT ROWID;
+CREATE VIEW statement_stats_named AS
+    SELECT s.tick, st.queryid, t."statements.window_s" AS window_s, s.calls,
+           s.time_us / 1000.0 / s.calls AS mean_ms, s.stddev_us / 1000.0 AS stddev_ms,
+           {", ".join(f"s.{c}" for c in STATEMENT_COLUMNS if c not in ("calls", "stddev_us"))}, st.text
+    FROM statement_stats s JOIN statements st ON st.id = s.statement_id JOIN ticks t ON t.tick = s.tick;
+"""
 
 # from_version -> SQL statements that turn a file of that version into from_version + 1.
 # The reader applies them to an in-memory copy (it never writes the file it reads).
@@ -28,7 +56,10 @@ LATENCY_HIST_DDL = """CREATE TABLE latency_hist (
     PRIMARY KEY (tick, bucket)
 ) WITHOUT ROWID"""
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: ('ALTER TABLE ticks ADD COLUMN "statements.window_s" REAL',
+        *(stmt.strip() for stmt in _STATEMENTS_DDL.split(";") if stmt.strip())),
+}
 
 # Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
 OPTIONAL_TABLES = ("latency_hist",)
@@ -118,7 +149,7 @@ CREATE VIEW io_named AS
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;
-"""
+""" + _STATEMENTS_DDL
 
 
 def column_type(metric: str) -> str:

@@ -31,7 +31,7 @@ T_MIN, T_MAX = 0.0, 4_102_444_800.0  # a tick's wall time lies in 1970..2100
 TEXT_TYPES = ("TEXT",)
 # meta keys that hold a number or a JSON object; other keys hold text
 META_NUMBERS = {"schema_version", "interval_s", "server_version_num"}
-META_OBJECTS = {"features", "pg_features"}
+META_OBJECTS = {"features"}  # as Sampler.meta() writes it
 
 
 # --- a connection whose every query is bounded and whose errors are one line ------------------

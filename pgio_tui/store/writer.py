@@ -116,6 +116,7 @@ class Recorder:
         self._device_first: dict[str, int | None] = {}
         self._source_ids: dict[str, int] = {}
         self._wait_ids: dict[tuple, int] = {}
+        self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
         self._interval: float | None = None
         self._last_tick: int | None = None
         self._last_commit = self._last_checkpoint = time.monotonic()
@@ -205,11 +206,36 @@ class Recorder:
         if changed:  # the settings table answers "what was X at tick N" without reading events
             self.set_settings(changed, tick)
         self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
+        self._statement_rows(frame)
         self._latency_hist.extend((tick, int(b), int(n)) for b, n in frame.latency_buckets.items() if n)
 
         interval = self._interval or frame.dt or COMMIT_EVERY_S
         if time.monotonic() - self._last_commit + interval >= COMMIT_EVERY_S:
             self.flush()
+
+    def _statement_rows(self, frame: Frame) -> None:
+        """Query texts once per queryid; the top statements as whole numbers over the window."""
+        for queryid, text in frame.statement_texts.items():
+            self._register_statement(queryid, frame.tick)
+            self._statement_texts.append((scrub_secrets(text), self._statement_ids[queryid]))
+        window = frame.values.get("statements.window_s")
+        if not frame.statements or not window:
+            return
+        for row in frame.statements:
+            sid = self._register_statement(row["queryid"], frame.tick)
+            vals = []
+            for fld, scale in schema.STATEMENT_COLUMNS.values():
+                v = row.get(fld)
+                per_window = fld not in ("mean_ms", "stddev_ms")
+                vals.append(None if v is None else round(v * scale * (window if per_window else 1)))
+            self._statement_stats.append((frame.tick, sid, *vals))
+
+    def _register_statement(self, queryid: int, tick: int) -> int:
+        sid = self._statement_ids.get(queryid)
+        if sid is None:
+            sid = self._statement_ids[queryid] = len(self._statement_ids) + 1
+            self._new_statements.append((sid, queryid, None, tick))
+        return sid
 
     def _register_device(self, name: str, role: str | None, first_tick: int | None) -> None:
         """Give a device its id; first_tick is the first tick with figures for it (a reader shows
@@ -294,6 +320,9 @@ class Recorder:
              f"VALUES ({', '.join('?' * (len(schema.CHECKPOINT_COLUMNS) + 1))})", self._checkpoints),
             (_insert("latency_hist", 3), self._latency_hist),
             ("INSERT INTO workload_output (workload_id, t, stream, line) VALUES (?, ?, ?, ?)", self._output),
+            (_insert("statements", 4), self._new_statements),
+            ("UPDATE statements SET text = ? WHERE id = ?", self._statement_texts),
+            (_insert("statement_stats", 2 + len(schema.STATEMENT_COLUMNS)), self._statement_stats),
         ]
         if not any(rows for _, rows in statements):
             return
@@ -369,6 +398,9 @@ class Recorder:
         self._device_updates: list[tuple] = []
         self._new_sources: list[tuple] = []
         self._new_waits: list[tuple] = []
+        self._new_statements: list[tuple] = []
+        self._statement_texts: list[tuple] = []
+        self._statement_stats: list[tuple] = []
 
     def _check_writable(self) -> None:
         if self._closed:

@@ -62,12 +62,16 @@ class DiffSeries:
         """Seconds on the aligned axis (both windows have this length)."""
         return max(self.a.summary.window.length, self.b.summary.window.length)
 
-    def row_for(self, metric_a: str | None, metric_b: str | None, name: str | None = None) -> Row | None:
-        """The comparison row behind a pair of series: by name when given, else the first that uses them."""
+    def row_for(self, metric_a: str | None, metric_b: str | None, stat: str | None = None,
+                key: tuple[str, str] | None = None) -> Row | None:
+        """The comparison row behind a pair of series: the row `key` (group, name) when given, else the
+        statistic `stat` of those metrics (Row.stat), else the first row that uses them."""
+        if key is not None:
+            return next((r for r in self.comparison.rows if (r.group, r.name) == key), None)
         rows = [r for r in self.comparison.rows
                 if (metric_a and r.metric_a == metric_a) or (metric_b and r.metric_b == metric_b)]
-        if name is not None:
-            return next((r for r in rows if r.name == name), None)
+        if stat is not None:
+            return next((r for r in rows if r.stat == stat), None)
         return rows[0] if rows else None
 
 

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
 
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
@@ -56,6 +57,8 @@ class FrameHistory:
         self.spans: list[Span] = []
         self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last 20)
         self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
+        self.statements: list[tuple[float, float | None, list[dict[str, Any]]]] = []  # (t, window s, top rows)
+        self.statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
         self.last: Frame | None = None
         self.version = 0  # bumped on every change: views redraw when it moved
 
@@ -89,6 +92,9 @@ class FrameHistory:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
         self._track_checkpoint(frame)
+        self.statement_texts.update(frame.statement_texts)
+        if frame.statements:
+            self.statements.append((frame.t, frame.values.get("statements.window_s"), frame.statements))
         if frame.checkpoints:
             self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-20:]
         self.last = frame
@@ -97,10 +103,10 @@ class FrameHistory:
             self._trim(len(self.t) - self.capacity)
 
     def _track_checkpoint(self, frame: Frame) -> None:
-        active = frame.values.get("checkpoint.active")
+        active = frame.values.get(M.CHECKPOINT_ACTIVE)
         running = bool(self.spans) and self.spans[-1].end is None
         if active and not running:
-            elapsed = frame.values.get("checkpoint.elapsed_s") or 0.0
+            elapsed = frame.values.get(M.CHECKPOINT_ELAPSED_S) or 0.0
             self.spans.append(Span(frame.t - float(elapsed), None))
         elif not active and running and active is not None:
             self.spans[-1] = Span(self.spans[-1].start, frame.t)
@@ -112,6 +118,7 @@ class FrameHistory:
         t0 = self.t[0]
         self.events = [e for e in self.events if e.t >= t0]
         self.spans = [s for s in self.spans if s.end is None or s.end >= t0]
+        self.statements = [s for s in self.statements if s[0] >= t0]
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -160,6 +167,13 @@ class FrameHistory:
                 total += float(v) * (w.t[k] - w.t[k - 1])
                 seen = True
         return total if seen else None
+
+    def statements_at(self, at: float | None = None) -> tuple[float, float | None, list[dict[str, Any]]] | None:
+        """The latest statement window ending at or before `at`: (t, window s, rows)."""
+        for entry in reversed(self.statements):
+            if at is None or entry[0] <= at:
+                return entry
+        return None
 
     def spans_in(self, t0: float, t1: float) -> list[Span]:
         return [s for s in self.spans if s.start <= t1 and (s.end is None or s.end >= t0)]

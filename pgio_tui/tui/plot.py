@@ -21,7 +21,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui.tui.drawing import nice_ceiling
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.raster import Canvas, Raster
 
@@ -236,7 +237,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     for v in hl_values:
         if v is not None and (data0 <= 0 or v <= 4 * data0):
             gmax[0] = max(gmax.get(0, 0.0), v)
-    scale = {g: spec.fixed_max.get(g) or fmt.nice_ceiling(m * 1.05) for g, m in gmax.items()}
+    scale = {g: spec.fixed_max.get(g) or nice_ceiling(m * 1.05) for g, m in gmax.items()}
     for g, m in spec.fixed_max.items():
         scale.setdefault(g, m)
     scale.setdefault(0, 1.0)
@@ -311,7 +312,7 @@ def reference_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float
     for v in hl_values:
         if v is not None and (data0 <= 0 or v <= 4 * data0):
             gmax[0] = max(gmax.get(0, 0.0), v)
-    scale = {g: spec.fixed_max.get(g) or fmt.nice_ceiling(m * 1.05) for g, m in gmax.items()}
+    scale = {g: spec.fixed_max.get(g) or nice_ceiling(m * 1.05) for g, m in gmax.items()}
     for g, m in spec.fixed_max.items():
         scale.setdefault(g, m)
     scale.setdefault(0, 1.0)

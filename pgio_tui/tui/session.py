@@ -114,7 +114,7 @@ def session_from_sampler(sampler: SamplerLike) -> SessionInfo:
 def session_from_recording(rec: Any) -> SessionInfo:
     """From an open pgio_tui.store.reader.Recording: what was true when it was recorded."""
     meta = rec.meta
-    feats = meta.get("features") or meta.get("pg_features") or {}
+    feats = meta.get("features") or {}
     if not isinstance(feats, dict):
         feats = {}
     notes = list(feats.get("notes") or [])

@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pgio_tui import metrics as M
 from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
 from pgio_tui.stats import percentile
 from pgio_tui.quantiles import LatencyHistogram, buckets_of
@@ -71,12 +72,12 @@ def frame_values(stats: LatencyStats, dt: float | None, rate_scale: float = 1.0,
                  failed: int | None = None) -> dict[str, float | int | None]:
     """The `latency.*` metrics of one tick. rate_scale undoes log sampling (1/sampling rate)."""
     values: dict[str, float | int | None] = {
-        "latency.tps": stats.count * rate_scale / dt if dt else None,
-        "latency.mean_ms": stats.mean, "latency.stddev_ms": stats.stddev,
-        "latency.p50_ms": stats.p50, "latency.p95_ms": stats.p95, "latency.p99_ms": stats.p99,
-        "latency.max_ms": stats.max, "latency.txns": stats.count, "latency.failed": failed,
+        M.LATENCY_TPS: stats.count * rate_scale / dt if dt else None,
+        M.LATENCY_MEAN_MS: stats.mean, M.LATENCY_STDDEV_MS: stats.stddev,
+        M.LATENCY_P50_MS: stats.p50, M.LATENCY_P95_MS: stats.p95, M.LATENCY_P99_MS: stats.p99,
+        M.LATENCY_MAX_MS: stats.max, M.LATENCY_TXNS: stats.count, M.LATENCY_FAILED: failed,
     }
-    values.update({f"latency.over_{t}ms": n for t, n in stats.over.items()})
+    values.update({M.LATENCY_OVER[t]: n for t, n in stats.over.items()})
     return values
 
 

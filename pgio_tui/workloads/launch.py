@@ -14,6 +14,9 @@ from pgio_tui.interfaces import SamplerLike
 from pgio_tui.workloads.base import Workload, WorkloadError
 
 PGBENCH_BUILTINS = ("tpcb-like", "simple-update", "select-only")
+# pgio's defaults (pgio.conf's meanings, pgio.md §2): `bench pgio`, the dialog and PgioConfig use these.
+PGIO_DEFAULTS: dict[str, Any] = {"schemas": 1, "scale": "64M", "sessions": 1, "run_time": 60, "update_pct": 0,
+                                 "work_unit": 255, "update_work_unit": 8, "setup": True}
 
 
 def make_pgbench(conninfo: str, pgbench_args: list[str], *, init_scale: int | None = None,

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
@@ -495,8 +496,8 @@ class PgbenchWorkload(Workload):
                 self._progress_pending = []
                 if parts:
                     n, mean, sd = combine((p.tps, p.lat_ms, p.stddev_ms) for p in parts)
-                    frame.values.update({"latency.tps": sum(p.tps for p in parts) / len(parts),
-                                         "latency.mean_ms": mean, "latency.stddev_ms": sd})
+                    frame.values.update({M.LATENCY_TPS: sum(p.tps for p in parts) / len(parts),
+                                         M.LATENCY_MEAN_MS: mean, M.LATENCY_STDDEV_MS: sd})
 
     # -- summary ------------------------------------------------------------------------------
 

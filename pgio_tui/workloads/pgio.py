@@ -23,7 +23,9 @@ from typing import Any
 import psycopg
 from psycopg import errors, sql
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.workloads.launch import PGIO_DEFAULTS
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
 
@@ -103,14 +105,14 @@ def parse_scale(text: str | int) -> int:
 class PgioConfig:
     """pgio.conf, by its original meanings (pgio.md §2)."""
 
-    schemas: int = 1  # NUM_SCHEMAS: tables pgio1..pgioN
-    scale: int = 8192  # SCALE in blocks per table
-    sessions: int = 1  # NUM_THREADS: sessions per table
-    run_time: float = 60.0  # RUN_TIME, seconds
-    update_pct: int = 0  # UPDATE_PCT: 0, 1-50 or 100
-    work_unit: int = 255  # WORK_UNIT
-    update_work_unit: int = 8  # UPDATE_WORK_UNIT
-    setup: bool = True  # build the tables first
+    schemas: int = PGIO_DEFAULTS["schemas"]  # NUM_SCHEMAS: tables pgio1..pgioN
+    scale: int = parse_scale(PGIO_DEFAULTS["scale"])  # SCALE in blocks per table
+    sessions: int = PGIO_DEFAULTS["sessions"]  # NUM_THREADS: sessions per table
+    run_time: float = float(PGIO_DEFAULTS["run_time"])  # RUN_TIME, seconds
+    update_pct: int = PGIO_DEFAULTS["update_pct"]  # UPDATE_PCT: 0, 1-50 or 100
+    work_unit: int = PGIO_DEFAULTS["work_unit"]  # WORK_UNIT
+    update_work_unit: int = PGIO_DEFAULTS["update_work_unit"]  # UPDATE_WORK_UNIT
+    setup: bool = PGIO_DEFAULTS["setup"]  # build the tables first
     slice_s: float = SLICE_S
 
     def check(self) -> None:
@@ -459,8 +461,8 @@ class PgioWorkload(Workload):
             self._lat_pending, self._reads_pending, self._hits_pending = [], 0, 0
         frame.values.update(frame_values(summarize(lat), frame.dt))
         frame.latency_buckets = buckets_of(lat)
-        frame.values["pgio.reads_s"] = reads / frame.dt if frame.dt else None
-        frame.values["pgio.hits_s"] = hits / frame.dt if frame.dt else None
+        frame.values[M.PGIO_READS_S] = reads / frame.dt if frame.dt else None
+        frame.values[M.PGIO_HITS_S] = hits / frame.dt if frame.dt else None
 
     # -- measuring ------------------------------------------------------------------------------
 

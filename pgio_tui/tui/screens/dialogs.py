@@ -44,6 +44,11 @@ HELP_READING = """\
   [b]5 Latency[/b] tps, mean, p95, p99 per tick; counts over 100-500 ms.
   [b]6 Waits[/b] wait events of sampled sessions: mean over the window, now.
 
+[b]Views[/b]
+  [b]S Statements[/b]  top 20 statements (pg_stat_statements), latest window:
+                 time %, calls/s, mean and stddev ms, blocks read and
+                 dirtied/s, WAL; o: sort key; the row's text below.
+
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and
   *.toml files in the user themes folder:

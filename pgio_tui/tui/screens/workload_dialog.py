@@ -16,7 +16,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, TabbedConten
 
 from pgio_tui.safe_text import plain_text
 from pgio_tui.workloads.base import WorkloadError
-from pgio_tui.workloads.launch import PGBENCH_BUILTINS
+from pgio_tui.workloads.launch import PGBENCH_BUILTINS, PGIO_DEFAULTS
 
 # (field, label, default, placeholder) per kind; the defaults make a short, light run.
 PGBENCH_FIELDS = (
@@ -26,14 +26,14 @@ PGBENCH_FIELDS = (
     ("init_scale", "init scale", "", "empty: no pgbench -i"),
     ("extra", "extra args", "", "e.g. -M prepared --rate 500"),
 )
-PGIO_FIELDS = (
-    ("schemas", "schemas", "1", ""),
-    ("scale", "scale", "64M", "blocks, or 64M / 1G"),
-    ("sessions", "sessions", "2", "per schema"),
-    ("run_time", "run time (s)", "60", ""),
-    ("update_pct", "update %", "0", "0, 1-50 or 100"),
-    ("work_unit", "work unit", "255", "blocks per statement"),
-)
+PGIO_FIELDS = tuple((key, label, str(PGIO_DEFAULTS[key]), hint) for key, label, hint in (
+    ("schemas", "schemas", ""),
+    ("scale", "scale", "blocks, or 64M / 1G"),
+    ("sessions", "sessions", "per schema"),
+    ("run_time", "run time (s)", ""),
+    ("update_pct", "update %", "0, 1-50 or 100"),
+    ("work_unit", "work unit", "blocks per statement"),
+))  # pgio's defaults, the same as `bench pgio`'s
 
 
 class WorkloadScreen(ModalScreen[Any]):

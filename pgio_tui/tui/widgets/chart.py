@@ -13,10 +13,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pgio_tui import format as fmt
+from pgio_tui.metrics import lookup
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.plot import ChartCache, ChartSpec, Line, Series, chart_lines
+from pgio_tui.tui.plot import ChartCache, ChartSpec, HLine, Line, Series, chart_lines
 
 MIN_HEIGHT = 3  # legend-less plot row + axis at the very least
+
+
+def series_of(metric: str, style: str, *, label: str | None = None, unit: bool = False, **kw) -> Series:
+    """A chart series of a catalog metric: its label and formatter from the catalog (`label` for a
+    pane's shorter one; `unit` appends the unit, as the last series of a legend does)."""
+    m = lookup(metric)
+    text = label or (m.label if m else metric)
+    return Series(metric, f"{text} {m.unit}" if unit and m else text, style, fmt=m.fmt if m else fmt.si, **kw)
+
+
+def hline_of(metric: str, style: str, *, label: str | None = None, **kw) -> HLine:
+    """A reference line of a catalog metric, labelled and formatted as the catalog says."""
+    m = lookup(metric)
+    return HLine(metric, label or (m.label if m else metric), style, m.fmt if m else fmt.si, **kw)
 
 
 class Chart:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from pgio_tui.sources.checkpoint import checkpoint_buffers
-from pgio_tui.tui import format as fmt
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
+from pgio_tui.tui import drawing
+from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 
-def _frac(v: float | None) -> str:
-    return fmt.pct(v, 100)
-
-
 CHART = ChartSpec(
-    series=(Series("checkpoint.progress", "progress", "chart-1", fmt=_frac),
-            Series("checkpoint.time_progress", "time", "chart-2", fmt=_frac),
-            Series("checkpoint.wal_progress", "WAL", "chart-3", fmt=_frac)),
+    series=(series_of(M.CHECKPOINT_PROGRESS, "chart-1"), series_of(M.CHECKPOINT_TIME_PROGRESS, "chart-2"),
+            series_of(M.CHECKPOINT_WAL_PROGRESS, "chart-3")),
     fixed_max={0: 1.0},
     empty_text="waiting for the first tick",
 )
@@ -34,28 +32,28 @@ class CheckpointPane(ChartPane):
         get = lambda name: h.latest(name, t1)  # noqa: E731
         if h.frame_index(t1) < 0:
             return [(("waiting for the first tick", "muted"),)]
-        active = bool(get("checkpoint.active"))
-        kind = get("checkpoint.kind") or ""
+        active = bool(get(M.CHECKPOINT_ACTIVE))
+        kind = get(M.CHECKPOINT_KIND) or ""
         # The settings in force at the shown tick (recorded per tick); older recordings: the start's.
-        timeout = get("checkpoint.timeout_s") or s.setting_seconds("checkpoint_timeout")
-        time_p, wal_p = get("checkpoint.time_progress"), get("checkpoint.wal_progress")
+        timeout = get(M.CHECKPOINT_TIMEOUT_S) or s.setting_seconds("checkpoint_timeout")
+        time_p, wal_p = get(M.CHECKPOINT_TIME_PROGRESS), get(M.CHECKPOINT_WAL_PROGRESS)
         bar_w = max(4, min(30, width - LABEL - 28))
 
         def bar(label: str, frac, style: str, note: str) -> Line:
-            done, rest = fmt.bar(frac, bar_w)
+            done, rest = drawing.bar(frac, bar_w)
             return ((label.ljust(LABEL), "muted"), (done, style), (rest, "axis"),
-                    (f" {_frac(frac):>4} ", None), (note, "muted"))
+                    (f" {fmt.fraction(frac):>4} ", None), (note, "muted"))
 
         # One meaning per label, as in the chart's legend: "progress" is the running checkpoint's
         # estimated progress, "time" the time since the last start against checkpoint_timeout.
         timebar = bar("time", time_p, "chart-2", f"of {fmt.duration(timeout)}" if timeout else "timeout unknown")
         if active:
-            elapsed = get("checkpoint.elapsed_s")
-            written, estimate = get("checkpoint.buffers_written"), get("checkpoint.buffers_estimate")
+            elapsed = get(M.CHECKPOINT_ELAPSED_S)
+            written, estimate = get(M.CHECKPOINT_BUFFERS_WRITTEN), get(M.CHECKPOINT_BUFFERS_ESTIMATE)
             state: Line = (("● ", "warn"), ("checkpoint running", "bold"), (f" {kind}", "warn"),
                            (f" · {fmt.duration(elapsed)} elapsed", "muted"))
             buf_note = f"{fmt.si(written)}/{fmt.si(estimate)} buf" if estimate else f"{fmt.si(written)} buf"
-            buffers = bar("progress", get("checkpoint.progress"), "chart-1", buf_note)
+            buffers = bar("progress", get(M.CHECKPOINT_PROGRESS), "chart-1", buf_note)
         else:
             due = timeout * (1 - time_p) if timeout and time_p is not None else None
             state = (("○ ", "muted"), ("idle", None),

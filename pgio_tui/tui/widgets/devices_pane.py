@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 ROLE_MARK = {"data": "DATA", "wal": "WAL", "data,wal": "D+W", "wal,data": "D+W", "tblspc": "TBS"}
@@ -14,14 +16,10 @@ MAX_ROWS = 8
 CHART = ChartSpec(series=(), fixed_max={1: 100.0})
 
 
-def _util(v):
-    return fmt.pct(v)
-
-
 def device_series(dev: str) -> list[Series]:
-    return [Series(f"disk.{dev}.util_pct", "util", "chart-4", group=1, fmt=_util),
-            Series(f"disk.{dev}.r_await_ms", "r_await", "chart-1", fmt=fmt.ms),
-            Series(f"disk.{dev}.w_await_ms", "w_await ms", "chart-2", fmt=fmt.ms)]
+    return [series_of(M.disk(dev, M.DISK_UTIL_PCT), "chart-4", group=1),
+            series_of(M.disk(dev, M.DISK_R_AWAIT_MS), "chart-1"),
+            series_of(M.disk(dev, M.DISK_W_AWAIT_MS), "chart-2", unit=True)]
 
 
 def ordered(devices: dict[str, str | None]) -> list[str]:
@@ -77,16 +75,17 @@ class DevicesPane(ChartPane):
         sel_i = devs.index(self.selected) if self.selected in devs else 0
         first = max(0, min(sel_i - MAX_ROWS + 1, len(devs) - MAX_ROWS)) if sel_i >= MAX_ROWS else 0
         for dev in devs[first:first + MAX_ROWS]:
-            g = lambda f: h.latest(f"disk.{dev}.{f}", t1)  # noqa: E731
+            g = lambda f: h.latest(M.disk(dev, f), t1)  # noqa: E731
             num = (lambda v: fmt.si(v, 2)) if cw < 6 else fmt.si  # values stay under the column width
-            rkb, wkb = g("rkb_s"), g("wkb_s")
-            vals = [num(g("r_s")), num(g("w_s"))]
+            rkb, wkb = g(M.DISK_RKB_S), g(M.DISK_WKB_S)
+            vals = [num(g(M.DISK_R_S)), num(g(M.DISK_W_S))]
             if split:
                 vals += [_mb(rkb, num), _mb(wkb, num)]
             else:
                 vals += [_mb((rkb or 0) + (wkb or 0), num) if rkb is not None or wkb is not None else "-"]
-            vals += [fmt.ms(g("r_await_ms")), fmt.ms(g("w_await_ms")), num(g("aqu_sz")), _util(g("util_pct"))]
-            util = g("util_pct") or 0
+            vals += [fmt.ms(g(M.DISK_R_AWAIT_MS)), fmt.ms(g(M.DISK_W_AWAIT_MS)), num(g(M.DISK_AQU_SZ)),
+                     fmt.pct(g(M.DISK_UTIL_PCT))]
+            util = g(M.DISK_UTIL_PCT) or 0
             mark = ROLE_MARK.get(h.devices.get(dev) or "", "")
             sel = dev == self.selected
             name = (dev[: name_w - 1] + " ").ljust(name_w)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pgio_tui.analysis.align import ORIGIN
 from pgio_tui.analysis.compare import Comparison
 from pgio_tui.analysis.settings_diff import machine_host
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
 from pgio_tui.tui.plot import Line
 from pgio_tui.tui.widgets.lines import LinesView
 

@@ -18,32 +18,34 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.analysis.compare import Row
-from pgio_tui.analysis.formats import change, number
+from pgio_tui.analysis.formats import change
 from pgio_tui.metrics import lookup
 from pgio_tui.safe_text import plain_text
-from pgio_tui.tui import format as fmt
 from pgio_tui.tui.diff_series import DiffSeries, Run
-from pgio_tui.tui.plot import GUTTER, ChartSpec, HLine, Line, Run as Cell, Series
-from pgio_tui.tui.widgets.chart import Chart
+from pgio_tui.tui.plot import GUTTER, ChartSpec, Line, Run as Cell, Series
+from pgio_tui.tui.widgets.chart import Chart, hline_of
 from pgio_tui.tui.widgets.pane import Pane, Section, View
 
 STYLE = {"A": "diff-a", "B": "diff-b"}
-THRESHOLDS = (("mem.dirty_background_threshold_kb", "bg", "warn"), ("mem.dirty_threshold_kb", "throttle", "crit"))
+# Dirty's reference lines, (metric, style): labelled and formatted as the catalog says.
+THRESHOLDS = ((M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "warn"), (M.MEM_DIRTY_THRESHOLD_KB, "crit"))
 
 
 @dataclass(frozen=True)
 class Choice:
     """One metric a pane can chart. `template` may name a device role (`disk.{PGDATA}.util_pct`);
-    `pair` gives the two runs' metrics outright (a summary row's metric_a / metric_b)."""
+    `pair` gives the two runs' metrics outright (a summary row's metric_a / metric_b). Its format
+    and y maximum come from the metric's catalog unit."""
 
     label: str
     template: str = ""
-    fmt: Callable[[float | None], str] = fmt.si
-    row: str | None = None  # the comparison row the legend quotes (by name); default: the first using it
-    hlines: tuple[tuple[str, str, str], ...] = ()  # (metric, label, style) reference lines of both runs
+    stat: str | None = None  # which statistic of the metric the legend quotes (Row.stat); default: its first row
+    row: tuple[str, str] | None = None  # or exactly this row, by its (group, name) key: a summary row's chart
+    hlines: tuple[tuple[str, str], ...] = ()  # (metric, style) reference lines of both runs
     pair: tuple[str | None, str | None] | None = None
-    top: float | None = None  # a fixed y maximum (fractions: 1)
 
     def metric(self, run: Run) -> str | None:
         if self.pair is not None:
@@ -51,28 +53,29 @@ class Choice:
             return name if name in run.metrics else None
         return run.resolve(self.template)
 
+    @property
+    def _any_metric(self) -> str | None:
+        return self.template or next((m for m in self.pair or () if m), None)
+
+    @property
+    def fmt(self) -> Callable[[float | None], str]:
+        return fmt_for(self._any_metric)
+
+    @property
+    def top(self) -> float | None:
+        return top_for(self._any_metric)
+
 
 def fmt_for(metric: str | None) -> Callable[[float | None], str]:
-    """How a metric's values are written on an axis, from its catalog unit."""
+    """How a metric's values are written on an axis: the catalog's formatter of its unit."""
     m = lookup(metric) if metric else None
-    unit = m.unit if m else ""
-    if unit == "kB" or (metric or "").endswith("_kb"):
-        return fmt.kib
-    if unit == "ms" or (metric or "").endswith("_ms"):
-        return fmt.ms
-    if unit == "%" or (metric or "").endswith("_pct"):
-        return fmt.pct
-    if unit == "0-1":
-        return _fraction
-    return fmt.si
+    return m.fmt if m else fmt.si
 
 
 def top_for(metric: str | None) -> float | None:
-    """A fixed y maximum for bounded metrics (util 100 %, fractions 1), as the live view has."""
-    if (metric or "").endswith("util_pct"):
-        return 100.0
+    """A fixed y maximum for bounded units (%: 100, fractions: 1), as the live view has."""
     m = lookup(metric) if metric else None
-    return 1.0 if m is not None and m.unit == "0-1" else None
+    return {"%": 100.0, "0-1": 1.0}.get(m.unit) if m else None
 
 
 def choice_for_row(row: Row | None) -> Choice | None:
@@ -82,22 +85,19 @@ def choice_for_row(row: Row | None) -> Choice | None:
     a, b = row.metric_a, row.metric_b
     if a is None and b is None:
         if row.group == "checkpoints":
-            return Choice(f"{row.name}: checkpoint progress", "checkpoint.progress", _fraction, top=1.0)
+            return Choice(f"{row.name}: checkpoint progress", M.CHECKPOINT_PROGRESS)
         return None
     label = f"{row.name} ({row.unit})" if row.unit else row.name
-    for metric, hl_label, style in THRESHOLDS:
+    for metric, style in THRESHOLDS:
         if metric in (a, b):
-            return Choice(label, pair=("mem.dirty_kb", "mem.dirty_kb"), fmt=fmt.kib, row=row.name,
-                          hlines=((metric, hl_label, style),))
-    return Choice(label, pair=(a, b), fmt=fmt_for(a or b), row=row.name, top=top_for(a or b))
+            return Choice(label, pair=(M.MEM_DIRTY_KB, M.MEM_DIRTY_KB), row=(row.group, row.name),
+                          hlines=((metric, style),))
+    return Choice(label, pair=(a, b), row=(row.group, row.name))
 
 
-def _ms(v):
-    return fmt.ms(v)
-
-
-def _fraction(v):
-    return fmt.pct(v, 100)
+def _role(role: str, fld: str) -> str:
+    """A device metric template of a role: disk.{PGDATA}.util_pct (DiffSeries resolves the role)."""
+    return M.disk("{" + role + "}", fld)
 
 
 ROLES = ("PGDATA", "WAL", "TBLSPC")
@@ -105,34 +105,34 @@ ROLES = ("PGDATA", "WAL", "TBLSPC")
 # choices both runs lack says so.
 CHART_PANES: tuple[tuple[str, str, tuple[Choice, ...]], ...] = (
     ("latency-p", "Latency percentiles", (
-        Choice("p95 ms", "latency.p95_ms", _ms), Choice("p99 ms", "latency.p99_ms", _ms),
-        Choice("p50 ms", "latency.p50_ms", _ms), Choice("max ms", "latency.max_ms", _ms))),
+        Choice("p95 ms", M.LATENCY_P95_MS), Choice("p99 ms", M.LATENCY_P99_MS),
+        Choice("p50 ms", M.LATENCY_P50_MS), Choice("max ms", M.LATENCY_MAX_MS))),
     ("latency-m", "Latency mean / tps", (
-        Choice("mean ms", "latency.mean_ms", _ms), Choice("stddev ms", "latency.stddev_ms", _ms),
-        Choice("tps", "latency.tps"))),
+        Choice("mean ms", M.LATENCY_MEAN_MS), Choice("stddev ms", M.LATENCY_STDDEV_MS),
+        Choice("tps", M.LATENCY_TPS))),
     ("writes", "Buffers written by source /s", (
-        Choice("backend /s", "writes.backend"), Choice("checkpointer /s", "writes.checkpointer"),
-        Choice("bgwriter /s", "writes.bgwriter"), Choice("autovacuum /s", "writes.autovacuum"),
-        Choice("other /s", "writes.other"), Choice("backend fsyncs /s", "fsyncs.backend"))),
+        Choice("backend /s", M.WRITES_BACKEND), Choice("checkpointer /s", M.WRITES_CHECKPOINTER),
+        Choice("bgwriter /s", M.WRITES_BGWRITER), Choice("autovacuum /s", M.WRITES_AUTOVACUUM),
+        Choice("other /s", M.WRITES_OTHER), Choice("backend fsyncs /s", M.FSYNCS_BACKEND))),
     ("memory", "Dirty / Writeback", (
-        Choice("Dirty", "mem.dirty_kb", fmt.kib, row="Dirty mean", hlines=THRESHOLDS),
-        Choice("Writeback", "mem.writeback_kb", fmt.kib, row="Writeback mean", hlines=THRESHOLDS))),
+        Choice(M.BY_NAME[M.MEM_DIRTY_KB].label, M.MEM_DIRTY_KB, stat="mean", hlines=THRESHOLDS),
+        Choice(M.BY_NAME[M.MEM_WRITEBACK_KB].label, M.MEM_WRITEBACK_KB, stat="mean", hlines=THRESHOLDS))),
     ("devices", "Devices by role", tuple(
         c for role in ROLES for c in (
-            Choice(f"{role} util %", f"disk.{{{role}}}.util_pct", fmt.pct, row=f"{role} util mean", top=100.0),
-            Choice(f"{role} w_await ms", f"disk.{{{role}}}.w_await_ms", _ms, row=f"{role} w_await mean"),
-            Choice(f"{role} r_await ms", f"disk.{{{role}}}.r_await_ms", _ms, row=f"{role} r_await mean"),
-            Choice(f"{role} write /s", f"disk.{{{role}}}.wkb_s", fmt.kib, row=f"{role} write MiB/s mean")))),
+            Choice(f"{role} util %", _role(role, M.DISK_UTIL_PCT), stat="mean"),
+            Choice(f"{role} w_await ms", _role(role, M.DISK_W_AWAIT_MS), stat="mean"),
+            Choice(f"{role} r_await ms", _role(role, M.DISK_R_AWAIT_MS), stat="mean"),
+            Choice(f"{role} write /s", _role(role, M.DISK_WKB_S), stat="mean")))),
     ("checkpoints", "Checkpoints", (  # drawn by CheckpointsPane
-        Choice("progress", "checkpoint.progress", _fraction, top=1.0),
-        Choice("checkpointer writes /s", "writes.checkpointer", row="checkpointer"))),
+        Choice("progress", M.CHECKPOINT_PROGRESS),
+        Choice("checkpointer writes /s", M.WRITES_CHECKPOINTER, stat="total"))),
 )
 
 
 def chart_templates() -> list[str]:
     """Every metric template the Charts tab may draw (what the loader reads)."""
     out = [c.template for _, _, choices in CHART_PANES for c in choices if c.template]
-    return out + ["checkpoint.progress"] + [m for m, _, _ in THRESHOLDS]
+    return out + [M.CHECKPOINT_PROGRESS] + [m for m, _ in THRESHOLDS]
 
 
 class OverlayPane(Pane):
@@ -185,9 +185,10 @@ class OverlayPane(Pane):
         if chart is None:
             hlines = []
             for run in self.data.runs:
-                for metric, label, style in choice.hlines:
+                for metric, style in choice.hlines:
                     if metric in run.metrics:
-                        hlines.append(HLine(metric, f"{run.label} {label}", style, fmt.kib, history=run.history))
+                        hlines.append(hline_of(metric, style, label=f"{run.label} {M.BY_NAME[metric].label}",
+                                               history=run.history))
             spec = ChartSpec(series=(), hlines=tuple(hlines), legend=False, empty_text=self.empty_text,
                              fixed_max={0: choice.top} if choice.top else {})
             chart = self._charts[choice] = Chart(spec)
@@ -225,9 +226,9 @@ class OverlayPane(Pane):
         """A and B (the summary row's figures when there is one), change and verdict, then the
         row's name: what matters most first, as the line may be cut."""
         ma, mb = (choice.metric(r) for r in self.data.runs)
-        row = self.data.row_for(ma, mb, choice.row) if choice.row or ma or mb else None
+        row = self.data.row_for(ma, mb, choice.stat, choice.row) if choice.row or ma or mb else None
         if row is not None:
-            va, vb, unit, what = number(row.a, row.unit), number(row.b, row.unit), row.unit, row.name
+            va, vb, unit, what = fmt.number(row.a, row.unit), fmt.number(row.b, row.unit), row.unit, row.name
         else:  # no statistic behind it: the plain mean of the ticks
             va = choice.fmt(_mean(self.data.a.history, ma)) if ma else "–"
             vb = choice.fmt(_mean(self.data.b.history, mb)) if mb else "–"

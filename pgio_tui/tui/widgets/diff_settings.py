@@ -13,7 +13,8 @@ from rich.table import Table
 from textual.widgets import Static
 
 from pgio_tui.analysis.compare import Comparison
-from pgio_tui.analysis.formats import DASH, header_rows
+from pgio_tui.analysis.formats import header_rows
+from pgio_tui.format import DASH
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.tui.palette import palette_of
 from pgio_tui.safe_text import plain_text as Text  # recorded names: text, not markup

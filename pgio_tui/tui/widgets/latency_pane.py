@@ -6,26 +6,25 @@ execution time from pg_stat_statements, labelled as such ("stmt"), never with tr
 
 from __future__ import annotations
 
-from pgio_tui import metrics
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 # Per-tick counts of transactions slower than N ms; a launched workload (pgbench's per-transaction
 # log) provides them, the server's statistics cannot.
-OVER_MS = getattr(metrics, "LATENCY_THRESHOLDS_MS", (100, 200, 300, 400, 500))
-OVER_METRICS = tuple(f"latency.over_{n}ms" for n in OVER_MS)
 LATENCY = (
-    Series("latency.mean_ms", "mean", "chart-1", fmt=fmt.ms),
-    Series("latency.p95_ms", "p95", "chart-2", fmt=fmt.ms),
-    Series("latency.p99_ms", "p99 ms", "chart-3", fmt=fmt.ms),
-    Series("latency.tps", "tps", "chart-4", group=1),
+    series_of(M.LATENCY_MEAN_MS, "chart-1"),
+    series_of(M.LATENCY_P95_MS, "chart-2"),
+    series_of(M.LATENCY_P99_MS, "chart-3", unit=True),
+    series_of(M.LATENCY_TPS, "chart-4", group=1),
 )
 STATEMENTS = (
-    Series("statements.mean_ms", "stmt mean ms", "chart-1", fmt=fmt.ms),
-    Series("latency.tps", "tps", "chart-4", group=1),
+    series_of(M.STATEMENTS_MEAN_MS, "chart-1", label="stmt mean ms"),
+    series_of(M.LATENCY_TPS, "chart-4", group=1),
 )
-TPS_ALONE = Series("latency.tps", "tps", "chart-4")
+TPS_ALONE = series_of(M.LATENCY_TPS, "chart-4")
 CHART = ChartSpec(series=LATENCY)
 
 
@@ -53,13 +52,13 @@ class LatencyPane(ChartPane):
     @staticmethod
     def source(view: View) -> str:
         h = view.history
-        if h.has("latency.p50_ms"):
+        if h.has(M.LATENCY_P50_MS):
             return "per transaction (workload log)"
-        if h.has("latency.mean_ms"):
+        if h.has(M.LATENCY_MEAN_MS):
             return "per transaction (workload)"
-        if h.has("statements.mean_ms"):
+        if h.has(M.STATEMENTS_MEAN_MS):
             return "statements (pg_stat_statements), not transactions"
-        if h.has("latency.tps"):
+        if h.has(M.LATENCY_TPS):
             return "tps only: " + ("pg_stat_statements not installed" if not view.session.pgss
                                    else "no statements ran")
         return ""
@@ -68,22 +67,23 @@ class LatencyPane(ChartPane):
     def text_lines(view: View) -> list[Line]:
         h, t0, t1 = view.history, view.t0, view.t1
         g = lambda m: h.latest(m, t1)  # noqa: E731
-        if h.has("latency.mean_ms") or not h.has("statements.mean_ms"):
-            first: list = [("stddev ", "muted"), (fmt.ms(g("latency.stddev_ms")), None), ("  p50 ", "muted"),
-                           (fmt.ms(g("latency.p50_ms")), None), ("  max ", "muted"),
-                           (fmt.ms(g("latency.max_ms")), None)]
+        if h.has(M.LATENCY_MEAN_MS) or not h.has(M.STATEMENTS_MEAN_MS):
+            first: list = [("stddev ", "muted"), (fmt.ms(g(M.LATENCY_STDDEV_MS)), None), ("  p50 ", "muted"),
+                           (fmt.ms(g(M.LATENCY_P50_MS)), None), ("  max ", "muted"),
+                           (fmt.ms(g(M.LATENCY_MAX_MS)), None)]
         else:
-            first = [("stmt mean ", "muted"), (fmt.ms(g("statements.mean_ms")), None), ("  stmt stddev ", "muted"),
-                     (fmt.ms(g("statements.stddev_ms")), None), ("  stmts/s ", "muted"),
-                     (fmt.si(g("statements.calls_s")), None)]
-        if any(h.has(m) for m in OVER_METRICS):
+            first = [("stmt mean ", "muted"), (fmt.ms(g(M.STATEMENTS_MEAN_MS)), None), ("  stmt stddev ", "muted"),
+                     (fmt.ms(g(M.STATEMENTS_STDDEV_MS)), None), ("  stmts/s ", "muted"),
+                     (fmt.si(g(M.STATEMENTS_CALLS_S)), None)]
+        if any(h.has(m) for m in M.LATENCY_OVER.values()):
             second: list = [("> ms ", "muted")]
-            for n, m in zip(OVER_MS, OVER_METRICS):
+            for n, m in M.LATENCY_OVER.items():
                 now = g(m)
                 tot = sum(v for v in h.window(m, t0, t1).v if v is not None)
                 second += [(f"{n}:", "muted"), (fmt.si(now), "crit" if now else None),
                            (f"/{fmt.si(tot)} ", "muted")]
             second.append(("(tick/window)", "muted"))
         else:
-            second = [("counts >100..500 ms: need a workload launched by pgio-tui", "muted")]
+            low, high = M.LATENCY_THRESHOLDS_MS[0], M.LATENCY_THRESHOLDS_MS[-1]
+            second = [(f"counts >{low}..{high} ms: need a workload launched by pgio-tui", "muted")]
         return [tuple(first), tuple(second)]

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from pgio_tui.tui import format as fmt
-from pgio_tui.tui.plot import ChartSpec, HLine, Line, Series
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
+from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.widgets.chart import hline_of, series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 CHART = ChartSpec(
-    series=(Series("mem.dirty_kb", "Dirty", "chart-1", fmt=fmt.kib),
-            Series("mem.writeback_kb", "Writeback", "chart-2", fmt=fmt.kib)),
+    series=(series_of(M.MEM_DIRTY_KB, "chart-1"), series_of(M.MEM_WRITEBACK_KB, "chart-2")),
     # Drawn when within 4x of the data (else listed with an arrow: off the scale).
-    hlines=(HLine("mem.dirty_background_threshold_kb", "bg", "warn", fmt.kib),
-            HLine("mem.dirty_threshold_kb", "throttle", "crit", fmt.kib)),
+    hlines=(hline_of(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "warn"), hline_of(M.MEM_DIRTY_THRESHOLD_KB, "crit")),
 )
 
 
@@ -31,11 +31,11 @@ class MemoryPane(ChartPane):
     def text_line(view: View) -> Line:
         h, t1 = view.history, view.t1
         runs: list = []
-        some, full = h.latest("io.pressure_some_pct", t1), h.latest("io.pressure_full_pct", t1)
+        some, full = h.latest(M.IO_PRESSURE_SOME_PCT, t1), h.latest(M.IO_PRESSURE_FULL_PCT, t1)
         if some is not None or full is not None:
             runs += [("io pressure ", "muted"), (f"some {fmt.pct(some)} full {fmt.pct(full)}",
                                                  "warn" if (full or 0) >= 10 else None), ("  ", None)]
-        for metric, label in (("mem.available_kb", "available"), ("mem.cached_kb", "cached")):
+        for metric, label in ((M.MEM_AVAILABLE_KB, "available"), (M.MEM_CACHED_KB, "cached")):
             v = h.latest(metric, t1)
             if v is not None:
                 runs += [(label + " ", "muted"), (fmt.kib(v), None), ("  ", None)]

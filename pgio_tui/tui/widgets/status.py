@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.tui.plot import Line, Run
 from pgio_tui.tui.widgets.lines import LinesView
 from pgio_tui.tui.widgets.devices_pane import ordered as ordered_devices
@@ -47,7 +48,7 @@ def fit_groups(groups: list[tuple[int, str, list[Run]]], width: int) -> Line:
 def cpu_share(history, ticks: int = 30) -> float | None:
     """pgio-tui's own CPU (the whole process: sampler and UI) as % of one core over the last ticks:
     one tick's os.times() moves in 10 ms steps, too coarse to show alone."""
-    cpu, t = history.series.get("observer.cpu_ms"), history.t
+    cpu, t = history.series.get(M.OBSERVER_CPU_MS), history.t
     if not cpu or len(t) < 2:
         return None
     k = max(1, len(t) - ticks)
@@ -88,7 +89,7 @@ class StatusBar(LinesView):
                 groups.append((1, "r", [("○ not recording ", "muted")]))
         if last is not None:
             g = last.values.get
-            collect, server = g("observer.collect_ms"), g("observer.server_ms")
+            collect, server = g(M.OBSERVER_COLLECT_MS), g(M.OBSERVER_SERVER_MS)
             share = cpu_share(view.history)
             groups.append((2, "r", [("obs ", "muted"), (fmt.ms(collect), None), ("/", "muted"),
                                     (fmt.ms(server), None), (" ms ", "muted")]))
@@ -114,23 +115,23 @@ class Vitals(LinesView):
         g = lambda m: h.latest(m, t1)  # noqa: E731
         sep = (" │ ", "axis")
         groups: list[tuple[int, str, list[Run]]] = []
-        if g("checkpoint.active"):
-            state = f"{fmt.pct(g('checkpoint.progress'), 100)} {g('checkpoint.kind') or ''}"
+        if g(M.CHECKPOINT_ACTIVE):
+            state = f"{fmt.pct(g(M.CHECKPOINT_PROGRESS), 100)} {g(M.CHECKPOINT_KIND) or ''}"
             groups.append((0, "l", [("", None), ("CKPT ", "warn"), (state, None)]))
         else:
             groups.append((0, "l", [("", None), ("ckpt ", "muted"), ("idle", None)]))
         groups.append((1, "l", [sep, ("wr/s ", "muted"), ("ckpt ", "chart-1"),
-                                (fmt.si(g("writes.checkpointer")) + " ", None),
-                                ("backend ", "chart-2"), (fmt.si(g("writes.backend")), None)]))
-        if h.has("mem.dirty_kb"):
-            groups.append((3, "l", [sep, ("dirty ", "muted"), (fmt.kib(g("mem.dirty_kb")), None)]))
+                                (fmt.si(g(M.WRITES_CHECKPOINTER)) + " ", None),
+                                ("backend ", "chart-2"), (fmt.si(g(M.WRITES_BACKEND)), None)]))
+        if h.has(M.MEM_DIRTY_KB):
+            groups.append((3, "l", [sep, ("dirty ", "muted"), (fmt.kib(g(M.MEM_DIRTY_KB)), None)]))
         devs = ordered_devices(h.devices)
         if devs:
             d = devs[0]
-            groups.append((4, "l", [sep, (d + " ", "muted"), (fmt.pct(g(f"disk.{d}.util_pct")) + " ", None),
-                                    (fmt.ms(g(f"disk.{d}.w_await_ms")) + "ms", None)]))
-        lat: list[Run] = [sep, ("tps ", "muted"), (fmt.si(g("latency.tps")), None)]
-        p99, mean, stmt = g("latency.p99_ms"), g("latency.mean_ms"), g("statements.mean_ms")
+            groups.append((4, "l", [sep, (d + " ", "muted"), (fmt.pct(g(M.disk(d, M.DISK_UTIL_PCT))) + " ", None),
+                                    (fmt.ms(g(M.disk(d, M.DISK_W_AWAIT_MS))) + "ms", None)]))
+        lat: list[Run] = [sep, ("tps ", "muted"), (fmt.si(g(M.LATENCY_TPS)), None)]
+        p99, mean, stmt = g(M.LATENCY_P99_MS), g(M.LATENCY_MEAN_MS), g(M.STATEMENTS_MEAN_MS)
         if p99 is not None:
             lat += [(" p99 ", "muted"), (fmt.ms(p99), None)]
         elif mean is not None:
@@ -138,7 +139,7 @@ class Vitals(LinesView):
         elif stmt is not None:  # statement time, not a transaction's: said so
             lat += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
         groups.append((2, "l", lat))
-        io = g("sessions.io_wait")
+        io = g(M.SESSIONS_IO_WAIT)
         if io is not None:
             groups.append((5, "l", [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]))
         line = fit_groups(groups, width)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import textwrap
 
-from pgio_tui.tui import format as fmt
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
+from pgio_tui.tui.drawing import bar
+from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 CHART = ChartSpec(series=(
-    Series("sessions.active", "active", "chart-1"),
-    Series("sessions.io_wait", "IO wait", "chart-2"),
-    Series("sessions.lock_wait", "lock wait", "chart-5"),
+    series_of(M.SESSIONS_ACTIVE, "chart-1"),
+    series_of(M.SESSIONS_IO_WAIT, "chart-2"),
+    series_of(M.SESSIONS_LOCK_WAIT, "chart-5"),
 ))
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
@@ -52,7 +55,7 @@ class WaitsPane(ChartPane):
                 text = f"{ev} ({who})"
             if len(text) > label_w:
                 text = (ev[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
-            done, _rest = fmt.bar(mean / biggest, bar_w)
+            done, _rest = bar(mean / biggest, bar_w)
             lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wt, "chart-6")),
                           (f"{fmt.si(mean):>5}", None), (f"{now:>4}", "muted")))
         return lines

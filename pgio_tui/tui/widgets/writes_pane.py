@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from pgio_tui.tui import format as fmt
+from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 SOURCES = (
-    Series("writes.checkpointer", "ckpt", "chart-1"),
-    Series("writes.bgwriter", "bgw", "chart-3"),
-    Series("writes.backend", "backend", "chart-2"),
-    Series("writes.autovacuum", "autovac", "chart-4"),
-    Series("writes.other", "other", "chart-6"),
+    series_of(M.WRITES_CHECKPOINTER, "chart-1", label="ckpt"),
+    series_of(M.WRITES_BGWRITER, "chart-3", label="bgw"),
+    series_of(M.WRITES_BACKEND, "chart-2"),
+    series_of(M.WRITES_AUTOVACUUM, "chart-4", label="autovac"),
+    series_of(M.WRITES_OTHER, "chart-6"),
 )
-SHORT = {"writes.backend": "be", "writes.autovacuum": "av", "writes.other": "oth"}
+SHORT = {M.WRITES_BACKEND: "be", M.WRITES_AUTOVACUUM: "av", M.WRITES_OTHER: "oth"}
 CHART = ChartSpec(series=SOURCES, empty_text="rates start at the second tick")
 
 
@@ -39,10 +41,10 @@ class WritesPane(ChartPane):
             totals += [(SHORT.get(s.metric, s.label) + " ", "muted"), (fmt.si(tot), s.style), (" ", None)]
         totals.append(("buffers", "muted"))
         other: list = []
-        for metric, label in (("fsyncs.backend", "backend fsyncs"), ("extends.backend", "extends"),
-                              ("writebacks.total", "writebacks"), ("bgwriter.maxwritten_s", "bgw stops")):
+        for metric, label in ((M.FSYNCS_BACKEND, "backend fsyncs"), (M.EXTENDS_BACKEND, "extends"),
+                              (M.WRITEBACKS_TOTAL, "writebacks"), (M.BGWRITER_MAXWRITTEN_S, "bgw stops")):
             v = h.latest(metric, t1)
             if v is not None or h.has(metric):
-                style = "crit" if metric == "fsyncs.backend" and v else None
+                style = "crit" if metric == M.FSYNCS_BACKEND and v else None
                 other += [(label + " ", "muted"), (fmt.si(v) + "/s", style), (" ", None)]
         return [tuple(totals), tuple(other) or (("",None),)]

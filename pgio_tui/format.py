@@ -1,6 +1,8 @@
-"""Short, fixed-width renderings of numbers for panes that must fit in 80 columns.
-
-Textual-free: replay, diff and the report can use the same spelling of a value.
+"""The one place numbers, units and durations are written: compact fixed-width forms for panes
+that must fit in 80 columns (`si`, `kib`, `ms`, `pct`, `duration`), clock times (`clock`), and the
+fuller form of tables and reports (`number`). The metric catalog picks a metric's formatter from its
+unit (`for_unit`), so every view writes a metric the same way. No imports from pgio_tui: any layer
+may use it.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ def pct(v: float | None, scale: float = 1.0) -> str:
     return f"{v * scale:.0f}%"
 
 
+def fraction(v: float | None) -> str:
+    """A fraction 0-1 as a share: 0.45 -> '45%'."""
+    return pct(v, 100)
+
+
 def duration(s: float | None) -> str:
     """Seconds as '45s', '12m30s', '3h05m', '4d03h': at most 6 characters."""
     if s is None:
@@ -78,6 +85,13 @@ def duration(s: float | None) -> str:
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
+def clock(seconds: float, hours: bool = False) -> str:
+    """Seconds as m:ss, or h:mm:ss from an hour on (always, with `hours`); negative for before an origin."""
+    sign, x = ("-" if seconds < 0 else ""), int(round(abs(seconds)))
+    h, m, sec = x // 3600, x % 3600 // 60, x % 60
+    return f"{sign}{h}:{m:02d}:{sec:02d}" if h or hours else f"{sign}{m}:{sec:02d}"
+
+
 def window(s: float) -> str:
     """A time window as '5m', '90s', '1h'."""
     s = int(s)
@@ -88,26 +102,38 @@ def window(s: float) -> str:
     return f"{s}s"
 
 
-def nice_ceiling(v: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 x 10^k at or above v: stable, readable axis maxima."""
-    if v is None or v <= 0 or math.isnan(v):
-        return 1.0
-    exp = math.floor(math.log10(v))
-    base = 10.0 ** exp
-    for step in (1, 2, 2.5, 5, 10):
-        if v <= step * base * (1 + 1e-9):
-            return step * base
-    return 10 * base
+# --- tables and reports -------------------------------------------------------------------------
+
+COUNT_UNITS = {"buffers", "checkpoints", "fsyncs", "transactions", "statements", "ticks"}
+DASH = "–"
 
 
-def bar(frac: float | None, width: int) -> tuple[str, str]:
-    """A progress bar split into (done, rest) so each part is one style run: no per-cell colour."""
-    if width <= 0:
-        return "", ""
-    if frac is None:
-        return "", "·" * width
-    f = min(1.0, max(0.0, float(frac)))
-    eighths = int(round(f * width * 8))
-    full, part = divmod(eighths, 8)
-    done = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part and full < width else "")
-    return done, "░" * (width - len(done))
+def number(v: float | None, unit: str = "") -> str:
+    """A value with the digits it deserves: counts whole, others 3-4 significant digits."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return DASH
+    if unit in COUNT_UNITS and float(v).is_integer():
+        return f"{v:,.0f}"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    if a >= 0.01:
+        return f"{v:.3f}"
+    return f"{v:.2g}"
+
+
+# --- by unit ------------------------------------------------------------------------------------
+
+_BY_UNIT = {"kB": kib, "kB/s": kib, "ms": ms, "%": pct, "0-1": fraction}
+
+
+def for_unit(unit: str):
+    """The compact formatter of values in `unit` (a catalog unit): kB sizes binary, ms latencies,
+    % and 0-1 shares; everything else `si`."""
+    return _BY_UNIT.get(unit, si)

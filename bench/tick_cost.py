@@ -1,0 +1,93 @@
+"""Server time per tick with a busy catalog: 5,000 entries in pg_stat_statements and 200 backends.
+
+Starts a lab cluster (pg_stat_statements.max 6000, max_connections 260), fills pg_stat_statements
+with --statements distinct statements (distinct query shapes, so distinct queryids), opens
+--backends idle connections (10 of them run 20 fixed statements between ticks, so some entries
+change every tick, as on a real server), then runs the real Sampler for --ticks ticks and prints
+observer.server_ms (clock_timestamp() - statement_timestamp() at the end of the tick query),
+the client's collect time and CPU. Target: server ms mean <= 2.
+
+    python bench/tick_cost.py [--ticks 120] [--statements 5000] [--backends 200] [--major 17]
+
+Run it on another tree (PYTHONPATH=/path/to/tree) for before/after figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # after PYTHONPATH: another tree can be benched
+
+from pgio_tui.sampler import Sampler  # noqa: E402
+from pgio_tui.workloads.cluster import Cluster, find_bindir  # noqa: E402
+
+
+def statement(i: int) -> str:
+    """The i-th distinct query shape: i = 71 * a + b gives a sum of a+1 terms and b+1 more columns."""
+    a, b = divmod(i, 71)
+    return f"SELECT {' + '.join(['x'] * (a + 1))}, {', '.join(['y'] * (b + 1))} FROM (VALUES (1, 2)) AS v(x, y)"
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ticks", type=int, default=120)
+    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--statements", type=int, default=5000)
+    ap.add_argument("--backends", type=int, default=200)
+    ap.add_argument("--major", type=int, default=None, help="PostgreSQL major (default: newest found)")
+    args = ap.parse_args()
+
+    settings = {"pg_stat_statements.max": "6000", "max_connections": str(args.backends + 60),
+                "shared_buffers": "128MB"}
+    with Cluster(bindir=find_bindir(args.major), settings=settings) as cluster:
+        with cluster.connect() as c:
+            c.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            for i in range(args.statements):
+                c.execute(statement(i))
+            n = c.execute("SELECT count(*) FROM pg_stat_statements").fetchone()[0]
+        conns = [cluster.connect() for _ in range(args.backends)]
+        sampler = Sampler(cluster.conninfo(), interval=args.interval)
+        sampler.open()
+        server, collect, cpu = [], [], []
+        t0 = time.monotonic()
+        try:
+            for k, frame in enumerate(sampler.frames(duration=args.ticks * args.interval)):
+                for j in range(20):  # the workload: 20 statements, some entries change every tick
+                    conns[j % 10].execute(statement(j * 97 % args.statements))
+                if k < 3:  # warm-up: plan caching, the first statement rows
+                    continue
+                v = frame.values
+                if v.get("observer.server_ms") is not None:
+                    server.append(v["observer.server_ms"])
+                collect.append(v["observer.collect_ms"])
+                if v.get("observer.cpu_ms") is not None:
+                    cpu.append(v["observer.cpu_ms"])
+        finally:
+            sampler.close()
+            for conn in conns:
+                conn.close()
+        wall = time.monotonic() - t0
+    print(f"PostgreSQL {cluster.version}: {n} entries in pg_stat_statements, {args.backends} idle backends "
+          f"(10 of them running 20 statements per tick), {len(server)} ticks at {args.interval:g} s in {wall:.0f} s")
+    print(f"server ms per tick: mean {statistics.mean(server):.2f}, median {statistics.median(server):.2f}, "
+          f"p95 {pct(server, 0.95):.2f}, max {max(server):.2f}; target mean <= 2: "
+          f"{'OK' if statistics.mean(server) <= 2 else 'OVER'}")
+    steady = server[30:]
+    if steady:
+        print(f"server ms per tick after the first 30 ticks (start-up: the first read of every entry and "
+              f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
+    print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
+          f"client CPU ms per tick: mean {statistics.mean(cpu):.2f}")
+
+
+if __name__ == "__main__":
+    main()

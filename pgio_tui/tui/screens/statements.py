@@ -1,0 +1,133 @@
+"""StatementsScreen: the top statements of the latest statement window, sortable, with their text.
+
+It draws from the same FrameHistory as the panes, at the monitor's position (live: now, or where
+the display was paused; replay: the player's position). Query text comes from the server (or a
+recording) and is shown as plain text (safe_text): never markup, control characters as escapes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text  # numbers and our own labels; server text goes through plain_text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from pgio_tui.analysis.statements import one_line as plain
+from pgio_tui.safe_text import plain_text
+from pgio_tui import format as fmt
+
+# (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
+COLUMNS = (
+    ("share", "time%", lambda v: fmt.pct(v, 100), False),
+    ("calls_s", "calls/s", fmt.si, False),
+    ("mean_ms", "mean ms", fmt.ms, False),
+    ("stddev_ms", "stddev", fmt.ms, False),
+    ("rows_s", "rows/s", fmt.si, True),
+    ("hit_s", "hit/s", fmt.si, True),
+    ("read_s", "read/s", fmt.si, False),
+    ("dirtied_s", "dirt/s", fmt.si, False),
+    ("written_s", "wr/s", fmt.si, True),
+    ("read_time_ms_s", "rd ms/s", fmt.si, True),
+    ("write_time_ms_s", "wr ms/s", fmt.si, True),
+    ("temp_written_s", "temp/s", fmt.si, True),
+    ("wal_bytes_s", "WAL B/s", fmt.si, False),
+)
+WIDE_AT = 120
+# Sort keys, in the order `o` cycles through them: (field, name shown).
+SORTS = (("time_ms_s", "time"), ("calls_s", "calls"), ("mean_ms", "mean"), ("read_s", "reads"),
+         ("dirtied_s", "dirtied"), ("written_s", "written"), ("wal_bytes_s", "WAL"),
+         ("read_time_ms_s", "read time"), ("temp_written_s", "temp"))
+
+
+class StatementsScreen(Screen):
+    DEFAULT_CSS = """
+    StatementsScreen { layout: vertical; }
+    StatementsScreen #stmt-head { height: 1; padding: 0 1; background: $panel; }
+    StatementsScreen DataTable { height: 1fr; }
+    StatementsScreen #stmt-text { height: auto; max-height: 4; padding: 0 1; border-top: solid $primary; }
+    """
+    BINDINGS = [
+        Binding("o", "sort", "Sort", id="statements.sort"),
+        Binding("escape,S", "app.pop_screen", "Back", key_display="esc", id="statements.back"),
+    ]
+
+    def __init__(self, history, session, at=None):
+        super().__init__()
+        self.history = history
+        self.session = session
+        self.at = at or (lambda: None)  # the monitor's position (None: the newest tick)
+        self.sort = 0
+        self._shown: tuple | None = None
+        self._rows: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="stmt-head")
+        yield DataTable(id="stmt-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="stmt-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw_view(force=True)
+
+    def on_resize(self, _event) -> None:
+        self.call_after_refresh(self.redraw_view, True)
+
+    def action_sort(self) -> None:
+        self.sort = (self.sort + 1) % len(SORTS)
+        self.redraw_view(force=True)
+
+    def redraw_view(self, force: bool = False) -> None:
+        """Draw the statement window at the monitor's position, when it changed."""
+        entry = self.history.statements_at(self.at())
+        width = self.app.size.width
+        key = (id(entry[2]) if entry else None, self.sort, width >= WIDE_AT, len(self.history.statement_texts))
+        if key == self._shown and not force:
+            return
+        self._shown = key
+        field, sort_name = SORTS[self.sort]
+        head = self.query_one("#stmt-head", Static)
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        if entry is None:
+            why = ("pg_stat_statements is not available on this server" if not self.session.pgss
+                   else "no statement window yet (the first one ends after about 5 s)")
+            head.update(Text(f"Statements: {why}"))
+            self.query_one("#stmt-text", Static).update("")
+            self._rows = []
+            return
+        t, window, rows = entry
+        total = sum(r.get("time_ms_s") or 0 for r in rows) or 1.0
+        self._rows = sorted(({**r, "share": (r.get("time_ms_s") or 0) / total} for r in rows),
+                            key=lambda r: -(r.get(field) or 0))
+        stamp = time.strftime("%H:%M:%S", time.localtime(t))
+        head.update(Text(f"Top {len(rows)} statements · {fmt.duration(window)} to {stamp} · "
+                         f"sort: {sort_name} (o)"))
+        wide = width >= WIDE_AT
+        cols = [c for c in COLUMNS if wide or not c[3]]
+        for fld, heading, _, _ in cols:
+            table.add_column(Text(heading, justify="right"), key=fld, width=max(5, len(heading)))
+        fixed = sum(max(5, len(h)) + 2 for _, h, _, _ in cols)
+        qwidth = max(12, width - fixed - 4)
+        table.add_column("query", key="query", width=qwidth)
+        texts = self.history.statement_texts
+        for r in self._rows:
+            cells = [Text(f(r.get(fld)), justify="right") for fld, _, f, _ in cols]
+            text = texts.get(r["queryid"])
+            query = plain_text(plain(text, qwidth)) if text is not None else Text(f"queryid {r['queryid']}", style="dim")
+            table.add_row(*cells, query, key=str(r["queryid"]))
+        self._show_text(table.cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_text(event.cursor_row)
+
+    def _show_text(self, index: int) -> None:
+        box = self.query_one("#stmt-text", Static)
+        if not 0 <= index < len(self._rows):
+            box.update("")
+            return
+        r = self._rows[index]
+        text = self.history.statement_texts.get(r["queryid"])
+        box.update(plain_text(f"{r['queryid']}: " + (plain(text, 400) if text is not None else "(text not read yet)")))

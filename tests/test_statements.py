@@ -1,0 +1,216 @@
+"""Top statements: sampled figures equal pg_stat_statements deltas read independently, the read
+schedule keeps to its budget, and the recording keeps texts once and rows per window."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pytest
+
+from fixture_recording import STATEMENT_COUNT, STATEMENT_EVERY, statement_text, synthetic_frames
+from pgio_tui.frame import STATEMENT_FIELDS
+from pgio_tui.sampler import Sampler
+from pgio_tui.sources.statements import BUDGET_MS, NONE, ROWS, SUMS, StatementSchedule, StatementTracker
+from pgio_tui.store.reader import Recording
+from pgio_tui.store.writer import Recorder
+
+# --- against a real server ------------------------------------------------------------------------
+
+WORK = {  # statement -> times run in the window (the text up to the first %s starts its stored text)
+    "UPDATE acct SET bal = bal - %s WHERE id = %s": 37,
+    "SELECT sum(bal) FROM acct WHERE id < %s": 11,
+    "INSERT INTO hist SELECT g, %s FROM generate_series(1, 50) g": 5,
+}
+
+
+def _independent(conn, names: tuple[str, ...]) -> dict[int, dict]:
+    """pg_stat_statements read directly, per queryid of the WORK statements."""
+    cols = {c for (c,) in conn.execute(
+        "SELECT attname::text FROM pg_attribute WHERE attrelid = 'pg_stat_statements'::regclass AND attnum > 0")}
+    read_time = "shared_blk_read_time" if "shared_blk_read_time" in cols else "blk_read_time"
+    rows = conn.execute(
+        f"SELECT queryid, sum(calls), sum(total_exec_time), "
+        f"sum(calls * (stddev_exec_time ^ 2 + mean_exec_time ^ 2)), sum(rows), sum(shared_blks_hit), "
+        f"sum(shared_blks_dirtied), sum({read_time}), sum(wal_bytes)::float8, min(query) "
+        f"FROM pg_stat_statements WHERE {' OR '.join(['query LIKE %s'] * len(names))} GROUP BY queryid",
+        [n.split("%s")[0] + "%" for n in names]).fetchall()
+    keys = ("calls", "total", "sumsq", "rows", "hit", "dirtied", "read_time", "wal_bytes", "query")
+    return {r[0]: {k: (v if k == "query" else float(v)) for k, v in zip(keys, r[1:])} for r in rows}
+
+
+@pytest.mark.matrix
+def test_statement_figures_equal_independent_pg_stat_statements_deltas(pg_cluster):
+    work = pg_cluster.connect()
+    work.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    work.execute("SELECT pg_stat_statements_reset()")  # entries of an earlier acct table would match too
+    work.execute("DROP TABLE IF EXISTS acct, hist")
+    work.execute("CREATE TABLE acct (id int PRIMARY KEY, bal int); CREATE TABLE hist (a int, b int)")
+    work.execute("INSERT INTO acct SELECT g, 0 FROM generate_series(1, 1000) g")
+    for sql, n in WORK.items():  # the entries exist before the window: deltas, not first counts
+        work.execute(sql, (1,) * sql.count("%s"))
+    names = tuple(WORK)
+    sampler = Sampler(pg_cluster.conninfo(), interval=1.0)
+    sampler.open()
+    try:
+        base = sampler.sample(0, 0.0)  # the baseline read of every entry
+        assert sampler._stmt_kind == ROWS and base.statements == []
+        before = _independent(work, names)
+        for sql, n in WORK.items():
+            for i in range(n):
+                work.execute(sql, (i + 2,) * sql.count("%s"))
+        after = _independent(work, names)
+        frame = sampler.sample(5, 5.0)  # the next read of every entry (5 s window at 1 Hz)
+        assert sampler._stmt_kind == ROWS
+    finally:
+        sampler.close()
+        work.close()
+    window = frame.values["statements.window_s"]
+    assert 0 < window < 30
+    got = {s["queryid"]: s for s in frame.statements}
+    assert len(after) == len(WORK)
+    for queryid, b in after.items():
+        a = before[queryid]
+        s = got[queryid]
+        calls = b["calls"] - a["calls"]
+        assert calls == next(n for sql, n in WORK.items() if b["query"].startswith(sql.split("%s")[0]))
+        assert s["calls_s"] * window == pytest.approx(calls, rel=1e-9)
+        total = b["total"] - a["total"]
+        assert s["time_ms_s"] * window == pytest.approx(total, rel=1e-6)
+        assert s["mean_ms"] == pytest.approx(total / calls, rel=1e-6)
+        var = (b["sumsq"] - a["sumsq"]) / calls - (total / calls) ** 2
+        assert s["stddev_ms"] == pytest.approx(math.sqrt(max(0.0, var)), rel=1e-3, abs=1e-4)
+        for fld, key in (("rows_s", "rows"), ("hit_s", "hit"), ("dirtied_s", "dirtied"),
+                         ("read_time_ms_s", "read_time"), ("wal_bytes_s", "wal_bytes")):
+            assert s[fld] * window == pytest.approx(b[key] - a[key], rel=1e-6, abs=1e-9), fld
+    # the tick statement itself is the observer, not the workload
+    assert not any(t.startswith("/* pgio-tui") for t in sampler.statements.texts.values())
+
+
+@pytest.mark.matrix
+def test_texts_come_once_and_only_changed_entries_are_returned(make_cluster):
+    pg_cluster = make_cluster()  # its own: nothing else may change entries during the test
+    work = pg_cluster.connect()
+    work.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    for i in range(30):  # entries that stay unchanged through the test
+        work.execute(f"SELECT {', '.join(['1'] * (i + 1))}")
+    sampler = Sampler(pg_cluster.conninfo(), interval=1.0)
+    sampler.open()
+    try:
+        sampler.sample(0, 0.0)
+        known = len(sampler.statements.known()["pq"])
+        work.execute("SELECT 'x' AS \"[b]x\"")  # a new entry; its alias looks like markup
+        f1 = sampler.sample(5, 5.0)
+        returned = len(sampler._prev_raw["pgss_rows"] or [])
+        f2 = sampler.sample(6, 6.0)  # texts of the new top statements are read on the next tick
+        work.execute("SELECT 'y' AS \"[b]x\"")
+        f3 = sampler.sample(70, 70.0)  # a read at the latest after MAX_STRIDE_S, whatever the budget says
+    finally:
+        sampler.close()
+        work.close()
+    assert known >= 30 and returned < 10  # the unchanged entries did not come back
+    mine = [s["queryid"] for s in f1.statements if round(s["calls_s"] * f1.values["statements.window_s"]) == 1]
+    assert mine and not f1.statement_texts
+    texts = {q: f2.statement_texts.get(q) for q in mine}
+    assert any(t == 'SELECT $1 AS "[b]x"' for t in texts.values())  # plain text as the server keeps it
+    assert any(s["queryid"] in texts for s in f3.statements) and not set(f3.statement_texts) & set(texts)
+
+
+# --- the read schedule ----------------------------------------------------------------------------
+
+def test_schedule_keeps_the_mean_cost_within_the_budget_as_costs_drift():
+    for sums_ms in (6.0, 1.0):  # sums as dear as the rows (they come with the rows) or cheaper
+        s = StatementSchedule(interval=1.0)
+        assert s.kind(0) == ROWS
+        s.done(0, ROWS, None)  # the baseline: not charged
+        kinds, spent = [], 0.0
+        for tick in range(1, 601):
+            k = s.kind(tick)
+            kinds.append(k)
+            cost = {ROWS: 8.0 + tick / 20, SUMS: sums_ms + tick / 100, NONE: None}[k]  # the server slows down
+            s.done(tick, k, cost)
+            spent += cost or 0.0
+        rows, sums = kinds.count(ROWS), kinds.count(SUMS)
+        assert rows >= 5 and spent / len(kinds) <= BUDGET_MS[ROWS] + BUDGET_MS[SUMS] + 0.05
+        assert sums >= rows if sums_ms == 1.0 else sums >= 1
+    cheap = StatementSchedule(interval=1.0)
+    cheap.kind(0)
+    cheap.done(0, ROWS, 0.3)
+    kinds = []
+    for tick in range(1, 11):
+        kinds.append(cheap.kind(tick))
+        cheap.done(tick, kinds[-1], 0.2 if kinds[-1] == SUMS else 0.3)
+    assert kinds == [SUMS] * 4 + [ROWS] + [SUMS] * 4 + [ROWS]  # sums every tick, rows every 5 s
+    assert StatementSchedule(interval=1.0, enabled=False).kind(0) == NONE
+
+
+def test_tracker_evictions_and_resets_never_give_negative_figures():
+    t = StatementTracker(top=5)
+    row = lambda q, calls, total: [q, 10, 5, True, calls, total, total * total / calls, calls,
+                                    0, 0, 0, 0, 0.0, 0.0, 0, 0.0]
+    assert t.update([row(1, 100, 50.0), row(2, 10, 5.0)], 5.0) == []  # baseline
+    t.known()
+    top = t.update([row(1, 110, 60.0), row(2, 3, 1.0)], 5.0)  # 2 was evicted and came back
+    got = {s["queryid"]: s for s in top}
+    assert got[1]["calls_s"] == pytest.approx(2.0) and got[1]["mean_ms"] == pytest.approx(1.0)
+    assert got[2]["calls_s"] == pytest.approx(0.6) and all(v is None or v >= 0 for v in got[2].values())
+    t.update([[2, 10, 5, True, *[None] * 12]], 5.0)  # vanished
+    assert 2 not in {k[0] for k in t._entries} and t.sums()["calls"] == 110
+
+
+# --- the recording ----------------------------------------------------------------------------------
+
+def test_recording_keeps_texts_once_and_rows_per_window(tmp_path):
+    frames = list(synthetic_frames(31, incidents=False))
+    path = tmp_path / "s.pgio"
+    with Recorder(path, meta={"interval_s": 1.0}) as rec:
+        for f in frames:
+            rec.write(f)
+    with sqlite3.connect(path) as c:
+        assert c.execute("SELECT count(*), count(text) FROM statements").fetchone() == (STATEMENT_COUNT,) * 2
+        assert c.execute("SELECT count(*) FROM statement_stats").fetchone()[0] == STATEMENT_COUNT * 6
+        q, mean = c.execute("SELECT queryid, mean_ms FROM statement_stats_named WHERE tick = 10 "
+                            "ORDER BY mean_ms LIMIT 1").fetchone()
+        assert q == 1000 and 0.2 < mean < 1
+    with Recording(path) as rec:
+        assert rec.statement_texts()[1005] == statement_text(5)  # kept as the server sent it
+        for f in frames:
+            if not f.statements:
+                assert rec.frame(f.tick).statements == []
+                continue
+            back = {s["queryid"]: s for s in rec.frame(f.tick).statements}
+            for s in f.statements:
+                for fld in STATEMENT_FIELDS:
+                    assert back[s["queryid"]][fld] == pytest.approx(s[fld], rel=1e-3, abs=2e-3), fld
+        totals = rec.statement_totals()
+    first = [f.statements[0] for f in frames if f.statements]
+    calls = sum(round(s["calls_s"] * STATEMENT_EVERY) for s in first)
+    assert totals[1000]["calls"] == calls
+    assert totals[1000]["mean_ms"] == pytest.approx(
+        sum(s["time_ms_s"] * STATEMENT_EVERY for s in first) / calls, rel=1e-4)
+
+
+# --- diff and report ----------------------------------------------------------------------------------
+
+def test_diff_has_per_statement_rows_matching_the_recordings(tmp_path):
+    from fixture_recording import write_fixture
+
+    from pgio_tui.analysis.compare import compare
+    from pgio_tui.analysis.formats import render
+
+    a, b = write_fixture(tmp_path / "a.pgio", n=120), write_fixture(tmp_path / "b.pgio", n=120, seed=3)
+    c = compare(a, b)
+    rows = c.groups()["statements"]
+    assert len(rows) % 3 == 0 and 30 <= len(rows) <= 60  # the top 10 of each run, matched by text
+    with Recording(a) as ra, Recording(b) as rb:
+        ta = ra.statement_totals(c.a.window.start_tick, c.a.window.end_tick)
+        tb = rb.statement_totals(c.b.window.start_tick, c.b.window.end_tick)
+    update = statement_text(0)[:59] + "…"
+    calls = c.row("statements", f"{update} · calls")
+    mean = c.row("statements", f"{update} · mean")
+    assert (calls.a, calls.b) == (ta[1000]["calls"], tb[1000]["calls"])
+    assert mean.a == pytest.approx(ta[1000]["mean_ms"]) and mean.change_pct == pytest.approx(
+        100 * (tb[1000]["mean_ms"] / ta[1000]["mean_ms"] - 1))
+    table = render(c, "table", 200)
+    assert "SELECT [bold red]not markup[/] FROM t WHERE x = $1 \\x1b[31m · calls" in table  # plain, ESC shown
+    assert "\x1b" not in render(c, "markdown") and "\x1b" not in render(c, "csv")
