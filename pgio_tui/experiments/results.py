@@ -16,8 +16,9 @@ from typing import Any
 
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError, window
-from pgio_tui.analysis.summary import PERCENTILES, WRITE_SOURCES, summarize
+from pgio_tui.analysis.summary import PERCENTILES, summarize
 from pgio_tui.experiments.plan import Plan, PlanError
+from pgio_tui.metrics import WRITE_SOURCES
 from pgio_tui.store.reader import Recording, RecordingError
 
 # (key, label, unit, higher is better); one place for what the table shows and in what order.
