@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # after PYTHONPATH: another tree can be benched
 
 from pgio_tui.sampler import Sampler  # noqa: E402
-from pgio_tui.workloads.cluster import Cluster, find_bindir  # noqa: E402
+from pgio_tui.workloads.cluster import Cluster  # noqa: E402
+from pgio_tui.workloads.pg_binaries import find_bindir  # noqa: E402
 
 
 def statement(i: int) -> str:

@@ -19,7 +19,7 @@ DEFAULT_LAB_SCALE = 10
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.experiments.settings import SettingsError
     from pgio_tui.workloads.base import WorkloadError
-    from pgio_tui.workloads.cluster import ClusterError
+    from pgio_tui.workloads.pg_binaries import ClusterError
     try:
         return {"run": _run, "resume": _resume, "report": _report}[args.action](args)
     except (PlanError, SettingsError, WorkloadError, ClusterError) as exc:
@@ -106,7 +106,8 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
 
 def _lab(plan: Plan):
     from pgio_tui.commands.demo import _demo_dir
-    from pgio_tui.workloads.cluster import Cluster, find_bindir
+    from pgio_tui.workloads.cluster import Cluster
+    from pgio_tui.workloads.pg_binaries import find_bindir
     bindir = find_bindir(plan.target.get("pg_version"))
     cluster = Cluster(bindir=bindir, settings=LAB_SETTINGS, name="pgio-experiment", temp_dir=_demo_dir())
     say(f"{PROG}: experiment: lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
@@ -125,7 +126,7 @@ def _init(plan: Plan, conninfo: str) -> None:
     scale = plan.workload.get("init_scale")
     if not scale:
         return
-    from pgio_tui.workloads.pgbench import find_pgbench, libpq_env
+    from pgio_tui.workloads.pgbench_invocation import find_pgbench, libpq_env
     import os
     say(f"{PROG}: experiment: pgbench -i -s {scale}")
     r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale)], capture_output=True, text=True,

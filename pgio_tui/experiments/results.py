@@ -16,7 +16,8 @@ from typing import Any
 
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError, window
-from pgio_tui.analysis.summary import PERCENTILES, summarize
+from pgio_tui.analysis.summary import summarize
+from pgio_tui.analysis.summary_model import PERCENTILES
 from pgio_tui.experiments.plan import Plan, PlanError
 from pgio_tui.metrics import WRITE_SOURCES
 from pgio_tui.store.reader import Recording, RecordingError
