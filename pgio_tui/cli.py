@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="what a recording holds", description="Metadata, duration, ticks, "
                           "checkpoints, events and devices of a recording.")
     info.add_argument("file", metavar="FILE")
-    for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report):
+    for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report, _add_experiment):
         add(sub)
     return parser
 
@@ -228,6 +228,47 @@ def _add_report(sub) -> None:
     _align_option(p)
 
 
+def _add_experiment(sub) -> None:
+    p = sub.add_parser("experiment", help="a setting sweep with repeats: run it, resume it, report it",
+                       description="Run the same workload once per setting value and repeat, one recording "
+                                   "per run in a folder; report the means, 95 % intervals and verdicts.")
+    act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    r = act.add_parser("run", add_help=False, help="run a sweep into a new folder",
+                       usage="%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR pgbench -- PGBENCH-ARGS",
+                       epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -c 4 -T 60.")
+    r.add_argument("--help", action="help", help="show this help and exit")
+    _conn_options(r)
+    r.add_argument("workload", choices=("pgbench",), metavar="WORKLOAD", help="pgbench (then -- and its arguments)")
+    r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
+    r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
+    r.add_argument("--set", action="append", required=True, metavar="NAME=V1,V2",
+                   help="a setting and its values (repeatable: a grid of all combinations)")
+    r.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per combination (default 3)")
+    r.add_argument("--order", choices=("interleaved", "random", "sequential"), default="interleaved",
+                   help="interleaved (default): A B A B; sequential: A A B B; random: shuffled")
+    r.add_argument("--warmup", type=float, default=0.0, metavar="S",
+                   help="before each run, S seconds of the workload that are not recorded")
+    r.add_argument("--discard-first", action=argparse.BooleanOptionalAction, default=True,
+                   help="one unrecorded run first, after init (default: yes)")
+    r.add_argument("--init-scale", type=int, metavar="N", help="pgbench -i -s N once first (--lab default 10)")
+    r.add_argument("--seed", type=int, default=0, metavar="N", help="seed of --order random")
+    r.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (default 1)")
+    r.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    r.add_argument("-o", "--output", required=True, metavar="DIR", help="the experiment folder (new)")
+    r.add_argument("--quiet", action="store_true", help="no status line")
+    r.set_defaults(pgbench_args=[])
+    s = act.add_parser("resume", add_help=False, help="continue an interrupted experiment")
+    s.add_argument("--help", action="help", help="show this help and exit")
+    s.add_argument("dir", metavar="DIR")
+    _conn_options(s)
+    s.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    s.add_argument("--quiet", action="store_true", help="no status line")
+    t = act.add_parser("report", help="the results table of an experiment folder")
+    t.add_argument("dir", metavar="DIR")
+    t.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+
+
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
     """The (sub)parser the words before -h name, for its help."""
     for word in argv[:2]:
@@ -259,7 +300,8 @@ def _lazy(name: str):
 
 
 COMMANDS = {name: _lazy(name) for name in
-            ("live", "record", "serve", "export", "info", "replay", "diff", "report", "bench", "demo")}
+            ("live", "record", "serve", "export", "info", "replay", "diff", "report", "bench", "demo",
+             "experiment")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser()
     passthrough = None
-    if argv[:2] == ["bench", "pgbench"] and "--" in argv:  # pgbench's words never meet our parser
+    if (argv[:2] == ["bench", "pgbench"] or argv[:2] == ["experiment", "run"]) and "--" in argv:  # pgbench's words never meet our parser
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     if argv[-1] == "-h":  # psql's -h is the host; alone it can only mean "help"

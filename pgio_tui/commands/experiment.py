@@ -1,0 +1,199 @@
+"""`pgio-tui experiment run|resume|report`: a setting sweep with repeats, one recording per run,
+one table of results. The plan, run order and settings are pgio_tui/experiments/; each run here is
+one Session driven headless, like `bench pgbench --headless`."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+from pathlib import Path
+
+from pgio_tui.errors import PROG, CliError, say
+from pgio_tui.experiments.plan import PLAN_FILE, Plan, PlanError, load, parse_set, save
+
+LAB_SETTINGS = {"log_autovacuum_min_duration": "0"}
+DEFAULT_LAB_SCALE = 10
+
+
+def run(args: argparse.Namespace) -> int:
+    from pgio_tui.experiments.settings import SettingsError
+    from pgio_tui.workloads.base import WorkloadError
+    from pgio_tui.workloads.cluster import ClusterError
+    try:
+        return {"run": _run, "resume": _resume, "report": _report}[args.action](args)
+    except (PlanError, SettingsError, WorkloadError, ClusterError) as exc:
+        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+
+# --- run and resume -----------------------------------------------------------------------------
+
+def _run(args: argparse.Namespace) -> int:
+    folder = Path(args.output)
+    if (folder / PLAN_FILE).exists():
+        raise CliError(f"{folder} holds an experiment already: continue it with `{PROG} experiment resume "
+                       f"{folder}`, or choose another -o DIR")
+    if folder.exists() and any(folder.iterdir()):
+        raise CliError(f"{folder} exists and is not empty: choose a new -o DIR")
+    if not args.pgbench_args:
+        raise CliError("give the workload: pgbench -- PGBENCH-ARGS (e.g. -- -c 4 -T 60)")
+    if not args.lab and not args.allow_settings:
+        raise CliError("experiment run changes settings on this server (ALTER SYSTEM, then back): "
+                       "add --allow-settings, or use --lab for a throwaway cluster")
+    sweep = dict(parse_set(s) for s in args.set)
+    if len(sweep) != len(args.set):
+        raise CliError("a setting is given in two --set options: give all its values in one")
+    init_scale = args.init_scale if args.init_scale is not None else (DEFAULT_LAB_SCALE if args.lab else None)
+    plan = Plan(sweep=sweep, repeat=args.repeat, order=args.order,
+                workload={"kind": "pgbench", "args": list(args.pgbench_args), "init_scale": init_scale},
+                target={"lab": bool(args.lab), "pg_version": args.pg_version}, warmup_s=args.warmup,
+                discard_first=args.discard_first, seed=args.seed, interval=args.interval)
+    plan.check()
+    plan.make_runs()
+    folder.mkdir(parents=True, exist_ok=True)
+    save(plan, folder)
+    say(f"{PROG}: experiment: {len(plan.runs)} runs ({args.order}) into {folder}")
+    return _execute(plan, folder, args)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    folder = Path(args.dir)
+    plan = load(folder)
+    if not plan.pending():
+        say(f"{PROG}: experiment: all {len(plan.runs)} runs are done; see `{PROG} experiment report {folder}`")
+        return 0
+    if not plan.target.get("lab") and not args.allow_settings:
+        raise CliError("resuming changes settings on this server (ALTER SYSTEM, then back): add --allow-settings")
+    say(f"{PROG}: experiment: resuming {folder}: {len(plan.pending())} of {len(plan.runs)} runs to go")
+    return _execute(plan, folder, args)
+
+
+def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
+    from pgio_tui.commands.common import conninfo_of
+    from pgio_tui.experiments import runner
+    from pgio_tui.experiments import settings as guc
+    previous = _term_as_interrupt()
+    cluster = None
+    try:
+        if plan.target.get("lab"):
+            cluster = _lab(plan)
+            conninfo, restart = cluster.conninfo(), cluster.restart
+        else:
+            conninfo, restart = conninfo_of(args), None
+            restarts = guc.needs_restart(guc.read_originals(conninfo, list(plan.sweep)))
+            if restarts:
+                raise CliError(f"{', '.join(restarts)} needs a server restart: this version restarts only a "
+                               "--lab cluster (not built for a user's server yet)")
+        _init(plan, conninfo)
+        runner.run_all(plan, folder, conninfo, lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet),
+                       restart=restart, say=lambda text: say(f"{PROG}: experiment: {text}"))
+    except (runner.Interrupted, KeyboardInterrupt):
+        done = sum(r.state == "done" for r in plan.runs)
+        say(f"{PROG}: experiment interrupted: {done} of {len(plan.runs)} runs kept; continue with "
+            f"`{PROG} experiment resume {folder}`")
+        return 130
+    finally:
+        if cluster is not None:
+            cluster.destroy()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    failed = [r for r in plan.runs if r.state == "failed"]
+    say(f"{PROG}: experiment: {len(plan.runs) - len(failed)} runs done"
+        + (f", {len(failed)} failed (see experiment.json)" if failed else "")
+        + f"; `{PROG} experiment report {folder}`")
+    return 1 if failed else 0
+
+
+def _lab(plan: Plan):
+    from pgio_tui.commands.demo import _demo_dir
+    from pgio_tui.workloads.cluster import Cluster, find_bindir
+    bindir = find_bindir(plan.target.get("pg_version"))
+    cluster = Cluster(bindir=bindir, settings=LAB_SETTINGS, name="pgio-experiment", temp_dir=_demo_dir())
+    say(f"{PROG}: experiment: lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
+    cluster.init()
+    cluster.start()
+    try:
+        with cluster.connect() as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    except Exception:  # noqa: BLE001 - a build without contrib: no per-statement figures
+        pass
+    return cluster
+
+
+def _init(plan: Plan, conninfo: str) -> None:
+    """pgbench -i -s N once, before the (discarded) first run; not part of any recording."""
+    scale = plan.workload.get("init_scale")
+    if not scale:
+        return
+    from pgio_tui.workloads.pgbench import find_pgbench, libpq_env
+    import os
+    say(f"{PROG}: experiment: pgbench -i -s {scale}")
+    r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale)], capture_output=True, text=True,
+                       env={**os.environ, **libpq_env(conninfo)})
+    if r.returncode != 0:
+        raise CliError(f"pgbench -i failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
+
+
+def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool) -> tuple[str, str]:
+    """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
+    from pgio_tui.headless import run_headless
+    from pgio_tui.session import Session, open_sampler
+    from pgio_tui.workloads.pgbench import PgbenchWorkload
+    args = list(plan.workload["args"])
+    if kind == "warmup":
+        args = _with_duration(args, plan.warmup_s)
+    sampler = open_sampler(conninfo, plan.interval)
+    try:
+        workload = PgbenchWorkload(conninfo, args)
+        session = Session(sampler, workload=workload)
+        if path is not None:
+            session.record(str(path))
+        run_headless(session, label=str(path) if path else kind, quiet=quiet)
+    finally:
+        sampler.close()
+    if workload.stop_requested:
+        return "interrupted", "stopped by the user"
+    if workload.error or workload.exit_code:
+        return "failed", str(workload.error or f"pgbench exited with {workload.exit_code}")
+    return "done", ""
+
+
+def _with_duration(args: list[str], seconds: float) -> list[str]:
+    """pgbench's args with its length (-T/-t and their long forms) replaced by -T seconds."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-T", "-t", "--time", "--transactions"):
+            skip = True
+            continue
+        if a.startswith(("--time=", "--transactions=")) or (a[:2] in ("-T", "-t") and len(a) > 2):
+            continue
+        out.append(a)
+    return [*out, "-T", str(max(1, round(seconds)))]
+
+
+def _term_as_interrupt() -> dict:
+    """Between runs SIGTERM and SIGHUP unwind like Ctrl-C, so the settings are put back (during a
+    run the headless driver's handlers stop the workload first)."""
+    def handler(signum, _frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
+# --- report -------------------------------------------------------------------------------------
+
+def _report(args: argparse.Namespace) -> int:
+    from pgio_tui.experiments import results
+    from pgio_tui.experiments.report import render
+    plan = load(args.dir)
+    baseline = results.parse_baseline(args.baseline, plan)
+    rows = results.table(plan, args.dir, baseline)
+    if not any(r.runs for r in rows):
+        raise CliError(f"{args.dir}: no finished run yet; `{PROG} experiment resume {args.dir}` runs them")
+    pending = len(plan.pending())
+    if pending:
+        say(f"{PROG}: experiment: {pending} of {len(plan.runs)} runs not done: figures are of the finished ones")
+    print(render(rows, baseline, args.format), end="")
+    return 0

@@ -1,0 +1,130 @@
+"""The plan of an experiment and its folder: settings × values × repeats in a run order, kept in
+DIR/experiment.json, rewritten (atomically) after every run so `experiment resume` knows what is done.
+
+Layout: DIR/experiment.json (plan, original settings, runs with their state and the settings read
+back during them) and DIR/runs/NNN-<label>.pgio, one ordinary recording per run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PLAN_FILE = "experiment.json"
+RUNS_DIR = "runs"
+ORDERS = ("interleaved", "random", "sequential")
+FORMAT = 1
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+class PlanError(ValueError):
+    """A plan that cannot run, or a folder that holds no readable one: one line that says why."""
+
+
+def parse_set(text: str) -> tuple[str, list[str]]:
+    """`NAME=V1,V2,…` -> (name, values). Values are given to ALTER SYSTEM as they are."""
+    name, sep, values = text.partition("=")
+    name = name.strip().lower()
+    if not sep or not _NAME.match(name):
+        raise PlanError(f"--set {text!r}: give NAME=V1,V2,... (a setting name, then its values)")
+    vals = [v.strip() for v in values.split(",")]
+    if not vals or any(v == "" for v in vals):
+        raise PlanError(f"--set {text!r}: empty value; give NAME=V1,V2,...")
+    if len(set(vals)) != len(vals):
+        raise PlanError(f"--set {text!r}: a value is given twice")
+    return name, vals
+
+
+@dataclass(slots=True)
+class Run:
+    index: int  # position in the run order, from 1
+    settings: dict[str, str]  # the values this run sets
+    repeat: int  # 1..N
+    state: str = "planned"  # planned | running | done | interrupted | failed
+    file: str | None = None  # relative to DIR
+    applied: dict[str, str] = field(default_factory=dict)  # read back from pg_settings before it ran
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.settings.items())
+
+
+@dataclass(slots=True)
+class Plan:
+    sweep: dict[str, list[str]]
+    repeat: int
+    order: str
+    workload: dict[str, Any]  # {"kind": "pgbench", "args": [...], "init_scale": N}
+    target: dict[str, Any]  # {"lab": bool, "pg_version": N | None}
+    warmup_s: float = 0.0
+    discard_first: bool = True
+    seed: int = 0
+    interval: float = 1.0  # seconds per tick of each recording
+    runs: list[Run] = field(default_factory=list)
+    originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> pg_settings facts before
+    restored: bool | None = None
+    format: int = FORMAT
+
+    def combinations(self) -> list[dict[str, str]]:
+        names = list(self.sweep)
+        return [dict(zip(names, vals)) for vals in itertools.product(*(self.sweep[n] for n in names))]
+
+    def make_runs(self) -> None:
+        """The run order. interleaved: every combination once per round (A B A B); sequential: all
+        repeats of one after another (A A B B); random: shuffled with the recorded seed."""
+        combos = self.combinations()
+        if self.order == "sequential":
+            pairs = [(c, r) for c in combos for r in range(1, self.repeat + 1)]
+        else:
+            pairs = [(c, r) for r in range(1, self.repeat + 1) for c in combos]
+            if self.order == "random":
+                random.Random(self.seed).shuffle(pairs)
+        self.runs = [Run(i, dict(c), r) for i, (c, r) in enumerate(pairs, 1)]
+
+    def pending(self) -> list[Run]:
+        return [r for r in self.runs if r.state != "done"]
+
+    def check(self) -> None:
+        if not self.sweep:
+            raise PlanError("give at least one --set NAME=V1,V2,...")
+        if self.repeat < 1:
+            raise PlanError("--repeat must be 1 or more")
+        if self.order not in ORDERS:
+            raise PlanError(f"--order: one of {', '.join(ORDERS)}")
+        if self.warmup_s < 0:
+            raise PlanError("--warmup must be 0 or more seconds")
+
+    def run_file(self, run: Run) -> str:
+        label = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in run.settings.items()))[:80]
+        return f"{RUNS_DIR}/{run.index:03d}-{label}-r{run.repeat}.pgio"
+
+
+def save(plan: Plan, folder: str | Path) -> None:
+    """experiment.json, replaced atomically (a crash leaves the old one or the new one)."""
+    path = Path(folder) / PLAN_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(asdict(plan), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def load(folder: str | Path) -> Plan:
+    path = Path(folder) / PLAN_FILE
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") != FORMAT:
+            raise PlanError(f"{path}: format {data.get('format')!r}, this version reads {FORMAT}")
+        runs = [Run(**r) for r in data.pop("runs")]
+        plan = Plan(**data)
+        plan.runs = runs
+    except FileNotFoundError:
+        raise PlanError(f"{folder}: no {PLAN_FILE}; is it an experiment folder?") from None
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise PlanError(f"{path}: not a readable experiment plan ({type(exc).__name__})") from None
+    return plan

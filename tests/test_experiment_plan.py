@@ -1,0 +1,97 @@
+"""The experiment's plan and statistics without a server: --set parsing, run orders, the plan file,
+the t-interval (against textbook t-table values) and the noise-floor verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pgio_tui import cli
+from pgio_tui.analysis import repeats
+from pgio_tui.commands.experiment import _with_duration
+from pgio_tui.experiments.plan import Plan, PlanError, load, parse_set, save
+
+
+def plan(order="interleaved", repeat=2, sweep=None) -> Plan:
+    p = Plan(sweep=sweep or {"a": ["1", "2"]}, repeat=repeat, order=order,
+             workload={"kind": "pgbench", "args": ["-T", "3"], "init_scale": 1}, target={"lab": True}, seed=7)
+    p.check()
+    p.make_runs()
+    return p
+
+
+def test_parse_set():
+    assert parse_set("Backend_Flush_After=0, 512kB,2MB") == ("backend_flush_after", ["0", "512kB", "2MB"])
+    assert parse_set("pg_stat_statements.max=100,200")[0] == "pg_stat_statements.max"
+    for bad in ("x", "=1,2", "a=1,,2", "a=1,1", "a b=1", "a="):
+        with pytest.raises(PlanError):
+            parse_set(bad)
+
+
+def test_run_orders():
+    labels = lambda p: [(r.settings["a"], r.repeat) for r in p.runs]  # noqa: E731
+    assert labels(plan("interleaved")) == [("1", 1), ("2", 1), ("1", 2), ("2", 2)]
+    assert labels(plan("sequential")) == [("1", 1), ("1", 2), ("2", 1), ("2", 2)]
+    rnd = plan("random", repeat=5)
+    assert sorted(labels(rnd)) == sorted(labels(plan("sequential", repeat=5)))
+    assert labels(rnd) == labels(plan("random", repeat=5))  # seeded: the same order again
+    assert [r.index for r in rnd.runs] == list(range(1, 11))
+    grid = plan(sweep={"a": ["1", "2"], "b": ["x", "y", "z"]}, repeat=1)
+    assert len(grid.runs) == 6 and {tuple(r.settings.values()) for r in grid.runs} == {
+        (a, b) for a in "12" for b in "xyz"}
+
+
+def test_plan_file_round_trip_and_bad_files(tmp_path, capsys):
+    p = plan()
+    p.runs[0].state, p.runs[0].applied = "done", {"a": "1"}
+    save(p, tmp_path)
+    q = load(tmp_path)
+    assert q.runs[0].state == "done" and q.runs[0].applied == {"a": "1"} and q.sweep == p.sweep
+    assert q.pending() == q.runs[1:]
+    (tmp_path / "experiment.json").write_text("{not json")
+    with pytest.raises(PlanError, match="not a readable experiment plan"):
+        load(tmp_path)
+    (tmp_path / "experiment.json").write_text(json.dumps({"format": 1, "runs": [{"bogus": 1}]}))
+    assert cli.main(["experiment", "report", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pgio-tui: error:") and "Traceback" not in err
+    assert cli.main(["experiment", "resume", str(tmp_path / "nowhere")]) == 1
+    assert "no experiment.json" in capsys.readouterr().err
+
+
+def test_run_refuses_a_user_server_without_allow_settings(tmp_path, capsys):
+    rc = cli.main(["experiment", "run", "--set", "work_mem=4MB,8MB", "-o", str(tmp_path / "e"), "pgbench", "--",
+                   "-T", "3"])
+    assert rc == 1 and "--allow-settings" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()
+
+
+def test_warmup_duration_replaces_the_run_length():
+    assert _with_duration(["-c", "4", "-T", "60", "-j", "2"], 5) == ["-c", "4", "-j", "2", "-T", "5"]
+    assert _with_duration(["-t100", "--time=9", "-c", "1"], 2.4) == ["-c", "1", "-T", "2"]
+
+
+def test_t_quantiles_are_the_table_values():
+    # Student's t, 97.5 %: the published table (e.g. any statistics textbook's appendix).
+    for df, t in ((1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (29, 2.045), (60, 2.000), (120, 1.980)):
+        assert repeats.t975(df) == pytest.approx(t, abs=0.002)
+
+
+def test_interval_of_repeats():
+    iv = repeats.interval([1.0, 2.0, 3.0])
+    assert (iv.n, iv.mean, iv.sd) == (3, 2.0, 1.0)
+    assert iv.half == pytest.approx(4.3027 / math.sqrt(3), rel=1e-4)  # t(2) · s / √n
+    assert repeats.interval([5.0]).half is None and repeats.interval([None]).mean is None
+
+
+def test_change_must_beat_the_baseline_spread():
+    assert repeats.noise_floor_pct([100, 110]) == pytest.approx(10.0)
+    c = repeats.change([100, 102, 101], [120, 121, 119])
+    assert c.verdict == "changed" and c.pct == pytest.approx(100 * (120 / 101 - 1))
+    # +5 % is significant by Welch (tight repeats) but smaller than A vs A's 8 %: not "changed".
+    c = repeats.change([100, 108, 104, 100, 108, 104], [109.2] * 6)
+    assert c.floor_pct == pytest.approx(8.0) and c.verdict == "within noise"
+    assert repeats.change([100], [200]).verdict.startswith("not judged")
+    assert repeats.change([0, 0], [0, 0]).verdict == "no change (both 0)"
