@@ -29,3 +29,34 @@ def bar(frac: float | None, width: int) -> tuple[str, str]:
     full, part = divmod(eighths, 8)
     done = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part and full < width else "")
     return done, "░" * (width - len(done))
+
+
+def fit(runs, width: int) -> tuple:
+    """Style runs cut to `width` cells without cutting a word or a number: a line that is too long
+    ends at its last separator (a whitespace run, or the start of a run that begins with a space)
+    that fits, so a label never loses its value; a line without one is shortened at its last space. Text that does not fit is dropped, never cut."""
+    if sum(len(t) for t, _ in runs) <= width:
+        return tuple(r for r in runs if r[0])
+    out, used, brk = [], 0, 0
+    for text, style in runs:
+        if used + len(text) <= width:
+            out.append((text, style))
+            used += len(text)
+            if not text.strip():
+                brk = len(out)
+            continue
+        if not text.strip():
+            break
+        if text[0] == " ":  # a run that begins with a space starts a new item: drop it whole
+            brk = len(out)
+        if not brk:  # no separator yet: shorten this run at a word boundary
+            head = text[: width - used + 1]
+            cut = head.rfind(" ")
+            if cut > 0:
+                out.append((head[:cut].rstrip(), style))
+            break
+        out = out[:brk]
+        break
+    while out and not out[-1][0].strip():
+        out.pop()
+    return tuple(r for r in out if r[0])

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui import format as fmt
-from pgio_tui.tui.drawing import nice_ceiling
+from pgio_tui.tui.drawing import fit, nice_ceiling
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.raster import Canvas, Raster
 
@@ -368,18 +368,7 @@ def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
         if v is not None:
             off = "↑" if v > scale[0] else ""
             runs += [("─", h.style), (f"{h.label} ", "muted"), (h.fmt(v) + off, None), (" ", None)]
-    return _fit(runs, width)
-
-
-def _fit(runs: list[Run], width: int) -> Line:
-    out, used = [], 0
-    for text, style in runs:
-        if used + len(text) > width:
-            out.append((text[: width - used], style))
-            break
-        out.append((text, style))
-        used += len(text)
-    return tuple(r for r in out if r[0])
+    return fit(runs, width)
 
 
 CLOCK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding
 
@@ -25,6 +25,7 @@ from pgio_tui.analysis.formats import change
 from pgio_tui.metrics import lookup
 from pgio_tui.safe_text import plain_text
 from pgio_tui.tui.diff_series import DiffSeries, Run
+from pgio_tui.tui.drawing import fit
 from pgio_tui.tui.plot import GUTTER, ChartSpec, Line, Run as Cell, Series
 from pgio_tui.tui.widgets.chart import Chart, hline_of
 from pgio_tui.tui.widgets.pane import Pane, Section, View
@@ -129,6 +130,24 @@ CHART_PANES: tuple[tuple[str, str, tuple[Choice, ...]], ...] = (
 )
 
 
+def one_per_device(choices: Sequence[Choice], runs: Sequence[Run]) -> list[Choice]:
+    """A device holding two roles in both runs (pg_wal on PGDATA's disk) is offered once, named by
+    both ("PGDATA+WAL util %"), as the summary's device_labels names it: not twice as two devices."""
+    out: list[Choice] = []
+    first: dict[tuple, int] = {}
+    for c in choices:
+        key = tuple(c.metric(r) for r in runs) if "{" in c.template else None
+        if key is not None and key in first:
+            i = first[key]
+            roles, what = out[i].label.split(" ", 1)
+            out[i] = replace(out[i], label=f"{roles}+{c.label.split(' ', 1)[0]} {what}")
+            continue
+        if key is not None:
+            first[key] = len(out)
+        out.append(c)
+    return out
+
+
 def chart_templates() -> list[str]:
     """Every metric template the Charts tab may draw (what the loader reads)."""
     out = [c.template for _, _, choices in CHART_PANES for c in choices if c.template]
@@ -162,7 +181,8 @@ class OverlayPane(Pane):
     def set_choices(self, choices: Sequence[Choice], title: str | None = None) -> None:
         """Chart these (the ones either run has); keeps the selection when it is still offered."""
         current = self.choice
-        self.choices = [c for c in choices if any(c.metric(r) for r in self.data.runs)] or list(choices[:1])
+        offered = [c for c in choices if any(c.metric(r) for r in self.data.runs)]
+        self.choices = one_per_device(offered, self.data.runs) or list(choices[:1])
         self.selected = self.choices.index(current) if current in self.choices else 0
         if title is not None:
             self.title = title
@@ -243,7 +263,7 @@ class OverlayPane(Pane):
             if verdict:
                 runs += [(" ", None), (verdict, "warn" if verdict == "changed" else "muted")]
         runs.append((f"  {what}", "muted"))
-        return _fit(runs, width)
+        return fit(runs, width)
 
     def span_line(self, plot_w: int, cell_s: float) -> Line:
         return span_line(self.data.a, self.data.b, plot_w, cell_s)
@@ -252,17 +272,6 @@ class OverlayPane(Pane):
 def _mean(history, metric: str) -> float | None:
     vals = [v for v in history.series.get(metric, ()) if isinstance(v, (int, float)) and math.isfinite(v)]
     return sum(vals) / len(vals) if vals else None
-
-
-def _fit(runs: list[Cell], width: int) -> Line:
-    out, used = [], 0
-    for text, style in runs:
-        if used + len(text) > width:
-            out.append((text[: max(0, width - used)], style))
-            break
-        out.append((text, style))
-        used += len(text)
-    return tuple(r for r in out if r[0])
 
 
 def _cells_of(spans: Sequence[tuple[float, float, str]], plot_w: int, cell_s: float) -> list[bool]:
@@ -334,7 +343,7 @@ class CheckpointsPane(OverlayPane):
                 runs.append((checkpoint_count_text(run.summary), None))
                 runs.append(("  " + " ".join(f"{fmt.duration(s)}–{fmt.duration(e)}" for s, e, _ in spans[:6])
                              + (" …" if len(spans) > 6 else ""), "muted"))
-            lines.append(_fit(runs, width))
+            lines.append(fit(runs, width))
         return lines
 
 

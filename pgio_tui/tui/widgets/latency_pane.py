@@ -81,7 +81,7 @@ class LatencyPane(ChartPane):
                 now = g(m)
                 tot = sum(v for v in h.window(m, t0, t1).v if v is not None)
                 second += [(f"{n}:", "muted"), (fmt.si(now), "crit" if now else None),
-                           (f"/{fmt.si(tot)} ", "muted")]
+                           (f"/{fmt.si(tot)}", "muted"), (" ", None)]
             second.append(("(tick/window)", "muted"))
         else:
             low, high = M.LATENCY_THRESHOLDS_MS[0], M.LATENCY_THRESHOLDS_MS[-1]

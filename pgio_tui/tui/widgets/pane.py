@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pgio_tui.metrics import CATALOG, DISK_METRICS
 from pgio_tui.safe_text import plain_text
+from pgio_tui.tui.drawing import fit as fit_runs
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.session import SessionInfo
@@ -139,13 +140,17 @@ class ChartPane(Pane):
             return self.chart.lines(view.history, view.t0, view.t1, width, rows, empty_text=self.empty_text(view))
 
         if spec.layout == "text-above":
-            text, rest = fit(self.text(view, width, height), height)
+            text, rest = fit(self.fitted_text(view, width, height), height)
             return [(spec.text_name, text), ("chart", chart(rest))]
         if spec.layout == "chart-above":
             lines = chart(min(spec.chart_rows, height // 2) if height >= 5 else 0)
-            return [("chart", lines), (spec.text_name, self.text(view, width, height - len(lines)))]
-        text = self.text(view, width, height)[: max(0, height - 3)]
+            return [("chart", lines), (spec.text_name, self.fitted_text(view, width, height - len(lines)))]
+        text = self.fitted_text(view, width, height)[: max(0, height - 3)]
         return [("chart", chart(height - len(text))), (spec.text_name, text)]
+
+    def fitted_text(self, view: View, width: int, height: int) -> list[Line]:
+        """The text, each line cut to the width at a separator or a word (drawing.fit)."""
+        return [fit_runs(line, width) for line in self.text(view, width, height)]
 
     # --- hooks ----------------------------------------------------------------------------------
 

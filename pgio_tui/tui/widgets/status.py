@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
+from pgio_tui.tui.drawing import fit
 from pgio_tui.tui.plot import Line, Run
 from pgio_tui.tui.widgets.lines import LinesView
 from pgio_tui.tui.widgets.devices_pane import ordered as ordered_devices
@@ -165,7 +166,7 @@ class WorkloadStrip(LinesView):
             kind, state, tail = "workload", [("?", "warn")], [f"(cannot read the workload: {exc})"]
         lines: list[Line] = [((f" {kind} ", "primary"), *state)]
         for text in (tail + ["", ""])[:2]:
-            lines.append(((" " + str(text).rstrip(), None),))
+            lines.append(fit(((" " + str(text).rstrip(), None),), self.size.width or 80))
         self.set_lines(lines)
 
     @staticmethod
