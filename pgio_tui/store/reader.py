@@ -29,7 +29,7 @@ from pgio_tui.store.validate import schema_version as validate_version
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
-_WINDOW = "statements.window_s"
+_WINDOW = M.STATEMENTS_WINDOW_S
 _NEVER = math.inf
 
 
