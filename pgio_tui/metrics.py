@@ -99,6 +99,8 @@ OBSERVER_LATE_MS = "observer.late_ms"
 STATEMENTS_CALLS_S = "statements.calls_s"
 STATEMENTS_MEAN_MS = "statements.mean_ms"
 STATEMENTS_STDDEV_MS = "statements.stddev_ms"
+STATEMENTS_WINDOW_S = "statements.window_s"
+OBSERVER_STATEMENTS_MS = "observer.statements_ms"
 CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
 CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
 LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
@@ -278,11 +280,11 @@ CATALOG: tuple[Metric, ...] = (
     _m(OBSERVER_SERVER_MS, "ms", "gauge", "observer", "Server time spent executing the tick's query.",
        "clock_timestamp() - statement_timestamp() at the end of the query"),
     _m(OBSERVER_LATE_MS, "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock"),
-    _m("observer.statements_ms", "ms", "gauge", "observer",
+    _m(OBSERVER_STATEMENTS_MS, "ms", "gauge", "observer",
        "Server time the tick's pg_stat_statements part took (0 on ticks that do not read it).",
        "clock_timestamp() before and after that part of the tick's query"),
     # --- statements ------------------------------------------------------------------------
-    _m("statements.window_s", "s", "gauge", "statements",
+    _m(STATEMENTS_WINDOW_S, "s", "gauge", "statements",
        "Seconds the tick's top-statement figures cover (since the previous read of every entry); set only on "
        "ticks that read them: every 5 s at least, less often when pg_stat_statements is large.",
        "server clock at the two reads of pg_stat_statements(false)"),

@@ -413,7 +413,7 @@ class Sampler:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
             frame.statements = self.statements.update(raw.get("pgss_rows"), window)
             if window is not None:
-                v["statements.window_s"] = window
+                v[M.STATEMENTS_WINDOW_S] = window
             self._prev_rows_t = server_t
             for s in frame.statements:  # a text known from before reaches this frame's consumers once
                 q = s["queryid"]
@@ -421,7 +421,7 @@ class Sampler:
                     frame.statement_texts.setdefault(q, self.statements.texts[q])
         self._texts_sent.update(frame.statement_texts)
         if t0 and t1:
-            v["observer.statements_ms"] = (t1 - t0) * 1000
+            v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:

@@ -146,8 +146,8 @@ _counter(M.OBSERVER_CPU_MS, "observer_cpu_seconds", "Client CPU time (user+syste
          how="count")
 _gauge(M.OBSERVER_SERVER_MS, "observer_server_seconds", MS)
 _gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
-_gauge("observer.statements_ms", "observer_statements_seconds", MS)
-_gauge("statements.window_s", "statements_window_seconds")
+_gauge(M.OBSERVER_STATEMENTS_MS, "observer_statements_seconds", MS)
+_gauge(M.STATEMENTS_WINDOW_S, "statements_window_seconds")
 UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
 
 # --- devices (iostat -x) ------------------------------------------------------------------------

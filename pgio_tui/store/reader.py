@@ -31,7 +31,7 @@ from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_pr
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
-_WINDOW = "statements.window_s"
+_WINDOW = M.STATEMENTS_WINDOW_S
 
 
 class Recording:

@@ -34,6 +34,7 @@ import pgio_tui
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui import metrics as M
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quote
@@ -218,7 +219,7 @@ class Recorder:
         for queryid, text in frame.statement_texts.items():
             self._register_statement(queryid, frame.tick)
             self._statement_texts.append((scrub_secrets(text), self._statement_ids[queryid]))
-        window = frame.values.get("statements.window_s")
+        window = frame.values.get(M.STATEMENTS_WINDOW_S)
         if not frame.statements or not window:
             return
         for row in frame.statements:

@@ -94,7 +94,7 @@ class FrameHistory:
         self._track_checkpoint(frame)
         self.statement_texts.update(frame.statement_texts)
         if frame.statements:
-            self.statements.append((frame.t, frame.values.get("statements.window_s"), frame.statements))
+            self.statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S), frame.statements))
         if frame.checkpoints:
             self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-20:]
         self.last = frame

@@ -50,8 +50,8 @@ class StatementsScreen(Screen):
     StatementsScreen #stmt-text { height: auto; max-height: 4; padding: 0 1; border-top: solid $primary; }
     """
     BINDINGS = [
-        Binding("o", "sort", "Sort", id="statements.sort"),
-        Binding("escape,S", "app.pop_screen", "Back", key_display="esc", id="statements.back"),
+        Binding("o", "sort", "Sort", id="statements-sort"),
+        Binding("escape,S", "app.pop_screen", "Back", key_display="esc", id="statements-back"),
     ]
 
     def __init__(self, history, session, at=None):
