@@ -233,14 +233,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         if c.entries and c.top is not None:
             gmax[s.group] = max(gmax.get(s.group, 0.0), c.top)
     has_data = bool(gmax)
-    data0 = gmax.get(0, 0.0)
-    for v in hl_values:
-        if v is not None and (data0 <= 0 or v <= 4 * data0):
-            gmax[0] = max(gmax.get(0, 0.0), v)
-    scale = {g: spec.fixed_max.get(g) or nice_ceiling(m * 1.05) for g, m in gmax.items()}
-    for g, m in spec.fixed_max.items():
-        scale.setdefault(g, m)
-    scale.setdefault(0, 1.0)
+    scale = _scales(gmax, hl_values, spec)
 
     ydots = plot_h * 4 - 1
     right = math.floor(t1 / dot_s)
@@ -308,14 +301,7 @@ def reference_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float
             gmax[s.group] = max(gmax.get(s.group, 0.0), top)
     if not gmax:
         return lines
-    data0 = gmax.get(0, 0.0)
-    for v in hl_values:
-        if v is not None and (data0 <= 0 or v <= 4 * data0):
-            gmax[0] = max(gmax.get(0, 0.0), v)
-    scale = {g: spec.fixed_max.get(g) or nice_ceiling(m * 1.05) for g, m in gmax.items()}
-    for g, m in spec.fixed_max.items():
-        scale.setdefault(g, m)
-    scale.setdefault(0, 1.0)
+    scale = _scales(gmax, hl_values, spec)
     canvas = Canvas(plot_w, plot_h)
     styles: list[str | None] = [None]
     ydots = canvas.yd - 1
@@ -416,3 +402,16 @@ def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float
             runs.append(("".join(cells[start:c]), cstyle[start]))
             start = c
     return tuple(runs)
+
+
+def _scales(gmax: dict[int, float], hl_values: list, spec) -> dict[int, float]:
+    """Y scale per group: data maximum, thresholds within 4x of it, rounded up to a nice number."""
+    data0 = gmax.get(0, 0.0)
+    for v in hl_values:
+        if v is not None and (data0 <= 0 or v <= 4 * data0):
+            gmax[0] = max(gmax.get(0, 0.0), v)
+    scale = {g: spec.fixed_max.get(g) or nice_ceiling(m * 1.05) for g, m in gmax.items()}
+    for g, m in spec.fixed_max.items():
+        scale.setdefault(g, m)
+    scale.setdefault(0, 1.0)
+    return scale
