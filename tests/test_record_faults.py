@@ -177,10 +177,14 @@ def test_password_is_never_stored(pg_cluster, tmp_path):
 
 
 def test_disk_full_keeps_what_was_recorded(pg_cluster, tmp_path):
-    """RLIMIT_FSIZE stands in for a full disk: the write fails, the file keeps its ticks."""
+    """RLIMIT_FSIZE stands in for a full disk: the write fails, the file keeps its ticks.
+
+    The limit sits under the steady size of the recording's -wal file (~290 KB at 5 ticks/s before
+    SQLite's auto-checkpoint), so the write fails within seconds, not after minutes of ticks.
+    """
     out = tmp_path / "full.pgio"
     code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000)); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (250_000, 250_000)); "
             "from pgio_tui.cli import main; sys.exit(main(sys.argv[1:]))")
     cmd = [sys.executable, "-c", code, *record_cmd(conn_args(pg_cluster), out, "--duration", "120", "--quiet")[3:]]
     line = run_one_line_error(cmd)
