@@ -231,10 +231,12 @@ def _align_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
-                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
-    p.add_argument("a", metavar="FILE")
-    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
+    p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
+                       description="One recording's report, or the comparison of two or more (or of an experiment "
+                                   "folder's runs) against a baseline, as one HTML file.")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="one recording, several to compare with the first (or --baseline), or an experiment folder")
+    _baseline_option(p)
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)

@@ -1,4 +1,6 @@
-"""`pgio-tui report FILE [FILE_B] -o report.html`: one self-contained HTML file (analysis/report.py)."""
+"""`pgio-tui report FILE… | DIR -o report.html`: one self-contained HTML file — one recording's
+report (analysis/report.py), two compared, or N (or an experiment folder's runs) against a
+baseline (analysis/report_many.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,27 @@ from pgio_tui.errors import PROG, CliError
 
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.analysis.align import AlignError
-    from pgio_tui.analysis.report import build
+    from pgio_tui.experiments.inputs import InputError, gather
     from pgio_tui.store.reader import RecordingError
 
-    files = [f for f in (args.a, args.b) if f]
-    for path in files:
-        if not os.path.exists(path):
-            raise CliError(f"{path}: no such file")
+    paths = getattr(args, "inputs", None) or [f for f in (args.a, args.b) if f]
+    try:
+        got = gather(list(paths), getattr(args, "baseline", None))
+    except InputError as exc:
+        raise CliError(str(exc)) from None
+    if not got.files:
+        raise CliError(f"{', '.join(map(str, got.folders))}: no finished run to report yet")
     check_overwrite(args.output, args.force)
     try:
-        html = build(files, args.align)
+        if len(got.files) > 2 or got.folders:
+            from pgio_tui.analysis.report_many import build_many
+            html = build_many(got.files, args.align, got.baseline, got.labels) if len(got.files) > 1 else None
+        else:
+            html = None
+        if html is None:
+            from pgio_tui.analysis.report import build
+            files = got.files if got.baseline == 0 else [got.files[1], got.files[0]]
+            html = build(files, args.align)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
     with open(args.output, "w", encoding="utf-8") as f:

@@ -37,7 +37,7 @@ def run_duration(folder: Path, run: Run) -> str:
         return "missing"
     try:
         with Recording(path) as rec:
-            return clock(rec.duration, hours=True) if rec.tick_count else "no ticks"
+            return clock(rec.duration) if rec.tick_count else "no ticks"
     except (RecordingError, OSError):
         return "unreadable"
 
