@@ -48,6 +48,7 @@ class Results:
     figures: list[Figure]  # the rows of the report, in order (statements depend on the runs)
     rows: list[Row]
     runs: list[RunResult]  # finished runs, in run order
+    folder: Path  # the experiment folder the runs' files are in
     notes: list[str] = field(default_factory=list)
 
     def shown(self) -> list[Figure]:
@@ -114,7 +115,7 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
             row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs])
                            for f in figures}
     notes = list(dict.fromkeys(n for r in done for n in r.figures.notes))
-    return Results(plan, baseline, figures, rows, done, notes)
+    return Results(plan, baseline, figures, rows, done, folder, notes)
 
 
 def table(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> list[Row]:
