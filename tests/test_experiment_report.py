@@ -165,7 +165,7 @@ def test_text_formats_have_their_shapes(grid, capsys):
     combos = 6
     body = [ln for ln in table.split("\n\n")[0].splitlines()[1:]]
     assert len(body) % combos == 0 and sum("baseline" in ln for ln in body) == len(body) // combos
-    assert not HAS_FLAGS or "flags:" in table and "run 2 (shared_buffers=128MB os.page_cache=100MB, repeat 1): autovacuum" in table
+    assert not HAS_FLAGS or "flags:" in table and "run 2 (shared_buffers=64MB os.page_cache=200MB, repeat 1): autovacuum" in table
     assert re.search(r"^WAL device w_await +ms +shared_buffers=64MB os.page_cache=100MB +2 ", table, re.M)
 
     md = report(grid, capsys, "--format", "markdown")
