@@ -5,6 +5,7 @@ folder. Every column of an N-way diff must be the two-way diff of the baseline a
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -16,7 +17,9 @@ from test_diff_fixtures import write_run
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.compare_many import compare_many
 from pgio_tui.cli import main
-from pgio_tui.experiments.plan import Plan, save
+from pgio_tui.experiments.plan import Plan, Run, save
+
+HAS_FLAGS = "flags" in {f.name for f in dataclasses.fields(Run)}
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +44,9 @@ def folder(three, tmp_path_factory):
         if src is not None:
             shutil.copy(src, d / run.file)
     plan.runs[3].note = "stopped by the user"
+    if HAS_FLAGS:  # plan format 2 (the runner's hygiene flags)
+        plan.runs[2].flags = [{"kind": "autovacuum", "text": "autovacuum of pgbench_accounts ran during the run"},
+                              {"kind": "dirty_at_start", "text": "Dirty was 1.2 GiB at the start\x1b[31m"}]
     plan.restored = True
     save(plan, d)
     return d
@@ -140,9 +146,13 @@ def test_report_of_n_and_of_a_folder(three, folder, tmp_path, capsys):
     assert "<td class=\"n\"><b>100.0 (-16.7 %*)</b></td>" in html  # A's tps against B: changed
     assert "<td>backend_flush_after</td><td>postgres</td><td>2MB</td><td>0</td><td>0</td>" in html
     assert "<script>" in html and "http" not in html.replace("http://www.w3.org", "")
-    out = tmp_path / "dir.html"
-    assert main(["report", str(folder), "-o", str(out)]) == 0
-    assert "backend_flush_after=2MB r1" in out.read_text()
+    out = tmp_path / "dir.html"  # a folder and --baseline FILE: its runs against that one
+    assert main(["report", str(folder), "-o", str(out), "--baseline", "001-backend_flush_after=0-r1.pgio"]) == 0
+    assert "comparison of 3 runs against backend_flush_after=0 r1" in out.read_text()
+    out = tmp_path / "exp.html"  # a folder alone: the experiment's own report, per setting value
+    assert main(["report", str(folder), "-o", str(out), "--baseline", "backend_flush_after=2MB"]) == 0
+    html = out.read_text()
+    assert "backend_flush_after=2MB" in html and "comparison of" not in html and "<svg" in html
 
 
 def test_info_lists_an_experiment(folder, capsys):
@@ -163,5 +173,10 @@ def test_info_lists_an_experiment(folder, capsys):
     assert runs[0][6] == "runs/001-backend_flush_after=0-r1.pgio"
     assert runs[3][5] == "missing"  # its recording was never written
     assert "run 4: stopped by the user" in text
+    if not HAS_FLAGS:
+        return
+    assert runs[2][4] == "autovacuum," and runs[2][5] == "dirty_at_start"  # the kinds in the table
+    assert "run 3: autovacuum of pgbench_accounts ran during the run" in text  # the texts below it
+    assert "\x1b" not in text and "Dirty was 1.2 GiB at the start" in text
     assert main(["info", str(Path(folder) / "runs")]) == 1
     assert "is it an experiment folder" in capsys.readouterr().err

@@ -22,16 +22,24 @@ def run_state(run: Run) -> str:
 
 
 def run_flags(run: Run) -> list[str]:
-    """The run's flags (autovacuum in its window, Dirty above the threshold at start, …) when the
-    plan records them; older plans have none."""
+    """The kinds of the run's flags (autovacuum in its window, Dirty above the threshold at start,
+    …) for the table; their texts follow it (flag_texts). Older plans have none."""
     flags = getattr(run, "flags", None) or []
-    return [printable(f) for f in flags]
+    return list(dict.fromkeys(printable(f.get("kind") or "flag" if isinstance(f, dict) else f) for f in flags))
+
+
+def flag_texts(run: Run) -> list[str]:
+    return [printable(f.get("text")) for f in getattr(run, "flags", None) or [] if isinstance(f, dict) and f.get("text")]
 
 
 def run_duration(folder: Path, run: Run) -> str:
-    """The recording's duration (first to last tick); "unreadable" for a damaged file."""
+    """The recorded run's wall time as the runner measured it, else the recording's (first to
+    last tick); "unreadable" for a damaged file."""
     if not run.file or run.state == "planned":
         return DASH
+    ran = getattr(run, "ran_s", None)
+    if isinstance(ran, (int, float)) and ran >= 0:
+        return clock(ran)
     path = folder / run.file
     if not path.exists():
         return "missing"
@@ -91,7 +99,8 @@ def describe(plan: Plan, folder: str | Path) -> str:
     widths = [max(len(c) for c in col) for col in zip(COLUMNS, *rows)]
     fmt = "  ".join(f"{{:{'>' if i in (0, 2, 5) else '<'}{w}}}" for i, w in enumerate(widths))
     lines += ["", *(fmt.format(*row).rstrip() for row in [COLUMNS, *rows])]
-    notes = [f"run {r.index}: {printable(r.note)}" for r in plan.runs if r.note]
+    notes = [f"run {r.index}: {text}" for r in plan.runs
+             for text in ([printable(r.note)] if r.note else []) + flag_texts(r)]
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)
