@@ -72,6 +72,9 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
     from pgio_tui.commands.common import conninfo_of
     from pgio_tui.experiments import runner
     from pgio_tui.experiments import settings as guc
+    from pgio_tui.commands.experiment_progress import Reporter
+    from pgio_tui.experiments.progress import Progress
+    shown = Reporter(Progress(plan, folder), quiet=args.quiet)
     previous = _term_as_interrupt()
     cluster = None
     try:
@@ -85,9 +88,11 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
                 raise CliError(f"{', '.join(restarts)} needs a server restart: this version restarts only a "
                                "--lab cluster (not built for a user's server yet)")
         _init(plan, conninfo)
-        runner.run_all(plan, folder, conninfo, lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet),
-                       restart=restart, say=lambda text: say(f"{PROG}: experiment: {text}"))
+        runner.run_all(plan, folder, conninfo,
+                       shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
+                       restart=restart, say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
+        shown.results_table()
         done = sum(r.state == "done" for r in plan.runs)
         say(f"{PROG}: experiment interrupted: {done} of {len(plan.runs)} runs kept; continue with "
             f"`{PROG} experiment resume {folder}`")
@@ -97,6 +102,7 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
             cluster.destroy()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    shown.results_table()
     failed = [r for r in plan.runs if r.state == "failed"]
     say(f"{PROG}: experiment: {len(plan.runs) - len(failed)} runs done"
         + (f", {len(failed)} failed (see experiment.json)" if failed else "")
@@ -135,7 +141,8 @@ def _init(plan: Plan, conninfo: str) -> None:
         raise CliError(f"pgbench -i failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
 
 
-def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool) -> tuple[str, str]:
+def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
+             status=None) -> tuple[str, str]:
     """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
     from pgio_tui.headless import run_headless
     from pgio_tui.session import Session, open_sampler
@@ -149,7 +156,8 @@ def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: boo
         session = Session(sampler, workload=workload)
         if path is not None:
             session.record(str(path))
-        run_headless(session, label=str(path) if path else kind, quiet=quiet)
+        run_headless(session, label=str(path) if path else kind, quiet=quiet, status=status,
+                     show_output=False)  # kept in the recording; the runs' lines say how each went
     finally:
         sampler.close()
     if workload.stop_requested:
