@@ -180,3 +180,16 @@ def test_info_lists_an_experiment(folder, capsys):
     assert "\x1b" not in text and "Dirty was 1.2 GiB at the start" in text
     assert main(["info", str(Path(folder) / "runs")]) == 1
     assert "is it an experiment folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given,value,unit,same", [
+    ("512kB", "64", "8kB", True), ("2MB", "256", "8kB", True), ("1GB", "131072", "8kB", True),
+    ("5min", "300", "s", True), ("300s", "300", "s", True), ("100ms", "100", "ms", True),
+    ("200", "200", "ms", True),  # a bare number is in the setting's own unit, as ALTER SYSTEM reads it
+    ("0", "0", "8kB", True), ("0.3", "0.3", "", True), ("on", "on", "", True),
+    ("512kB", "65", "8kB", False), ("5min", "301", "s", False), ("off", "on", "", False), ("200", "100", "ms", False),
+    ("1MB", "1", "s", False),  # a size is never a time
+])
+def test_a_setting_written_as_alter_system_takes_it(given, value, unit, same):
+    from pgio_tui.analysis.settings_diff import same_setting
+    assert same_setting(given, value, unit) is same

@@ -25,7 +25,7 @@ def nominal_s(plan: Plan) -> float | None:
     """The workload's own length in seconds when its arguments say it (pgbench -T, pgio run time)."""
     w = plan.workload
     if w.get("kind") == "pgio":
-        v = w.get("run_time") or (w.get("options") or {}).get("run_time")
+        v = (w.get("config") or {}).get("run_time")
         return float(v) if isinstance(v, (int, float)) else None
     args = [str(a) for a in w.get("args") or []]
     for i, a in enumerate(args):
