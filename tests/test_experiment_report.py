@@ -197,6 +197,10 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "</html>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
     assert "<script src" not in page and "@import" not in page
+    titles = re.findall(r"<details open><summary><b>([^<]+)</b>", page)  # one folding table per group
+    assert titles[:2] == ["Throughput and latency (transactions)",
+                          "Statements (pg_stat_statements: execution time, not transaction latency)"]
+    assert {"Buffers written by source", "Devices", "WAL"} <= set(titles)
     # a heat map per figure of the 2 × 3 grid, with 6 cells each
     heats = re.findall(r'<svg class="heat".*?</svg>', page, re.S)
     assert heats and all(h.count("<rect") == 6 for h in heats)
