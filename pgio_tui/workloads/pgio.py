@@ -280,11 +280,15 @@ class PgioWorkload(PgioTables, Workload):
     def report_lines(self) -> list[str]:
         return list(self._report)
 
+    def latency_stats(self) -> dict[str, Any]:
+        """The run's statement latencies so far (count, mean, percentiles, max), as a summary keeps them."""
+        with self._lock:
+            return self._hist.stats().as_dict()
+
     def partial_summary(self) -> dict[str, Any] | None:
         if not self._run_started:
             return None
-        with self._lock:
-            latency = self._hist.stats().as_dict()
+        latency = self.latency_stats()
         return {"partial": True, "note": "the recording ended while pgio was running: figures so far "
                                          "(RIOPS needs the run's end)", "run_start_t": self.run_start_t,
                 "selects": sum(s.selects for s in self.sessions), "updates": sum(s.updates for s in self.sessions),
