@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from pgio_tui.frame import Event
 from pgio_tui.store import schema
 from pgio_tui.store.validate import json_object, number, text, tick_number
+from pgio_tui.store.validate import queryid as queryid_of
 
 NEVER = math.inf  # the first tick of a device or source never seen
 
@@ -80,7 +81,7 @@ def statement_fields(rows, window: float | None, statements: dict) -> dict[str, 
 def statement_total(row: tuple) -> tuple[int | None, dict[str, Any] | None]:
     """(queryid, totals) from one summed statement_stats row (statement_totals): calls, total, mean
     and stddev ms, blocks read, dirtied, written, WAL bytes; None for a row that sums to nothing."""
-    queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (tick_number(row[0]),
+    queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (queryid_of(row[0]),
                                                                       *(number(v) for v in row[1:]))
     if queryid is None or not calls or calls < 0 or time_us is None:
         return queryid, None
