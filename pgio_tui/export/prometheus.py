@@ -101,7 +101,8 @@ class Exporter:
         self.host, self.port = host, port
         self.ticks = 0  # frames served so far
         self._converter = Converter(server)
-        self._samples: list[Sample] = Converter(server).update(Frame(0, 0.0, 0.0, None))  # pgio_up 0
+        self._frame = Frame(0, 0.0, 0.0, None)  # pgio_up 0 until the first tick
+        self._samples: list[Sample] | None = None  # the latest tick's, laid out on the first scrape
         self._lock = threading.Lock()
         self._pages: dict[str, bytes] = {}  # content type -> page of the latest tick
         self._layouts: dict[str, tuple[dict[str, _Layout], bytes]] = {}  # type -> (family -> layout, trailer)
@@ -128,15 +129,17 @@ class Exporter:
         return f"http://{host}:{self.port}/metrics"
 
     def on_frame(self, frame: Frame) -> None:
-        samples = self._converter.update(frame)
         with self._lock:
-            self._samples, self._pages = samples, {}
+            self._converter.add(frame)
+            self._frame, self._samples, self._pages = frame, None, {}
         self.ticks += 1
 
     def page(self, accept: str | None) -> tuple[bytes, str]:
         """The latest tick's page in the format `accept` asks for, and its content type."""
         encoder, ctype = choose_encoder(accept or "")
         with self._lock:
+            if self._samples is None:
+                self._samples = self._converter.samples(self._frame)
             page = self._pages.get(ctype)
             if page is None:
                 page = self._pages[ctype] = self._render(encoder, ctype)
