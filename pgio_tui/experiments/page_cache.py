@@ -2,15 +2,18 @@
 its processes — the shared_buffers × page-cache experiment without touching the rest of the host.
 
 The server's processes (the postmaster and its children; backends forked later inherit it) are moved
-into a child cgroup of the postmaster's own memory cgroup, whose limit is SIZE + shared_buffers +
-PROCESS_ALLOWANCE: page cache read by the server is charged to that cgroup, and so is shared_buffers
-(shared memory touched by its backends) and the processes' own memory, which without swap cannot be
-reclaimed; so the page cache is what is left, about SIZE. What the cgroup held at the end of a run
-(page cache, shared memory, process memory, from its memory.stat) is kept with the run.
+into a child cgroup of the postmaster's own memory cgroup, whose limit is SIZE + the processes' memory
+when capped + PROCESS_ALLOWANCE, plus shared_buffers when the server was (re)started just before the move: page cache read by the
+server is charged to that cgroup, and so is shared memory first touched by its backends (the
+buffers, after a restart) and the processes' own memory, which without swap cannot be reclaimed; so
+the page cache is what is left, about SIZE. A memory page is charged once, to the cgroup of the
+process that first touched it: buffers used before the move stay charged where they were, hence the
+restart. What the cgroup held at the end of a run (page cache, shared memory, process memory, from
+its memory.stat) is kept with the run, so the cap is checked, not assumed.
 
-Pages cached before the cap were charged elsewhere and would stay: `evict` drops PGDATA's clean
-pages from the page cache (posix_fadvise DONTNEED, file by file; after a CHECKPOINT they are clean),
-so every run of such an experiment starts with a cold cache (use --warmup to fill it).
+Pages cached before the first cap were charged elsewhere and would stay: `evict` drops PGDATA's
+clean pages from the page cache once (posix_fadvise DONTNEED, file by file, after a CHECKPOINT);
+from then on every page the server reads is charged to the cap, and a lower cap reclaims at once.
 
 cgroup v2 (`memory.max`, where its root lists the memory controller) or v1 (`memory.limit_in_bytes`),
 whichever holds the memory controller on this host; neither usable: PageCacheError, one line.
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 NAME = "os.page_cache"
-PROCESS_ALLOWANCE = 64 * 2**20  # the server processes' own memory (backends, pgio sessions) inside the cap
+PROCESS_ALLOWANCE = 16 * 2**20  # room for the processes' memory to grow (new backends), beyond what it is at the cap
 _UNITS = {"": 1, "b": 1, "kb": 2**10, "k": 2**10, "mb": 2**20, "m": 2**20, "gb": 2**30, "g": 2**30,
           "tb": 2**40, "t": 2**40}
 
@@ -112,7 +115,7 @@ class Cap:
 
     def set(self, postmaster: int, size: int, shared_buffers: int) -> dict[str, Any]:
         """Cap the server (its postmaster pid; after a restart, the new one) at size + shared_buffers
-        + PROCESS_ALLOWANCE. Returns the facts kept with the run."""
+        (0 when its buffers are charged elsewhere) + PROCESS_ALLOWANCE. Returns the facts kept."""
         home = self.mount / _cgroup_of(postmaster, self.version).lstrip("/")
         if self.path is not None and home == self.path:
             home = self.home  # already inside ours (no restart since the last run)
@@ -126,8 +129,6 @@ class Cap:
             except OSError as exc:
                 raise PageCacheError(f"{NAME}: cannot create a cgroup under {home} ({exc.strerror}); "
                                      "a lab cluster or root is needed") from None
-        limit = size + shared_buffers + PROCESS_ALLOWANCE
-        self._write(self._limit_file(), str(limit))
         for pid in server_pids(postmaster):
             try:
                 (self.path / "cgroup.procs").write_text(str(pid))
@@ -136,10 +137,13 @@ class Cap:
             except OSError as exc:
                 raise PageCacheError(f"{NAME}: cannot move the server's process {pid} into {self.path} "
                                      f"({exc.strerror})") from None
+        anon = self.usage().get("anon_bytes", 0)
+        limit = size + shared_buffers + anon + PROCESS_ALLOWANCE
+        self._write(self._limit_file(), str(limit))
         self.limit = limit
         return {"cgroup": str(self.path), "cgroup_version": self.version, "limit_file": self._limit_file(),
-                "limit_bytes": limit, "page_cache_bytes": size, "shared_buffers_bytes": shared_buffers,
-                "process_allowance_bytes": PROCESS_ALLOWANCE}
+                "limit_bytes": limit, "page_cache_bytes": size, "shared_buffers_in_limit_bytes": shared_buffers,
+                "process_bytes": anon, "process_allowance_bytes": PROCESS_ALLOWANCE}
 
     def _write(self, name: str, value: str) -> None:
         try:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from pgio_tui.experiments import hygiene
 from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
@@ -36,12 +38,23 @@ class Target:
 
     def __init__(self, conninfo: str, restart: guc.Restart | None, *, tag: str = "experiment"):
         self.conninfo = conninfo
-        self.restart = restart
+        self._restart = restart
+        self.restart = self._restarted if restart is not None else None
         self.tag = tag
         self.cap = None  # page_cache.Cap, made on first use
+        self._sb_in_cap = False
+        self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
+
+    def _restarted(self) -> None:
+        self._restart()
+        self.fresh = True
 
     def page_cache(self, value: str | None, lab: bool) -> dict[str, Any]:
-        """Cap the server's page cache at value (None: lift the cap); the facts of the cap."""
+        """Cap the server's page cache at value (None: lift the cap); the facts of the cap.
+
+        The first cap restarts the server when it may (a lab, --allow-restart), so that its shared
+        buffers, touched afresh by backends inside the cgroup, are charged there (and allowed for in
+        the limit), and drops PGDATA's pages cached before, which were charged elsewhere."""
         from pgio_tui.experiments import page_cache as pc
         import os
         if value is None:
@@ -51,12 +64,23 @@ class Target:
         size = pc.parse_size(value)
         if not lab and os.geteuid() != 0:
             raise pc.PageCacheError(f"{pc.NAME}: a lab cluster or root is needed to cap a server's page cache")
+        first = self.cap is None
+        if first:
+            self.cap = pc.Cap(self.tag)
+            if self.restart is not None and not self.fresh:
+                self.restart()
         facts = guc.server_facts(self.conninfo)
         if facts["postmaster"] is None:
             raise pc.PageCacheError(f"{pc.NAME}: the server is not on this machine")
-        if self.cap is None:
-            self.cap = pc.Cap(self.tag)
-        return self.cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"])
+        if first or self.fresh:
+            self._sb_in_cap = self.fresh
+        out = self.cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"] if self._sb_in_cap else 0)
+        self.fresh = False
+        if first:
+            with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                conn.execute("CHECKPOINT")  # clean pages, which DONTNEED drops
+            out["evicted_files"] = pc.evict(facts["datadir"])
+        return out
 
 
 def check_target(plan: Plan, conninfo: str, *, lab: bool, restart_allowed: bool) -> dict[str, dict[str, Any]]:
@@ -146,7 +170,6 @@ def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
 
 
 def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, say: Say) -> None:
-    from pgio_tui.experiments import page_cache as pc
     run.flags = []
     run.applied = _apply(plan, run, target)
     if plan.reinit:
@@ -159,8 +182,6 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
             run.state = "interrupted"
             return
     prep = hygiene.prepare(target.conninfo, dirty_wait_s=plan.dirty_wait_s, say=say)
-    if pc.NAME in run.settings:
-        prep["evicted_files"] = pc.evict(guc.server_facts(target.conninfo)["datadir"])
     run.hygiene = prep
     start_flags = hygiene.start_flags(prep, plan.dirty_wait_s)
     path = folder / plan.run_file(run)
