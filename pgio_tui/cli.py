@@ -241,7 +241,8 @@ def _add_experiment(sub) -> None:
                               "os.page_cache=SIZE caps the server's page cache (cgroup memory limit).")
     r.add_argument("--help", action="help", help="show this help and exit")
     _conn_options(r)
-    r.add_argument("workload", choices=("pgbench", "pgio", "sql"), metavar="WORKLOAD",
+    from pgio_tui.experiments.plan import DIRTY_WAIT_S, WORKLOADS
+    r.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD",
                    help="pgbench (then -- and its arguments), pgio [options] or sql 'STATEMENT' [--times N]")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
     r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
@@ -261,8 +262,9 @@ def _add_experiment(sub) -> None:
     r.add_argument("--allow-restart", action="store_true",
                    help="allow restarting a server that is not --lab (pg_ctl restart) for postmaster settings")
     r.add_argument("--reinit", action="store_true", help="set the workload up again before every run (pgbench -i)")
-    r.add_argument("--dirty-wait", type=float, default=60.0, metavar="S",
-                   help="before each run, wait up to S s for Dirty under the background threshold (default 60)")
+    r.add_argument("--dirty-wait", type=float, default=DIRTY_WAIT_S, metavar="S",
+                   help="before each run, wait up to S s for Dirty under the background threshold "
+                        "(default %(default)g)")
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="the experiment folder (new)")
     r.add_argument("--quiet", action="store_true", help="no status line")
     r.set_defaults(pgbench_args=[], workload_args=[])
@@ -308,8 +310,9 @@ def _split_workload(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[l
     takes_value = {o for a in run._actions if a.option_strings and a.nargs is None and a.const is None
                    and not isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction))
                    for o in a.option_strings}
+    from pgio_tui.experiments.plan import WORKLOADS
     for i in range(2, len(argv)):
-        if argv[i] in ("pgbench", "pgio", "sql") and argv[i - 1] not in takes_value:
+        if argv[i] in WORKLOADS and argv[i - 1] not in takes_value:
             return argv[:i + 1], argv[i + 1:]
     return argv, None
 

@@ -26,7 +26,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-NAME = "os.page_cache"
+from pgio_tui.experiments.plan import PAGE_CACHE
+
+NAME = PAGE_CACHE
 PROCESS_ALLOWANCE = 16 * 2**20  # room for the processes' memory to grow (new backends), beyond what it is at the cap
 _UNITS = {"": 1, "b": 1, "kb": 2**10, "k": 2**10, "mb": 2**20, "m": 2**20, "gb": 2**30, "g": 2**30,
           "tb": 2**40, "t": 2**40}

@@ -3,8 +3,8 @@ DIR/experiment.json, rewritten (atomically) after every run so `experiment resum
 
 Layout: DIR/experiment.json (plan, original settings, what was changed, runs with their state, the
 settings read back during them, their hygiene and flags) and DIR/runs/NNN-<label>.pgio, one ordinary
-recording per run. Format 2 added per run `flags`, `hygiene`, `warmup`, `ran_s`, `page_cache` and per
-plan `reinit`, `dirty_wait_s`, `changes`; format 1 files read as before (no flags).
+recording per run. Format 2 added per run `flags`, `hygiene`, `warmup`, `ran_s`, `page_cache`,
+`statements` and per plan `reinit`, `dirty_wait_s`, `changes`; format 1 files read as before.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ RUNS_DIR = "runs"
 ORDERS = ("interleaved", "random", "sequential")
 FORMAT = 2
 READS = (1, 2)  # formats this version reads
-OS_SETTINGS = ("os.page_cache",)  # swept like settings, applied by the OS (experiments/page_cache.py)
+PAGE_CACHE = "os.page_cache"
+OS_SETTINGS = (PAGE_CACHE,)  # swept like settings, applied by the OS (experiments/page_cache.py)
+WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
+DIRTY_WAIT_S = 60.0  # default longest wait before a run for Dirty under the background threshold
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -61,6 +64,7 @@ class Run:
     warmup: dict[str, Any] = field(default_factory=dict)  # the unrecorded warm-up: s, start_t, end_t, state
     ran_s: float | None = None  # wall time of the recorded run
     page_cache: dict[str, Any] = field(default_factory=dict)  # the os.page_cache cap and its use at the end
+    statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements' top at the run's end
 
     @property
     def label(self) -> str:
@@ -82,7 +86,7 @@ class Plan:
     originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> pg_settings facts before
     restored: bool | None = None
     reinit: bool = False  # the workload's setup (pgbench -i) before every run
-    dirty_wait_s: float = 60.0  # longest wait before a run for Dirty under the background threshold
+    dirty_wait_s: float = DIRTY_WAIT_S  # longest wait before a run for Dirty under the background threshold
     changes: list[dict[str, Any]] = field(default_factory=list)  # what was set and restored, in order
     format: int = FORMAT
 
@@ -116,6 +120,16 @@ class Plan:
             raise PlanError("--warmup must be 0 or more seconds")
         if self.dirty_wait_s < 0:
             raise PlanError("--dirty-wait must be 0 or more seconds")
+        if PAGE_CACHE in self.sweep:
+            from pgio_tui.experiments.page_cache import PageCacheError, parse_size
+            try:
+                for value in self.sweep[PAGE_CACHE]:
+                    parse_size(value)
+            except PageCacheError as exc:
+                raise PlanError(str(exc)) from None
+        unknown = [n for n in self.sweep if n.startswith("os.") and n not in OS_SETTINGS]
+        if unknown:
+            raise PlanError(f"--set {unknown[0]}: the OS settings are {', '.join(OS_SETTINGS)}")
 
     def run_file(self, run: Run) -> str:
         label = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in run.settings.items()))[:80]

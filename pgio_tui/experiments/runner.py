@@ -161,7 +161,8 @@ def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
     from pgio_tui.experiments import page_cache as pc
     gucs = {n: v for n, v in run.settings.items() if n not in os_settings()}
     applied = guc.apply(target.conninfo, gucs, target.restart) if gucs else {}
-    _log(plan, "set", gucs)
+    if gucs:
+        _log(plan, "set", gucs)
     if pc.NAME in run.settings:  # after a restart: the new postmaster goes into the cgroup
         run.page_cache = target.page_cache(run.settings[pc.NAME], lab=bool(plan.target.get("lab")))
         applied[pc.NAME] = run.settings[pc.NAME]
@@ -200,6 +201,7 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
     with hygiene.Watch(target.conninfo) as watch:
         run.state, run.note = run_one("run", path)
     run.ran_s = round(time.monotonic() - t0, 1)
+    run.statements = hygiene.statements_after(target.conninfo)
     flags = start_flags + hygiene.outcome_flags(run.state, run.note, run.ran_s, workloads.asked_s(plan.workload))
     try:
         flags += watch.flags()

@@ -14,11 +14,11 @@ import subprocess
 from dataclasses import asdict
 from typing import Any
 
+from pgio_tui.experiments.plan import WORKLOADS as KINDS
 from pgio_tui.experiments.plan import PlanError
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.launch import PGIO_DEFAULTS
 
-KINDS = ("pgbench", "pgio", "sql")
 
 
 class _Parser(argparse.ArgumentParser):
