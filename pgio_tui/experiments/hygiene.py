@@ -199,7 +199,7 @@ class Watch:
                 ", ".join(w for w, n in (("VACUUM", vac), ("ANALYZE", anl)) if n)
             kind = "autovacuum_wraparound" if wrap else "autovacuum"
             said = "anti-wraparound autovacuum" if wrap else "autovacuum"
-            extra = "" if vac or anl else " (still running at the end)"
+            extra = "" if vac or anl else " (seen running; not yet in its counters at the end)"
             out.append(flag(kind, f"{said} ran in the run's window: {what} {table}{extra}", table=table,
                             vacuums=vac, analyzes=anl, wraparound=wrap))
         if self._before_wal is not None and after_wal is not None and after_wal > self._before_wal:

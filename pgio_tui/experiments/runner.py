@@ -42,6 +42,7 @@ class Target:
         self.restart = self._restarted if restart is not None else None
         self.tag = tag
         self.cap = None  # page_cache.Cap, made on first use
+        self.last: dict[str, str] = {}  # what this process last set (a resume starts from nothing)
         self._sb_in_cap = False
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
 
@@ -159,10 +160,16 @@ def _log(plan: Plan, action: str, values: dict[str, Any]) -> None:
 
 def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
     from pgio_tui.experiments import page_cache as pc
-    gucs = {n: v for n, v in run.settings.items() if n not in os_settings()}
+    wanted = {n: v for n, v in run.settings.items() if n not in os_settings()}
+    gucs = {n: v for n, v in wanted.items() if target.last.get(n) != v}  # unchanged: no reload, no restart
     applied = guc.apply(target.conninfo, gucs, target.restart) if gucs else {}
     if gucs:
         _log(plan, "set", gucs)
+    kept = [n for n in wanted if n not in gucs]
+    if kept:
+        applied.update(guc.read_back(target.conninfo, kept))
+    applied = {n: applied[n] for n in wanted}
+    target.last.update(wanted)
     if pc.NAME in run.settings:  # after a restart: the new postmaster goes into the cgroup
         run.page_cache = target.page_cache(run.settings[pc.NAME], lab=bool(plan.target.get("lab")))
         applied[pc.NAME] = run.settings[pc.NAME]
