@@ -146,14 +146,20 @@ def _add_replay(sub) -> None:
     p.add_argument("--theme", metavar="NAME", help="colour theme")
 
 
+def _pgbench_args_parser(sub, name: str, help: str, usage: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose arguments after -- go to pgbench; only --help is help (-h is the host, as in psql)."""
+    p = sub.add_parser(name, add_help=False, help=help, usage=usage,
+                       epilog=f"Everything after -- is passed to pgbench unchanged, e.g. -- {example}.")
+    p.add_argument("--help", action="help", help="show this help and exit")
+    return p
+
+
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="launch pgbench or the pgio workload, watch and record it",
                        description="Launch a workload against the server and watch/record it.")
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
-    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged",
-                          usage="%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS",
-                          epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -T 60 -c 4 -j 2.")
-    pb.add_argument("--help", action="help", help="show this help and exit")
+    pb = _pgbench_args_parser(kinds, "pgbench", "pgbench; arguments after -- go to pgbench unchanged",
+                              "%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS", "-T 60 -c 4 -j 2")
     _session_options(pb)
     pb.add_argument("--lab", action="store_true", help="run on a throwaway lab cluster (no server needed), "
                     "removed afterwards; pgbench -i -s 10 first unless --init-scale")
