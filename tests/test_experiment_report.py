@@ -27,10 +27,11 @@ from pgio_tui.experiments.plan import Plan, Run, save
 from pgio_tui.store.reader import Recording
 
 HAS_FLAGS = "flags" in Run.__dataclass_fields__  # the runner's flags, stored per run in experiment.json
+HAS_STATEMENTS = "statements" in Run.__dataclass_fields__  # pg_stat_statements at each run's end, likewise
 
 
 def make_folder(folder: Path, sweep: dict[str, list[str]], repeat: int = 2, hostile: bool = False,
-                flags: dict[int, list] | None = None) -> Plan:
+                flags: dict[int, list] | None = None, statements: dict[int, list] | None = None) -> Plan:
     """An experiment folder whose runs are fixture recordings (a different seed each), all done."""
     plan = Plan(sweep=sweep, repeat=repeat, order="interleaved",
                 workload={"kind": "pgbench", "args": ["-c", "8", "-T", "60"], "init_scale": 1}, target={"lab": True})
@@ -54,6 +55,11 @@ def make_folder(folder: Path, sweep: dict[str, list[str]], repeat: int = 2, host
         data = json.loads((folder / "experiment.json").read_text())
         for r in data["runs"]:
             r["flags"] = flags.get(r["index"], [])
+        (folder / "experiment.json").write_text(json.dumps(data))
+    if statements and HAS_STATEMENTS:
+        data = json.loads((folder / "experiment.json").read_text())
+        for r in data["runs"]:
+            r["statements"] = statements.get(r["index"], [])
         (folder / "experiment.json").write_text(json.dumps(data))
     return plan
 
@@ -159,7 +165,7 @@ def test_text_formats_have_their_shapes(grid, capsys):
     combos = 6
     body = [ln for ln in table.split("\n\n")[0].splitlines()[1:]]
     assert len(body) % combos == 0 and sum("baseline" in ln for ln in body) == len(body) // combos
-    assert not HAS_FLAGS or "flags:" in table and "run 2 (shared_buffers=128MB os.page_cache=100MB, repeat 1): autovacuum" in table
+    assert not HAS_FLAGS or "flags:" in table and "run 2 (shared_buffers=64MB os.page_cache=200MB, repeat 1): autovacuum" in table
     assert re.search(r"^WAL device w_await +ms +shared_buffers=64MB os.page_cache=100MB +2 ", table, re.M)
 
     md = report(grid, capsys, "--format", "markdown")
@@ -191,6 +197,10 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "</html>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
     assert "<script src" not in page and "@import" not in page
+    titles = re.findall(r"<details open><summary><b>([^<]+)</b>", page)  # one folding table per group
+    assert titles[:2] == ["Throughput and latency (transactions)",
+                          "Statements (pg_stat_statements: execution time, not transaction latency)"]
+    assert {"Buffers written by source", "Devices", "WAL"} <= set(titles)
     # a heat map per figure of the 2 × 3 grid, with 6 cells each
     heats = re.findall(r'<svg class="heat".*?</svg>', page, re.S)
     assert heats and all(h.count("<rect") == 6 for h in heats)
@@ -226,6 +236,35 @@ def test_html_escapes_hostile_text(tmp_path, capsys):
     assert "<script>" not in md and "\x1b" not in md
     table = report(folder, capsys)
     assert "\x1b" not in table and "\x9b" not in table
+
+
+@pytest.mark.skipif(not HAS_STATEMENTS, reason="the runner does not keep pg_stat_statements per run yet")
+def test_statements_from_the_server_at_each_runs_end(tmp_path, capsys):
+    """When the runner kept pg_stat_statements as each run left it, those are the statement figures
+    (the server's own for the whole run), matched between runs by their text."""
+    upd = "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+    rows = {i: [{"queryid": "-5", "query": upd, "calls": 1000 * i, "total_ms": 900.0 * i, "mean_ms": 0.5 + i / 10,
+                 "stddev_ms": 0.25 * i},
+                {"queryid": "7", "query": "SELECT 1", "calls": 3, "total_ms": 0.1, "mean_ms": 0.03, "stddev_ms": 0.0},
+                # pgio-tui's own and utility statements are left out, as the recorder leaves them out
+                {"queryid": "8", "query": "/* pgio-tui settings */ SELECT 1", "calls": 1, "total_ms": 9e9,
+                 "mean_ms": 9e9, "stddev_ms": 0.0},
+                {"queryid": "9", "query": "CREATE FUNCTION f() ...", "calls": 1, "total_ms": 8e9, "mean_ms": 8e9,
+                 "stddev_ms": 0.0}]
+            for i in range(1, 5)}
+    folder = tmp_path / "exp"
+    make_folder(folder, {"backend_flush_after": ["0", "2MB"]}, statements=rows)
+    data = json.loads(report(folder, capsys, "--format", "json"))
+    first = [f for f in data["figures"] if f["group"] == "statements"][:3]
+    assert [(f["key"], f["statement"]) for f in first] == [("stmt1_mean", upd), ("stmt1_stddev", upd),
+                                                           ("stmt1_calls", upd)]
+    base, other = data["rows"]
+    assert [r["stmt1_mean"] for r in base["runs"]] == [0.6, 0.8] and [r["stmt1_stddev"] for r in other["runs"]] == [0.5, 1.0]
+    ch = other["figures"]["stmt1_stddev"]
+    assert ch["change_pct"] == pytest.approx(100 * (0.75 / 0.5 - 1)) and ch["noise_floor_pct"] == pytest.approx(200.0)
+    assert ch["verdict"] == "within noise"
+    assert "statements: pg_stat_statements as each run left it (reset before the run)" in data["notes"]
+    assert [f["statement"] for f in data["figures"] if f["key"].endswith("_mean") and "statement" in f] == [upd, "SELECT 1"]
 
 
 def test_report_errors_are_one_line(tmp_path, capsys):

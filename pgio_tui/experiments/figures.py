@@ -47,7 +47,7 @@ FIGURES = (
     Figure("lat_mean", "latency mean", "ms", "latency"),
     Figure("lat_stddev", "latency stddev", "ms", "latency"),
     *(Figure(f"lat_{p}", f"latency {p}", "ms", "latency") for p in PERCENTILES),
-    *(Figure(f"over_{ms}", f"latency over {ms} ms", "count", "latency") for ms in M.LATENCY_THRESHOLDS_MS),
+    *(Figure(f"over_{ms}", f"latency over {ms} ms", "transactions", "latency") for ms in M.LATENCY_THRESHOLDS_MS),
     Figure("sql_elapsed", "statement elapsed", "s", "sql"),
     *(Figure(f"writes_{s}", f"buffers written: {s}", "buffers", "writes") for s in M.WRITE_SOURCES),
     Figure("writes_all", "buffers written: all sources", "buffers", "writes"),
@@ -65,7 +65,7 @@ FIGURES = (
     Figure("wal_util", "WAL device util", "%", "devices"),
     Figure("wal_write", "WAL device write", "MiB/s", "devices"),
     Figure("wal_w_await", "WAL device w_await", "ms", "devices"),
-    Figure("checkpoints", "checkpoints", "count", "checkpoints"),
+    Figure("checkpoints", "checkpoints", "checkpoints", "checkpoints"),
     Figure("checkpoint_total_s", "checkpoint duration mean", "s", "checkpoints"),
     Figure("wal_mib", "WAL generated", "MiB", "wal"),
     Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio"),
@@ -232,7 +232,7 @@ def statement_figures(runs: list[RunFigures], top: int = TOP_STATEMENTS) -> list
     figs = []
     for i, name in enumerate(ranked, 1):
         short = one_line(name, LABEL_WIDTH)
-        for stat, unit in (("mean", "ms"), ("stddev", "ms"), ("calls", "count")):
+        for stat, unit in (("mean", "ms"), ("stddev", "ms"), ("calls", "calls")):
             figs.append(Figure(f"stmt{i}_{stat}", f"{short} · {stat}", unit, "statements", name))
         for r in runs:
             st = r.statements.get(name) or {}

@@ -7,14 +7,17 @@ run that autovacuum or a Dirty start disturbed is still in the mean, but the rea
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pgio_tui.analysis import repeats
+from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments.figures import FIGURES, Figure, RunFigures, catalog, run_figures
 from pgio_tui.experiments.plan import Plan, PlanError, Run
 from pgio_tui.safe_text import printable
+from pgio_tui.sources.statements_sql import shown_statement
 from pgio_tui.store.reader import RecordingError
 from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
@@ -90,6 +93,26 @@ def run_flags(run: Run, figures: RunFigures | None = None) -> list[str]:
     return out
 
 
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
+    """The statements the runner read from pg_stat_statements at the run's end (reset before it: the
+    server's own figures for the whole run), keyed like figures.statements(), without pgio-tui's own
+    and utility statements; None when none is left."""
+    rows = getattr(run, "statements", None)
+    if not isinstance(rows, list) or not rows:
+        return None
+    out = {}
+    for st in rows:
+        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"]):
+            continue  # pgio-tui's own and utility statements, as the recorder leaves them out
+        name = one_line(st["query"]) or f"queryid {st.get('queryid')}"
+        out[name] = {k: _num(st.get(k)) for k in ("calls", "total_ms", "mean_ms", "stddev_ms")}
+    return out or None
+
+
 def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results:
     """Every finished run's figures, then one Row per combination in sweep order."""
     folder = Path(folder)
@@ -100,6 +123,9 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
                 figs = run_figures(folder / run.file)
             except (RecordingError, OSError) as exc:
                 raise PlanError(f"{run.file}: {exc}") from None
+            from_server = server_statements(run)
+            if from_server is not None:
+                figs.statements = from_server
             done.append(RunResult(run, figs, []))
     figures = catalog([r.figures for r in done])  # fills in the statement figures of every run
     for r in done:
@@ -115,6 +141,12 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
             row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs])
                            for f in figures}
     notes = list(dict.fromkeys(n for r in done for n in r.figures.notes))
+    if any(f.group == "statements" for f in figures):
+        n = sum(server_statements(r.run) is not None for r in done)
+        notes.append("statements: pg_stat_statements as each run left it (reset before the run)" if n == len(done)
+                     else "statements: the recordings' statement windows inside each run" if not n
+                     else f"statements: pg_stat_statements at the end of {n} of {len(done)} runs, the recordings' "
+                          "statement windows for the others")
     return Results(plan, baseline, figures, rows, done, folder, notes)
 
 
