@@ -23,20 +23,11 @@ TERMINAL = ("done", "failed", "interrupted")
 
 def nominal_s(plan: Plan) -> float | None:
     """The workload's own length in seconds when its arguments say it (pgbench -T, pgio run time)."""
-    w = plan.workload
-    if w.get("kind") == "pgio":
-        v = (w.get("config") or {}).get("run_time")
-        return float(v) if isinstance(v, (int, float)) else None
-    args = [str(a) for a in w.get("args") or []]
-    for i, a in enumerate(args):
-        text = args[i + 1] if a in ("-T", "--time") and i + 1 < len(args) else (
-            a[2:] if a.startswith("-T") and len(a) > 2 else a.partition("=")[2] if a.startswith("--time=") else None)
-        if text is not None:
-            try:
-                return float(text)
-            except ValueError:
-                return None
-    return None
+    from pgio_tui.experiments.workloads import asked_s
+    try:
+        return asked_s(plan.workload)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass(slots=True)
