@@ -5,7 +5,6 @@ folder. Every column of an N-way diff must be the two-way diff of the baseline a
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import shutil
@@ -17,9 +16,7 @@ from test_diff_fixtures import write_run
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.compare_many import compare_many
 from pgio_tui.cli import main
-from pgio_tui.experiments.plan import Plan, Run, save
-
-HAS_FLAGS = "flags" in {f.name for f in dataclasses.fields(Run)}
+from pgio_tui.experiments.plan import Plan, save
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +41,8 @@ def folder(three, tmp_path_factory):
         if src is not None:
             shutil.copy(src, d / run.file)
     plan.runs[3].note = "stopped by the user"
-    if HAS_FLAGS:  # plan format 2 (the runner's hygiene flags)
-        plan.runs[2].flags = [{"kind": "autovacuum", "text": "autovacuum of pgbench_accounts ran during the run"},
-                              {"kind": "dirty_at_start", "text": "Dirty was 1.2 GiB at the start\x1b[31m"}]
+    plan.runs[2].flags = [{"kind": "autovacuum", "text": "autovacuum of pgbench_accounts ran during the run"},
+                          {"kind": "dirty_at_start", "text": "Dirty was 1.2 GiB at the start\x1b[31m"}]
     plan.restored = True
     save(plan, d)
     return d
@@ -173,8 +169,6 @@ def test_info_lists_an_experiment(folder, capsys):
     assert runs[0][6] == "runs/001-backend_flush_after=0-r1.pgio"
     assert runs[3][5] == "missing"  # its recording was never written
     assert "run 4: stopped by the user" in text
-    if not HAS_FLAGS:
-        return
     assert runs[2][4] == "autovacuum," and runs[2][5] == "dirty_at_start"  # the kinds in the table
     assert "run 3: autovacuum of pgbench_accounts ran during the run" in text  # the texts below it
     assert "\x1b" not in text and "Dirty was 1.2 GiB at the start" in text

@@ -57,10 +57,13 @@ def test_eta_nominal_then_measured(tmp_path):
     clock.t += 10
     snap = prog.snapshot()
     assert snap.done == 1 and snap.eta_s == 3 * 40 - 10  # measured: 40 s per run, 3 to go, 10 s into this one
+    p.runs[0].flags = [{"kind": "autovacuum", "text": "autovacuum ran on pgbench_accounts"}]
     p.runs[1].state = "failed"
     p.runs[1].note = "pgbench exited with 1"
     assert prog.finished() == ["run 1/4 done: backend_flush_after=0 r1",  # no recording to read figures from
+                               "  flag: autovacuum ran on pgbench_accounts",
                                "run 2/4 failed: backend_flush_after=2MB r1 · pgbench exited with 1"]
+    assert prog.snapshot().flags == 1 and prog.snapshot().text().endswith("· 1 flag")
     assert prog.finished() == []  # each run once
 
 

@@ -61,9 +61,10 @@ def doc_command(name: str) -> str:
     return found[0]
 
 
-def run_recipe(cluster, tmp_path, capsys, name: str, toy: list[str], workload: list[str]) -> dict:
-    """Run the toy version; check what every recipe must show; return the plan and report."""
-    before_names = None
+def run_recipe(cluster, tmp_path, capsys, name: str, toy: list[str], workload: list[str],
+               headline: str = "tps") -> dict:
+    """Run the toy version; check what every recipe must show; return the plan and report.
+    `headline`: the figure whose rows the table check counts (tps; statement elapsed for sql)."""
     out = tmp_path / name
     argv = ["experiment", "run", *conn_args(cluster), "--allow-settings", *toy, "--repeat", "2", "-o", str(out),
             *workload]
@@ -72,7 +73,8 @@ def run_recipe(cluster, tmp_path, capsys, name: str, toy: list[str], workload: l
         if word == "--set":
             n, _, vals = toy[i + 1].partition("=")
             sweep[n] = vals.split(",")
-    before = server(cluster, list(sweep))
+    guc_names = [n for n in sweep if not n.startswith("os.")]  # os.page_cache is the OS's, not a GUC
+    before = server(cluster, guc_names)
     rc = cli.main(argv)
     captured = capsys.readouterr()
     assert rc == 0, captured.err
@@ -86,16 +88,20 @@ def run_recipe(cluster, tmp_path, capsys, name: str, toy: list[str], workload: l
         with Recording(out / r["file"]) as rec:
             recorded = rec.settings()
         for n, v in r["settings"].items():
+            if n == "os.page_cache":  # the cap the runner set, as it read it back from the cgroup
+                from pgio_tui.experiments.page_cache import parse_size
+                assert r["page_cache"]["page_cache_bytes"] == parse_size(v), r["page_cache"]
+                continue
             assert same_setting(v, r["applied"][n]), (n, v, r["applied"])
             s = recorded[n]
             assert same_setting(v, s.value, s.unit), (n, v, s.value, s.unit)
-    assert server(cluster, list(sweep)) == before  # restored: the same values, no ALTER SYSTEM left
+    assert server(cluster, guc_names) == before  # restored: the same values, no ALTER SYSTEM left
     # the end of the output: the results table, a row per figure and combination, n = 2
     table = captured.out[captured.out.index("figure"):].splitlines()
     head = table[0].split()
     assert head[:4] == ["figure", "unit", "settings", "n"] and head[-1] == "verdict"
     labels = [" ".join(f"{n}={v}" for n, v in zip(sweep, vals)) for vals in _product(list(sweep.values()))]
-    tps = [line for line in table if line.startswith("tps ") or line.startswith("statement elapsed ")]
+    tps = [line for line in table if line.startswith(headline + " ")]
     assert len(tps) == combos and [any(lb in line for line in tps) for lb in labels] == [True] * combos
     assert all(re.search(r"\s2\s", line) for line in tps)  # n = 2 repeats in every row
     assert sum("baseline" in line for line in tps) == 1
@@ -122,7 +128,8 @@ def test_backend_flush_after(cluster, tmp_path, capsys):
     # the per-statement table of the article: pgbench's UPDATE of pgbench_accounts, mean and stddev
     rows = got["report"]["rows"]
     assert [r["settings"]["backend_flush_after"] for r in rows] == ["0", "512kB", "2MB"]
-    assert "tps" in {f["key"] for f in got["report"]["figures"]}
+    update = [f for f in got["report"]["figures"] if "UPDATE pgbench_accounts" in f.get("statement", "")]
+    assert {f["label"].rsplit(" ", 1)[-1] for f in update} >= {"mean", "stddev"}, got["report"]["figures"]
 
 
 def test_checkpoint_completion_target(cluster, tmp_path, capsys):
@@ -148,3 +155,45 @@ def test_bgwriter_study(cluster, tmp_path, capsys):
     figures = got["report"]["rows"][0]["figures"]
     for source in ("checkpointer", "bgwriter", "backend"):  # buffers written by source, as the study looked at
         assert any(source in k for k in figures), source
+
+
+def test_fsync_by_synchronous_commit(cluster, tmp_path, capsys):
+    cmd = doc_command("fsync")
+    assert "--set fsync=on,off --set synchronous_commit=on,off" in cmd and " sql 'INSERT INTO t SELECT" in cmd
+    got = run_recipe(cluster, tmp_path, capsys, "fsync",
+                     ["--no-discard-first", "--set", "fsync=on,off", "--set", "synchronous_commit=on,off"],
+                     ["sql", "INSERT INTO t SELECT generate_series(1, 20000), md5(random()::text), "
+                             "trunc(random()*10000000)",
+                      "--before", "CREATE TABLE IF NOT EXISTS t (a int, b text, c int); TRUNCATE t"],
+                     headline="statement elapsed")
+    rows = got["report"]["rows"]
+    assert [(r["settings"]["fsync"], r["settings"]["synchronous_commit"]) for r in rows] == [
+        ("on", "on"), ("on", "off"), ("off", "on"), ("off", "off")]
+    for r in rows:  # the figure is the statement's elapsed time, one per run, from the workload's own timing
+        el = r["figures"]["sql_elapsed"]
+        assert el["n"] == 2 and 0 < el["mean"] < 60
+        for run in r["runs"]:
+            assert run["sql_elapsed"] > 0
+    with cluster.connect() as conn:
+        assert conn.execute("select count(*) from t").fetchone()[0] == 20000  # the last run's INSERT
+
+
+def test_shared_buffers_by_page_cache(cluster, tmp_path, capsys):
+    from pgio_tui.experiments import page_cache as pc
+    cmd = doc_command("sb")
+    assert "--set shared_buffers=50MB,100MB,200MB,300MB --set os.page_cache=" in cmd and " pgio --scale 150M" in cmd
+    try:
+        pc.hierarchy()
+    except pc.PageCacheError as exc:
+        pytest.skip(f"os.page_cache needs a cgroup memory controller: {exc}")
+    got = run_recipe(cluster, tmp_path, capsys, "sb",
+                     ["--no-discard-first", "--allow-restart", "--set", "shared_buffers=16MB,32MB",
+                      "--set", "os.page_cache=8MB,256MB"],
+                     ["pgio", "--scale", "32M", "--run-time", "2", "--sessions", "1"])
+    rows = got["report"]["rows"]
+    assert [(r["settings"]["shared_buffers"], r["settings"]["os.page_cache"]) for r in rows] == [
+        ("16MB", "8MB"), ("16MB", "256MB"), ("32MB", "8MB"), ("32MB", "256MB")]
+    for r in rows:  # pgio's own figures: read IOPS per run
+        assert r["figures"]["pgio_riops"]["n"] == 2 and r["figures"]["pgio_riops"]["mean"] > 0
+    for run in got["plan"]["runs"]:
+        assert not Path(run["page_cache"]["cgroup"]).exists()  # the cap is lifted at the end
