@@ -340,3 +340,11 @@ def test_transaction_figures_equal_pgbench_log(make_cluster, tmp_path, capsys):
             checked += 1
         assert row["figures"]["lat_p99"]["mean"] == pytest.approx(np.mean([r["lat_p99"] for r in row["runs"]]))
     assert checked == 4
+
+
+def test_small_multiples_share_a_scale_that_one_spike_does_not_flatten():
+    from pgio_tui.experiments.charts import robust_top
+    assert robust_top([0.5, 1.0, 2.5]) == (3.0, False)  # every value fits
+    top, cut = robust_top([1.0] * 500 + [650.0])  # one 650 ms await among 1 ms ones
+    assert cut and 1.0 < top < 2.0
+    assert robust_top([]) == (1.0, False)

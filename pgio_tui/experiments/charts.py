@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pgio_tui.analysis.svg import _path, decimate, label, nice_step, time_step
 from pgio_tui.format import clock
 from pgio_tui.safe_text import html_text as escape
+from pgio_tui.stats import percentile
 
 MINI_W, MINI_H = 320, 96
 M_LEFT, M_RIGHT, M_TOP, M_BOTTOM = 38, 8, 16, 14
@@ -40,6 +41,19 @@ def y_top(values: Sequence[float | None]) -> float:
     top = max((v for v in values if v is not None), default=0.0) or 1.0
     step = nice_step(top, 3)
     return step * max(1, math.ceil(top / step))
+
+
+def robust_top(values: Sequence[float | None]) -> tuple[float, bool]:
+    """A shared y top for small multiples: past every value, unless a few spikes (above twice the
+    99th percentile) would flatten every other chart; then the 99th percentile's top, and True (the
+    spikes are drawn at the edge and the title says so)."""
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return 1.0, False
+    p99 = percentile(xs, 99) or 0.0
+    if xs[-1] <= 2 * p99 or p99 <= 0:
+        return y_top(xs), False
+    return y_top([p99 * 1.1]), True
 
 
 def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: float, color: str) -> str:
