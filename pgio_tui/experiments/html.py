@@ -37,7 +37,7 @@ STYLE = """<style>
 figure { margin: 0; } figcaption { font-size: .85em; color: #555; }
 .run { font-size: .9em; margin: .5em 0 0; } .flag { color: #b35900; }
 svg.mini text { font-size: 9px; } svg.heat text { font-size: 11px; }
-svg circle { stroke: none; } td.flag { font-size: .9em; }
+td.flag { font-size: .9em; }
 </style>"""
 
 
