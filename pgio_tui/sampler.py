@@ -24,7 +24,7 @@ from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
-from pgio_tui.sources.statements import ROWS, StatementSchedule, StatementTracker
+from pgio_tui.sources.statements import ROWS, SUMS, StatementSchedule, StatementTracker
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
@@ -266,7 +266,7 @@ class Sampler:
         texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
         self._stmt_texts = texts
         try:
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None)
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
@@ -379,7 +379,6 @@ class Sampler:
         v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
-        Sampler._statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
             pcols = pio.get(btype) or [None] * len(cols)
@@ -393,13 +392,23 @@ class Sampler:
         self.statements.reset()
 
     def _statements(self, raw: dict, frame: Frame) -> None:
-        """pg_stat_statements: the top statements over the window since the last read of every
-        entry (the all-statement sums are read every tick: see _rates)."""
+        """pg_stat_statements: all-statement latency over the window since the last read of the
+        sums, and the top statements over the window since the last read of every entry. Both
+        are read on the schedule's budget (StatementSchedule), not every tick."""
         kind, v = self._stmt_kind, frame.values
-        t0, t1 = raw.get("statements_t0"), raw.get("statements_t1")
-        baseline = kind == ROWS and self.statements.baseline  # reads every entry: not the usual cost
-        self.statement_schedule.done(frame.tick, kind, (t1 - t0) * 1000 if t0 and t1 and not baseline else None,
-                                     texts=bool(self._stmt_texts))
+        t0, tm, t1 = raw.get("statements_t0"), raw.get("statements_tm"), raw.get("statements_t1")
+        baseline = kind & ROWS and self.statements.baseline  # reads every entry: not the usual cost
+        parts = {SUMS: (tm - t0) * 1000 if t0 and tm else None,
+                 ROWS: (t1 - tm) * 1000 if tm and t1 and not baseline else None}
+        self.statement_schedule.done(frame.tick, kind, parts, texts=bool(self._stmt_texts))
+        server_t = raw["server_t"]
+        sums = raw.get("pgss")  # from a read of the sums, or of every entry
+        if sums is not None:
+            prev = self._prev_sums
+            self._statement_latency(sums, prev[0] if prev else None, server_t - prev[1] if prev else None, v)
+            self._prev_sums = (sums, server_t)
+        else:  # no read this tick: unknown, not zero
+            v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
         own = [q for q, text in new_texts.items() if text.startswith(pgfeatures.TICK_MARKER)]
         if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
@@ -408,8 +417,7 @@ class Sampler:
                 del new_texts[q]
         if new_texts:
             frame.statement_texts.update(new_texts)
-        server_t = raw["server_t"]
-        if kind == ROWS:
+        if kind & ROWS:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
             frame.statements = self.statements.update(raw.get("pgss_rows"), window)
             if window is not None:
@@ -425,8 +433,9 @@ class Sampler:
 
     @staticmethod
     def _statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
-        """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
-        our own left out): statement execution time, not transaction latency (`latency.*`)."""
+        """Mean/stddev over the `dt` seconds (server clock) between two reads of the sums, of the
+        statements pg_stat_statements timed (top-level, utility and our own left out): statement
+        execution time, not transaction latency (`latency.*`)."""
         v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         if not cur or not prev or not dt:
             return

@@ -170,11 +170,12 @@ class RawSample(TypedDict):
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
-    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
-    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read only)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read, which also gives pgss): see statement_rows_sql()
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
-    statements_t0: float  # server clock before and after the pg_stat_statements part
-    statements_t1: float
+    statements_t0: float  # server clock before the pg_stat_statements part,
+    statements_tm: float | None  # between its sums and its rows (and texts),
+    statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
@@ -226,16 +227,18 @@ def tick_sql(f: Features) -> str:
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
     # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
-    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
+    # sampler picks per tick what to read (%(pgss)s, bit flags: 1 the sums, 2 every entry's
     # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
-    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    # run only when that branch is taken. statements_t0/tm/t1 time the two parts of the read.
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
-        cols.append(_json_row(statements_sql(f)) + " AS pgss")
-        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN %(pgss)s::int & 1 = 1 THEN {_json_row(statements_sql(f))} END AS pgss")
+        cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_tm")
+        cols.append(f"CASE WHEN %(pgss)s::int & 2 = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
         cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
-        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+        cols.append("NULL::json AS pgss, NULL::float8 AS statements_tm, NULL::json AS pgss_rows, "
+                    "NULL::json AS pgss_texts")
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
@@ -290,24 +293,31 @@ def _pgss_from(f: Features) -> str:
 
 
 def statement_rows_sql(f: Features) -> str:
-    """The entries that changed since the client's last read, as one JSON array of arrays.
+    """The entries that changed since the client's last read, and the sums of every entry, from
+    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them)].
 
     The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
     toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
     counters, and vanished ones (evicted, reset) with NULL counters. Building JSON for every entry
-    costs the server several times the scan; for the few that changed, little.
+    costs the server several times the scan; for the few that changed, little. The sums come from
+    the same scan, so a tick that reads the rows pays nothing more for the statement latency.
     """
     toplevel = "toplevel" if "toplevel" in f.pgss_cols else "true"
     e = _pgss_exprs(f)
     counters = ", ".join(f"s.{k}" for k in e)
     inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
                        *(f"{expr} AS {k}" for k, expr in e.items())])
-    return (f"SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
-            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) "
-            f"FROM (SELECT {inner} {_pgss_from(f)}) s "
+    shown = "queryid IS NOT NULL AND toplevel"
+    return (f"WITH s AS MATERIALIZED (SELECT {inner} {_pgss_from(f)}) "
+            f"SELECT json_build_array("
+            f"(SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
+            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) FROM s "
             f"FULL JOIN unnest(%(pq)s::int8[], %(pu)s::oid[], %(pd)s::oid[], %(pt)s::bool[], %(pc)s::int8[]) "
             f"AS p(q, u, d, t, c) ON p.q = s.queryid AND p.u = s.userid AND p.d = s.dbid AND p.t = s.toplevel "
-            f"WHERE p.c IS DISTINCT FROM s.calls")
+            f"WHERE p.c IS DISTINCT FROM s.calls), "
+            f"(SELECT json_build_object('calls', (sum(calls) FILTER (WHERE {shown}))::float8, "
+            f"'total_ms', (sum(total_ms) FILTER (WHERE {shown}))::float8, "
+            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s))")
 
 
 def statement_texts_sql(f: Features) -> str:
@@ -319,7 +329,8 @@ def statement_texts_sql(f: Features) -> str:
 def statements_sql(f: Features) -> str:
     """Cumulative calls, time and sum of squares of the statements whose latency we show: top-level
     (14+), not in %(skip_queryids)s (utility statements and our own, see skip_queryids_sql), and
-    the number of entries (a change means new statements to classify). Parameter: %(skip_queryids)s."""
+    the number of entries not left out (a change means new statements to classify); the same as
+    the sums part of statement_rows_sql. Parameter: %(skip_queryids)s."""
     total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
     mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
     stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
@@ -328,7 +339,8 @@ def statements_sql(f: Features) -> str:
     return (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8 AS calls, "
             f"(sum({total}) FILTER (WHERE {shown}))::float8 AS total_ms, "
             f"(sum(calls * ({stddev} * {stddev} + {mean} * {mean})) FILTER (WHERE {shown}))::float8 AS sumsq, "
-            f"count(*) AS entries FROM {f.pgss_schema}.pg_stat_statements(false)")
+            f"count(*) FILTER (WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])) AS entries "
+            f"FROM {f.pgss_schema}.pg_stat_statements(false)")
 
 
 def skip_queryids_sql(f: Features) -> str:
