@@ -265,8 +265,11 @@ def _add_experiment(sub) -> None:
     s.add_argument("--quiet", action="store_true", help="no status line")
     t = act.add_parser("report", help="the results table of an experiment folder")
     t.add_argument("dir", metavar="DIR")
-    t.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),
+                   help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
+                        "the default when -o ends in .html)")
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+    t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
 
 
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
