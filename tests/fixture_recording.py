@@ -136,6 +136,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
         "latency.failed": 0,
         **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},
+        **{f"statements.log_over_{n}ms": None for n in (100, 200, 300, 400, 500)},  # no server log here
         "pgio.reads_s": None,  # only while a pgio workload runs
         "pgio.hits_s": None,
         "db.blks_read_s": rate(850 * wave),

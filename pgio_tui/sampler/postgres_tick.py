@@ -133,6 +133,9 @@ class PostgresTick:
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
+        if self.slowlog is not None:  # statements over 100-500 ms, whoever ran them
+            for ms, n in self.slowlog.count(raw["log_lines"]).items():
+                frame.values[M.STATEMENTS_LOG_OVER[ms]] = n
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw = raw
 
@@ -221,6 +224,8 @@ class PostgresTick:
                 frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
                                           {"name": name, "old": old.get(name), "new": value, "unit": unit}))
         self.tracker.settings = CheckpointSettings.from_settings(self.settings)
+        if old.get("log_min_duration_statement") != self.settings.get("log_min_duration_statement"):
+            self.slowlog = logaccess.slow_statements(self.pg, self.settings)
         if old.get("log_line_prefix") != self.settings.get("log_line_prefix") and self.tracker.mode == "log":
             if not self._log_trusted():
                 self.tracker.mode = "counters"
