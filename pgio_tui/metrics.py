@@ -238,15 +238,17 @@ CATALOG: tuple[Metric, ...] = (
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
     # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
     _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
-       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out), over the "
+       "window since the previous read of pg_stat_statements: every tick while that read is cheap, every few "
+       "ticks on a server with thousands of entries (null in between: reads stay within the observer's budget).",
        _PGSS),
     _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
-       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "Mean execution time of the statements completed in that window: a statement's time inside the server, "
        "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
        "are left out so microsecond statements do not pull it down).",
        _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
     _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
-       "Standard deviation of the execution time of the statements completed in the tick.",
+       "Standard deviation of the execution time of the statements completed in that window.",
        _PGSS + "; from calls, mean and stddev (sum of squares)"),
     *(_m(STATEMENTS_LOG_OVER[ms], "count", "gauge", "latency",
          f"Statements, server log: statements of any client that ran longer than {ms} ms, counted from the "
