@@ -106,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
 
-    info = sub.add_parser("info", help="what a recording holds", description="Metadata, duration, ticks, "
-                          "checkpoints, events and devices of a recording.")
-    info.add_argument("file", metavar="FILE")
+    info = sub.add_parser("info", help="what a recording or an experiment folder holds",
+                          description="Metadata, duration, ticks, checkpoints, events and devices of a recording; "
+                                      "or the runs of an experiment folder (order, settings, state, flags, "
+                                      "recording, duration).")
+    info.add_argument("file", metavar="FILE|DIR")
     for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report, _add_experiment):
         add(sub)
     return parser
@@ -144,14 +146,20 @@ def _add_replay(sub) -> None:
     p.add_argument("--theme", metavar="NAME", help="colour theme")
 
 
+def _pgbench_args_parser(sub, name: str, help: str, usage: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose arguments after -- go to pgbench; only --help is help (-h is the host, as in psql)."""
+    p = sub.add_parser(name, add_help=False, help=help, usage=usage,
+                       epilog=f"Everything after -- is passed to pgbench unchanged, e.g. -- {example}.")
+    p.add_argument("--help", action="help", help="show this help and exit")
+    return p
+
+
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="launch pgbench or the pgio workload, watch and record it",
                        description="Launch a workload against the server and watch/record it.")
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
-    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged",
-                          usage="%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS",
-                          epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -T 60 -c 4 -j 2.")
-    pb.add_argument("--help", action="help", help="show this help and exit")
+    pb = _pgbench_args_parser(kinds, "pgbench", "pgbench; arguments after -- go to pgbench unchanged",
+                              "%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS", "-T 60 -c 4 -j 2")
     _session_options(pb)
     pb.add_argument("--lab", action="store_true", help="run on a throwaway lab cluster (no server needed), "
                     "removed afterwards; pgbench -i -s 10 first unless --init-scale")
@@ -202,13 +210,23 @@ def _add_demo(sub) -> None:
 
 
 def _add_diff(sub) -> None:
-    p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
+    p = sub.add_parser("diff", help="compare recordings (two, N, or an experiment folder's runs)",
+                       description="What changed between recordings: two (the diff screen, or --format), or "
+                                   "N and experiment folders (every run against the baseline, printed).")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="recordings, or an experiment folder (its finished runs)")
+    _baseline_option(p)
     _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
-                   help="print the comparison instead of opening the diff screen")
+                   help="print the comparison instead of opening the diff screen (N runs: default table)")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
+
+
+def _baseline_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="FILE|NAME=V",
+                   help="the run the others are compared with: one of the FILEs, or the first whose setting "
+                        "NAME is V (default: the first FILE; in an experiment folder the first run of the "
+                        "first value of each --set)")
 
 
 def _align_option(p: argparse.ArgumentParser) -> None:
@@ -219,10 +237,12 @@ def _align_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
-                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
-    p.add_argument("a", metavar="FILE")
-    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
+    p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
+                       description="One recording's report, or the comparison of two or more (or of an experiment "
+                                   "folder's runs) against a baseline, as one HTML file.")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="one recording, several to compare with the first (or --baseline), or an experiment folder")
+    _baseline_option(p)
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)
@@ -233,10 +253,9 @@ def _add_experiment(sub) -> None:
                        description="Run the same workload once per setting value and repeat, one recording "
                                    "per run in a folder; report the means, 95 % intervals and verdicts.")
     act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    r = act.add_parser("run", add_help=False, help="run a sweep into a new folder",
-                       usage="%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR pgbench -- PGBENCH-ARGS",
-                       epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -c 4 -T 60.")
-    r.add_argument("--help", action="help", help="show this help and exit")
+    r = _pgbench_args_parser(act, "run", "run a sweep into a new folder",
+                             "%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR pgbench -- PGBENCH-ARGS",
+                             "-c 4 -T 60")
     _conn_options(r)
     r.add_argument("workload", choices=("pgbench",), metavar="WORKLOAD", help="pgbench (then -- and its arguments)")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
