@@ -17,7 +17,6 @@ import http.client
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,11 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from pgio_tui.workloads.cluster import Cluster, free_port  # noqa: E402
-from pgio_tui.workloads.pg_binaries import find_client  # noqa: E402
+from cpu_and_load import cpu_seconds, pct, pgbench_load  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "bench"))
-from recorder_cost import cpu_seconds, pct  # noqa: E402
+from pgio_tui.workloads.cluster import free_port  # noqa: E402
 
 # What Prometheus 2.x sends: it negotiates OpenMetrics and gzip.
 PROMETHEUS_HEADERS = {
@@ -91,17 +88,8 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=10)
     args = ap.parse_args()
 
-    cluster = Cluster(settings={"checkpoint_timeout": "60s"})
-    cluster.init()
-    cluster.start()
-    pgbench = str(find_client("pgbench"))
-    tmp = Path(tempfile.mkdtemp(prefix="pgio-bench-"))
-    try:
-        subprocess.run([pgbench, "-i", "-q", "-s", str(args.scale), cluster.conninfo()], check=True,
-                       capture_output=True)
-        total = args.rounds * 2 * (args.seconds + 5) + 30
-        load = subprocess.Popen([pgbench, "-c", str(args.clients), "-j", "2", "-T", str(int(total)),
-                                 cluster.conninfo()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    total = args.rounds * 2 * (args.seconds + 5) + 30
+    with pgbench_load(args.clients, args.scale, total) as (cluster, tmp):
         time.sleep(3)
         without, with_, trips, inside, size = [], [], [], [], 0
         for _ in range(args.rounds):
@@ -110,8 +98,6 @@ def main() -> None:
             with_.append(cpu)
             trips += t
             inside += i
-        load.terminate()
-        load.wait(timeout=30)
 
         a, b = sum(without) / len(without), sum(with_) / len(with_)
         print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}, 1 Hz, "
@@ -127,11 +113,6 @@ def main() -> None:
               f"{', '.join(f'{x * 100:.3f}' for x in with_)})")
         print(f"endpoint's share              : {(b - a) / a * 100:+.1f} % of the recorder's CPU  "
               f"(target <= {CPU_TARGET_PCT:g} %)")
-    finally:
-        cluster.destroy()
-        for p in tmp.iterdir():
-            p.unlink()
-        tmp.rmdir()
 
 
 if __name__ == "__main__":
