@@ -25,6 +25,7 @@ from textual.widget import Widget
 from pgio_tui.safe_text import printable
 from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
+from pgio_tui.tui.widgets import framed
 from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
@@ -125,6 +126,8 @@ class LinesView(Widget):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
+        if framed.FITS:
+            self._styles_cache = framed.FramedLines()  # changed rows framed from kept border segments
         self._lines: list[Line] = []
         self._strips: list[Strip | None] = []
         self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
