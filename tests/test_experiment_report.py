@@ -273,8 +273,12 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["experiment", "report", str(folder), "--baseline", "a=3"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--baseline" in err
-    (folder / next((folder / "runs").iterdir()).name).write_bytes(b"")
     victim = sorted((folder / "runs").iterdir())[0]
+    with sqlite3.connect(victim) as c:
+        c.execute("DELETE FROM ticks")  # a recording that holds no tick
+    assert cli.main(["experiment", "report", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and victim.name in err
     victim.write_bytes(b"not a recording")
     assert cli.main(["experiment", "report", str(folder)]) == 1
     err = capsys.readouterr().err
