@@ -95,3 +95,42 @@ def test_tui_shows_the_run_and_q_stops_restores_and_keeps(make_cluster, tmp_path
     assert cli.main(["experiment", "resume", str(out), *args, "--allow-settings", "--quiet"]) == 0
     plan = json.loads((out / "experiment.json").read_text())
     assert [r["state"] for r in plan["runs"]] == ["done", "done"] and plan["restored"] is True
+
+
+def strip_app(path):
+    """The monitor on the fixture recording with the strip of an experiment in its third run (a
+    fixed clock: 12 s into it, runs of 30 s nominal); the experiment's thread only waits."""
+    import threading
+
+    from pgio_tui.experiments.plan import Plan
+    from pgio_tui.experiments.progress import Progress
+    from pgio_tui.store.reader import Recording
+    from pgio_tui.tui.experiment import ExperimentApp, ExperimentFeed
+    from pgio_tui.tui.session import session_from_recording
+
+    plan = Plan(sweep={"backend_flush_after": ["0", "512kB", "2MB"]}, repeat=2, order="interleaved",
+                workload={"kind": "pgbench", "args": ["-c", "8", "-T", "30"]}, target={"lab": True})
+    plan.make_runs()
+    now = [1000.0]
+    progress = Progress(plan, "/nonexistent", clock_fn=lambda: now[0])
+    plan.runs[0].state = plan.runs[1].state = "done"
+    plan.runs[1].flags = [{"kind": "autovacuum", "text": "autovacuum ran on pgbench_accounts"}]
+    progress.reported = {1, 2}
+    plan.runs[2].state = "running"
+    progress.begin("run")
+    progress.first_start = 1000.0 - 80  # two runs of 40 s each before this one
+    progress.done_before = 0
+    now[0] = 1012.0
+    stop = threading.Event()
+    feed = ExperimentFeed(lambda f: stop.wait(30), progress)
+    feed.last = "run 2/6 done: backend_flush_after=512kB r1 · 0:31 · tps 1,234 · latency mean 6.48 ms"
+    feed.stop = stop.set  # quitting the snapshot's app ends the waiting thread
+    with Recording(path) as rec:
+        frames = list(rec.frames(None))
+        app = ExperimentApp(session_from_recording(rec), feed=feed, frames=frames, theme="pgio-dark", mode="replay")
+    return app
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_strip_snapshot(snap_compare, fixture_file, size):
+    assert snap_compare(strip_app(fixture_file), terminal_size=size)
