@@ -18,12 +18,13 @@ from typing import Callable
 
 from pgio_tui import __version__
 from pgio_tui import metrics as M
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import BACKENDS_TOP, SOURCE_FIELDS, Event, Frame
 from pgio_tui.publication import Spreader
 from pgio_tui.sources import disks, kernel, logaccess, pgfeatures, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE, BackendTracker
 from pgio_tui.sources.statements import ROWS, StatementSchedule, StatementTracker
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
@@ -87,6 +88,8 @@ class Sampler:
         self._connecting: PendingConnect | None = None
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
+        self.backends = BackendTracker()  # per-process I/O (proc_mode set once we know where we run)
+        self.pg.recent_s = interval + 2  # an idle client listed once after its last state change
         self.statement_schedule = StatementSchedule(interval)
         self.statements = StatementTracker()
         self._stmt_kind = 0  # what this tick reads of pg_stat_statements
@@ -135,7 +138,12 @@ class Sampler:
         else:
             self._pending.append(Event("note", "OS metrics only on the database host: run pgio-tui there, "
                                                "or grant pg_read_server_files to read the server's /proc"))
+            self._pending.append(Event("note", NOT_LOCAL_NOTE))
             return
+        if self.os_mode == "local":
+            self.backends.proc_mode = LOCAL
+        else:
+            self._pending.append(Event("note", NOT_LOCAL_NOTE))
         self.kernel = kernel.KernelSource(reader)
         if datadir:  # remotely pg_wal can't be followed if it is a symlink: roles are best effort there
             tablespaces = procfs.tablespace_dirs(datadir) if self.os_mode == "local" else ()
@@ -339,6 +347,7 @@ class Sampler:
         self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         self._activity(raw["activity"], frame)
+        self._backends(raw, dt, frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -391,6 +400,7 @@ class Sampler:
         self._prev_raw = None
         self._prev_sums = self._prev_rows_t = None
         self.statements.reset()
+        self.backends.reset()
 
     def _statements(self, raw: dict, frame: Frame) -> None:
         """pg_stat_statements: the top statements over the window since the last read of every
@@ -440,6 +450,23 @@ class Sampler:
             mean = total / calls
             v[M.STATEMENTS_MEAN_MS] = mean
             v[M.STATEMENTS_STDDEV_MS] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+
+    def _backends(self, raw: pgfeatures.RawSample, dt: float | None, frame: Frame) -> None:
+        """Per-process I/O (sources/backends.py), asynchronous I/O in flight (18), and the texts of
+        the statements the busiest backends run (read once per queryid, as top statements' are)."""
+        was = self.backends.proc_mode
+        frame.backends = self.backends.update(raw.get("backends"), raw["server_t"], dt)
+        if self.backends.proc_mode == DENIED and was != DENIED:
+            frame.events.append(Event("note", DENIED_NOTE))
+        busy = [b["query_id"] for b in frame.backends[:BACKENDS_TOP] if b.get("query_id")]
+        self.statements.want_texts(busy)
+        for q in busy:
+            if q in self.statements.texts and q not in self._texts_sent:
+                frame.statement_texts.setdefault(q, self.statements.texts[q])
+        self._texts_sent.update(frame.statement_texts)
+        aios = raw.get("aios")
+        frame.aio = [(str(st), str(op), int(n)) for st, op, n in aios or ()]
+        frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if self.pg.features.aios else None
 
     @staticmethod
     def _activity(activity: list | None, frame: Frame) -> None:

@@ -62,6 +62,9 @@ class Features:
     pgss_cols: frozenset[str] = frozenset()
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
+    activity_query_id: bool = False  # 14+: pg_stat_activity.query_id (with compute_query_id)
+    backend_io: bool = False  # 18+: pg_stat_get_backend_io(pid)
+    aios: bool = False  # 18+: pg_aios readable (pg_read_all_stats)
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
     log_path: str | None = None  # else the log file read directly on the database host (locallog)
@@ -80,6 +83,7 @@ class Features:
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
             "pg_buffercache_summary": self.buffercache_summary is not None,
+            "pg_stat_get_backend_io": self.backend_io, "pg_aios": self.aios,
             "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
@@ -134,6 +138,12 @@ def detect(conn: psycopg.Connection) -> Features:
         elif _try(conn, f"SELECT has_table_privilege('{bc}.pg_buffercache', 'SELECT')"):
             f.buffercache_view = f"{bc}.pg_buffercache"
 
+    f.activity_query_id = "query_id" in _columns(conn, "pg_catalog.pg_stat_activity")
+    f.backend_io = _try(conn, "SELECT count(*) FROM pg_stat_get_backend_io(pg_backend_pid())") is not None
+    f.aios = _try(conn, "SELECT count(*) FROM pg_aios") is not None
+    if not f.aios and f.version_num >= 180000:
+        f.notes.append("asynchronous I/O in flight (pg_aios) needs pg_monitor (pg_read_all_stats)")
+
     if not f.read_all_stats:
         f.notes.append("needs pg_monitor (pg_read_all_stats): wait events and the checkpointer's state are hidden")
     f.data_directory = _try(conn, "SELECT current_setting('data_directory', true)")
@@ -176,6 +186,8 @@ class RawSample(TypedDict):
     statements_t0: float  # server clock before and after the pg_stat_statements part
     statements_t1: float
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
+    backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
+    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -187,8 +199,8 @@ def _json_row(sql: str) -> str:
 
 
 def tick_sql(f: Features) -> str:
-    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, and those of
-    the pg_stat_statements part (below)."""
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s,
+    %(recent_s)s (backends_sql) and those of the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -239,6 +251,8 @@ def tick_sql(f: Features) -> str:
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
+    cols.append(f"({backends_sql(f)}) AS backends")
+    cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:
         cols.append("pg_current_logfile() AS logfile")
         cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
@@ -339,6 +353,46 @@ def skip_queryids_sql(f: Features) -> str:
             f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
             f"!~* '{_PLANNABLE}')")
 
+
+
+def backends_sql(f: Features) -> str:
+    """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
+    pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
+    in the last %(recent_s)s seconds (an idle client does no I/O; 200 idle connections cost the
+    tick nothing); background processes always (their state is NULL)."""
+    query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
+    io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
+    lateral = ("LEFT JOIN LATERAL (SELECT sum(read_bytes)::float8 AS r, sum(write_bytes)::float8 AS w "
+               "FROM pg_stat_get_backend_io(a.pid)) b ON true " if f.backend_io else "")
+    return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, a.datname, a.state, "
+            "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
+            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io})) FROM pg_stat_activity a {lateral}"
+            "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
+            "OR a.state IS DISTINCT FROM 'idle' "
+            "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
+
+
+def aios_sql() -> str:
+    """18+: asynchronous I/O handles in use, by state and operation."""
+    return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
+            "(SELECT state::text, operation::text, count(*) AS n FROM pg_aios GROUP BY 1, 2) x")
+
+
+# 18's asynchronous I/O wait events (pg_wait_events: type, name), named as AIO's wherever waits are shown.
+AIO_WAITS = frozenset({
+    ("IO", "AioIoCompletion"), ("IO", "AioIoUringSubmit"), ("IO", "AioIoUringExecution"),
+    ("LWLock", "AioWorkerSubmissionQueue"), ("LWLock", "AioUringCompletion"),
+})
+
+
+def is_aio_wait(wait_type: str | None, event: str | None) -> bool:
+    return (wait_type, event) in AIO_WAITS
+
+
+def wait_name(wait_type: str | None, event: str | None) -> str:
+    """How a wait event is written wherever waits are shown: type:event, AIO's marked as such."""
+    name = f"{wait_type or 'CPU'}:{event or 'Running'}"
+    return f"AIO {name}" if is_aio_wait(wait_type, event) else name
 
 
 def settings_sql(f: Features) -> str:

@@ -21,6 +21,7 @@ from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.schema import RecordingError, quote
 from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version_of
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
@@ -109,6 +110,8 @@ class Recording:
             "SELECT id, queryid, text FROM statements")}
         self._has_latency_hist = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
+        self._backends = StoredBackends(conn, conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'backend_io'").fetchone() is not None)
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -336,6 +339,9 @@ class Recording:
                       "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
         stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
                         "WHERE tick BETWEEN ? AND ?")
+        backend_sql, aio_sql = self._backends.select()
+        backend_io = by_tick(backend_sql) if self._backends.present else {}
+        aio = by_tick(aio_sql) if self._backends.present else {}
         device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
         roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
         zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
@@ -365,6 +371,7 @@ class Recording:
                 **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
                                    if _WINDOW in columns else None, self._statements),
                 latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
+                **self._backends.fields(row[1], number(row[3]), backend_io.get(tick), aio.get(tick), self._statements),
             )
 
     def statement_texts(self) -> dict[int, str]:

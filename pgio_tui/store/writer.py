@@ -37,6 +37,7 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
 from pgio_tui import metrics as M
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import BackendRows
 from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quote
 
 __all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
@@ -118,6 +119,7 @@ class Recorder:
         self._source_ids: dict[str, int] = {}
         self._wait_ids: dict[tuple, int] = {}
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
+        self._backend_rows = BackendRows()  # backends and asynchronous I/O (store/backend_rows.py)
         self._interval: float | None = None
         self._last_tick: int | None = None
         self._last_commit = self._last_checkpoint = time.monotonic()
@@ -208,6 +210,7 @@ class Recorder:
             self.set_settings(changed, tick)
         self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
         self._statement_rows(frame)
+        self._backend_rows.add(frame, self._register_statement)
         self._latency_hist.extend((tick, int(b), int(n)) for b, n in frame.latency_buckets.items() if n)
 
         interval = self._interval or frame.dt or COMMIT_EVERY_S
@@ -324,6 +327,7 @@ class Recorder:
             (_insert("statements", 4), self._new_statements),
             ("UPDATE statements SET text = ? WHERE id = ?", self._statement_texts),
             (_insert("statement_stats", 2 + len(schema.STATEMENT_COLUMNS)), self._statement_stats),
+            *self._backend_rows.statements(),
         ]
         if not any(rows for _, rows in statements):
             return
@@ -402,6 +406,7 @@ class Recorder:
         self._new_statements: list[tuple] = []
         self._statement_texts: list[tuple] = []
         self._statement_stats: list[tuple] = []
+        self._backend_rows.clear()
 
     def _check_writable(self) -> None:
         if self._closed:
