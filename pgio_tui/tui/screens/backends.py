@@ -21,7 +21,7 @@ from pgio_tui.analysis.statements import one_line as plain
 from pgio_tui.frame import BACKENDS_TOP
 from pgio_tui.safe_text import plain_text
 from pgio_tui.sources.backends import io_key
-from pgio_tui.sources.pgfeatures import wait_name
+from pgio_tui.sources.pg_counters import wait_name
 from pgio_tui.tui.widgets.waits_pane import SHORT
 
 STATES = {"active": "active", "idle": "idle", "idle in transaction": "idle tx",

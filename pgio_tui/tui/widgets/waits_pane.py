@@ -6,7 +6,7 @@ import textwrap
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.sources.pgfeatures import wait_name
+from pgio_tui.sources.pg_counters import wait_name
 from pgio_tui.tui.drawing import bar
 from pgio_tui.tui.plot import ChartSpec, Line
 from pgio_tui.tui.widgets.chart import series_of
