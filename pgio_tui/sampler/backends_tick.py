@@ -25,5 +25,5 @@ class BackendsTick:
             if q in self.statements.texts and q not in self._texts_sent:
                 frame.statement_texts.setdefault(q, self.statements.texts[q])
         self._texts_sent.update(frame.statement_texts)
-        frame.aio = [(str(st), str(op), int(n)) for st, op, n in raw.get("aios") or ()]
+        frame.aio = sorted((str(st), str(op), int(n)) for st, op, n in raw.get("aios") or ())
         frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if self.pg.features.aios else None
