@@ -304,6 +304,7 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
             _backends(brng, f, rate_dt, cp_tick is not None, major)
             if major >= 18:
                 _aio(brng, f)
+                f.waits.append(("client backend", "IO", "AioIoCompletion", brng.randrange(2, 9)))
         if cp_tick == 0:
             f.events.append(Event("checkpoint_start", "checkpoint starting: time", {"kind": "time"}))
         if cp_tick == CHECKPOINT_LENGTH - 1:
