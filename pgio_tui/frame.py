@@ -36,7 +36,7 @@ STATEMENT_FIELDS = ("calls_s", "time_ms_s", "mean_ms", "stddev_ms", "rows_s", "h
 BACKEND_RATES = ("read_bytes_s", "write_bytes_s", "pg_read_bytes_s", "pg_write_bytes_s")
 # ... and what the backend is (text from the server: untrusted, shown as plain text).
 BACKEND_LABELS = ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
-BACKENDS_TOP = 5  # backends a recording keeps per tick: those with any I/O, most first (file size)
+BACKENDS_TOP = 3  # backends a recording keeps per tick: those with any I/O, most first (file size)
 
 
 @dataclass(slots=True)

@@ -191,7 +191,7 @@ def test_an_older_recording_without_backend_tables_reads(tmp_path):
     conn = sqlite3.connect(path)
     for table in ("backend_io_named",):
         conn.execute(f"DROP VIEW {table}")
-    for table in ("backend_io", "aio", "backend_states", "backends"):
+    for table in ("backend_io", "aio", "backends"):
         conn.execute(f"DROP TABLE {table}")
     conn.commit()
     conn.close()
