@@ -106,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
 
-    info = sub.add_parser("info", help="what a recording holds", description="Metadata, duration, ticks, "
-                          "checkpoints, events and devices of a recording.")
-    info.add_argument("file", metavar="FILE")
+    info = sub.add_parser("info", help="what a recording or an experiment folder holds",
+                          description="Metadata, duration, ticks, checkpoints, events and devices of a recording; "
+                                      "or the runs of an experiment folder (order, settings, state, flags, "
+                                      "recording, duration).")
+    info.add_argument("file", metavar="FILE|DIR")
     for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report, _add_experiment):
         add(sub)
     return parser
@@ -202,13 +204,23 @@ def _add_demo(sub) -> None:
 
 
 def _add_diff(sub) -> None:
-    p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
+    p = sub.add_parser("diff", help="compare recordings (two, N, or an experiment folder's runs)",
+                       description="What changed between recordings: two (the diff screen, or --format), or "
+                                   "N and experiment folders (every run against the baseline, printed).")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="recordings, or an experiment folder (its finished runs)")
+    _baseline_option(p)
     _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
-                   help="print the comparison instead of opening the diff screen")
+                   help="print the comparison instead of opening the diff screen (N runs: default table)")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
+
+
+def _baseline_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="FILE|NAME=V",
+                   help="the run the others are compared with: one of the FILEs, or the first whose setting "
+                        "NAME is V (default: the first FILE; in an experiment folder the first run of the "
+                        "first value of each --set)")
 
 
 def _align_option(p: argparse.ArgumentParser) -> None:
@@ -219,10 +231,12 @@ def _align_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
-                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
-    p.add_argument("a", metavar="FILE")
-    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
+    p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
+                       description="One recording's report, or the comparison of two or more (or of an experiment "
+                                   "folder's runs) against a baseline, as one HTML file.")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="one recording, several to compare with the first (or --baseline), or an experiment folder")
+    _baseline_option(p)
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)
@@ -265,8 +279,11 @@ def _add_experiment(sub) -> None:
     s.add_argument("--quiet", action="store_true", help="no status line")
     t = act.add_parser("report", help="the results table of an experiment folder")
     t.add_argument("dir", metavar="DIR")
-    t.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),
+                   help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
+                        "the default when -o ends in .html)")
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+    t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
 
 
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:

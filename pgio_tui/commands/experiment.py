@@ -186,15 +186,28 @@ def _term_as_interrupt() -> dict:
 # --- report -------------------------------------------------------------------------------------
 
 def _report(args: argparse.Namespace) -> int:
+    import os
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
     plan = load(args.dir)
+    fmt = args.format or ("html" if args.output and str(args.output).lower().endswith((".html", ".htm")) else "table")
     baseline = results.parse_baseline(args.baseline, plan)
-    rows = results.table(plan, args.dir, baseline)
-    if not any(r.runs for r in rows):
+    res = results.collect(plan, args.dir, baseline)
+    if not any(r.runs for r in res.rows):
         raise CliError(f"{args.dir}: no finished run yet; `{PROG} experiment resume {args.dir}` runs them")
     pending = len(plan.pending())
     if pending:
         say(f"{PROG}: experiment: {pending} of {len(plan.runs)} runs not done: figures are of the finished ones")
-    print(render(rows, baseline, args.format), end="")
+    text = render(res, fmt)
+    if not args.output:
+        print(text, end="")
+        return 0
+    out = Path(args.output)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    say(f"{PROG}: experiment: {fmt} report written to {out}")
     return 0

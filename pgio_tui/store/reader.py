@@ -28,6 +28,7 @@ from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEv
                                         statement_fields, stored_event)
 from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
                                      tick_number, value)
+from pgio_tui.store.validate import queryid as queryid_of
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
@@ -106,7 +107,7 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
-        self._statements = {id_: (tick_number(queryid), text(qtext)) for id_, queryid, qtext in conn.execute(
+        self._statements = {id_: (queryid_of(qid), text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         self._has_latency_hist = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
@@ -388,7 +389,7 @@ class Recording:
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
         out = {}
         for row in self.db.conn.execute(sql, params):
-            queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (tick_number(row[0]),
+            queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (queryid_of(row[0]),
                                                                               *(number(v) for v in row[1:]))
             if queryid is None or not calls or calls < 0 or time_us is None:
                 continue
