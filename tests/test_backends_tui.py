@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Static
 
 from fixture_recording import write_fixture
 from pgio_tui.frame import BACKENDS_TOP
-from pgio_tui.sources.backends import io_key
+from pgio_tui.sources.backends import DENIED_NOTE, NOT_LOCAL_NOTE, io_key
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.app import recording_app
 from pgio_tui.tui.screens.backends import BackendsScreen, aio_line
@@ -86,6 +86,17 @@ async def test_hostile_application_name_is_plain_text(tmp_path, utc):
         await pilot.pause()
         cell = str(screen.query_one(DataTable).get_row("4200")[-1])
         assert "[red]psql[/]\\x1b[2J" in cell and "\x1b" not in cell
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("note, says", [(DENIED_NOTE, "run pgio-tui as root on the DB host"),
+                                        (NOT_LOCAL_NOTE, "only on the database host")])
+async def test_header_says_why_read_write_bytes_are_missing(fixture_file, utc, note, says):
+    app = make_app(fixture_file)
+    app.session.notes.append(note)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.press("B")
+        assert says in str(app.screen.query_one("#bk-head", Static).render())
 
 
 def test_aio_line_says_what_the_server_has():

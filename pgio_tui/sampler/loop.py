@@ -24,7 +24,7 @@ from pgio_tui.sampler.postgres_tick import PostgresTick
 from pgio_tui.sources import disks, kernel, logaccess, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
-from pgio_tui.sources.backends import LOCAL, NOT_LOCAL_NOTE, BackendTracker
+from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE, BackendTracker, proc_io_mode
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
 from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
@@ -85,8 +85,8 @@ class Sampler(PostgresTick, BackendsTick):
         self.statement_schedule.enabled = features.pgss_schema is not None
         self._load_settings()
         self._setup_os()
-        if self.backends.proc_mode != LOCAL:
-            self._pending.append(Event("note", NOT_LOCAL_NOTE))
+        if self.backends.proc_mode != LOCAL:  # said in the banner and the Backends view
+            features.notes.append(DENIED_NOTE if self.backends.proc_mode == DENIED else NOT_LOCAL_NOTE)
         if not features.logfile and self.os_mode == "local":
             logaccess.find_local_log(self.pg, self.settings)
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
@@ -99,7 +99,7 @@ class Sampler(PostgresTick, BackendsTick):
         reader = None
         if procfs.same_cluster_locally(datadir, self.pg):
             reader, self.os_mode = LocalProc(), "local"
-            self.backends.proc_mode = LOCAL
+            self.backends.proc_mode = proc_io_mode(self.pg.conn.info.backend_pid)
         elif RemoteProc.available(self.pg.conn):
             reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
         else:

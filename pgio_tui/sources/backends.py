@@ -47,6 +47,15 @@ def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
     return None if read is None or write is None else (read, write)
 
 
+def proc_io_mode(server_pid: int | None, proc: str = "/proc") -> str:
+    """LOCAL when this process may read a server process's /proc/<pid>/io (our own connection's
+    backend tells), else DENIED."""
+    try:
+        return LOCAL if server_pid and read_proc_io(server_pid, proc) is not None else DENIED
+    except PermissionError:
+        return DENIED
+
+
 def _rate(cur, prev, dt: float | None) -> float | None:
     if cur is None or prev is None or not dt:
         return None
