@@ -38,6 +38,25 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+PART_RUNS = 300
+
+
+def part_cost(sampler: Sampler) -> dict[str, list[float]]:
+    """Server ms of the tick's backends part (the per-process list, 18: pg_stat_get_backend_io, pg_aios)
+    alone, against an empty statement, run alternately on the sampler's connection so that the
+    machine's load weighs on both alike."""
+    from pgio_tui.sources.tick_sql import aios_sql, backends_sql
+    f = sampler.pg.features
+    ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
+    part = f"({backends_sql(f)})" + (f", ({aios_sql()})" if f.aios else "")
+    runs = {"empty": [], "backends": []}
+    for _ in range(PART_RUNS):
+        for name, sql in (("empty", f"SELECT NULL, {ms}"), ("backends", f"SELECT {part}, {ms}")):
+            row = sampler.pg.conn.execute(sql, {"recent_s": sampler.pg.recent_s}).fetchone()
+            runs[name].append(row[-1])
+    return runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=120)
@@ -72,6 +91,7 @@ def main() -> None:
                 collect.append(v["observer.collect_ms"])
                 if v.get("observer.cpu_ms") is not None:
                     cpu.append(v["observer.cpu_ms"])
+            part = part_cost(sampler)
         finally:
             sampler.close()
             for conn in conns:
@@ -86,6 +106,10 @@ def main() -> None:
     if steady:
         print(f"server ms per tick after the first 30 ticks (start-up: the first read of every entry and "
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
+    e, b = part["empty"], part["backends"]
+    print(f"backends part alone ({PART_RUNS} runs, alternating with an empty statement): median "
+          f"{statistics.median(b):.3f} ms vs {statistics.median(e):.3f} ms empty (+{statistics.median(b) - statistics.median(e):.3f}); "
+          f"mean {statistics.mean(b):.3f} vs {statistics.mean(e):.3f}")
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f}")
 
