@@ -197,6 +197,10 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "</html>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
     assert "<script src" not in page and "@import" not in page
+    titles = re.findall(r"<details open><summary><b>([^<]+)</b>", page)  # one folding table per group
+    assert titles[:2] == ["Throughput and latency (transactions)",
+                          "Statements (pg_stat_statements: execution time, not transaction latency)"]
+    assert {"Buffers written by source", "Devices", "WAL"} <= set(titles)
     # a heat map per figure of the 2 × 3 grid, with 6 cells each
     heats = re.findall(r'<svg class="heat".*?</svg>', page, re.S)
     assert heats and all(h.count("<rect") == 6 for h in heats)
@@ -241,7 +245,12 @@ def test_statements_from_the_server_at_each_runs_end(tmp_path, capsys):
     upd = "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
     rows = {i: [{"queryid": "-5", "query": upd, "calls": 1000 * i, "total_ms": 900.0 * i, "mean_ms": 0.5 + i / 10,
                  "stddev_ms": 0.25 * i},
-                {"queryid": "7", "query": "SELECT 1", "calls": 3, "total_ms": 0.1, "mean_ms": 0.03, "stddev_ms": 0.0}]
+                {"queryid": "7", "query": "SELECT 1", "calls": 3, "total_ms": 0.1, "mean_ms": 0.03, "stddev_ms": 0.0},
+                # pgio-tui's own and utility statements are left out, as the recorder leaves them out
+                {"queryid": "8", "query": "/* pgio-tui settings */ SELECT 1", "calls": 1, "total_ms": 9e9,
+                 "mean_ms": 9e9, "stddev_ms": 0.0},
+                {"queryid": "9", "query": "CREATE FUNCTION f() ...", "calls": 1, "total_ms": 8e9, "mean_ms": 8e9,
+                 "stddev_ms": 0.0}]
             for i in range(1, 5)}
     folder = tmp_path / "exp"
     make_folder(folder, {"backend_flush_after": ["0", "2MB"]}, statements=rows)
@@ -255,6 +264,7 @@ def test_statements_from_the_server_at_each_runs_end(tmp_path, capsys):
     assert ch["change_pct"] == pytest.approx(100 * (0.75 / 0.5 - 1)) and ch["noise_floor_pct"] == pytest.approx(200.0)
     assert ch["verdict"] == "within noise"
     assert "statements: pg_stat_statements as each run left it (reset before the run)" in data["notes"]
+    assert [f["statement"] for f in data["figures"] if f["key"].endswith("_mean") and "statement" in f] == [upd, "SELECT 1"]
 
 
 def test_report_errors_are_one_line(tmp_path, capsys):

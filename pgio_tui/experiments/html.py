@@ -101,20 +101,25 @@ def plan_section(res: Results) -> str:
 
 
 def results_table(res: Results) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean", "95 % interval", "change",
-                                             "noise floor", "verdict"))
-    out, group = [f"<table><tr>{head}</tr>"], None
+    """The text report's lines, one table per group of figures, each group folding away."""
+    head = "<table><tr>" + "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean",
+                                                              "95 % interval", "change", "noise floor",
+                                                              "verdict")) + "</tr>"
+    groups: dict[str, list[str]] = {}
     for x in lines(res):
         fig = x[9]
-        if fig.group != group:
-            group = fig.group
-            out.append(f'<tr class="g"><td colspan="9">{escape(GROUP_TITLES.get(group, group))}</td></tr>')
         cls = "changed" if x[8] == "changed" else "noise" if x[8] == "within noise" else ""
-        name = (f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>")
-        out.append(f'<tr class="{cls}">{name}' + "".join(
-            f'<td class="{c}">{escape(v)}</td>' for v, c in zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v")))
-            + "</tr>")
-    return "".join(out) + "</table>"
+        name = f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>"
+        groups.setdefault(fig.group, []).append(
+            f'<tr class="{cls}">{name}' + "".join(f'<td class="{c}">{escape(v)}</td>' for v, c in
+                                                  zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v"))) + "</tr>")
+    out = []
+    for group, rows in groups.items():
+        changed = sum('class="changed"' in r for r in rows)
+        what = f" · {changed} changed" if changed else ""
+        out.append(f"<details open><summary><b>{escape(GROUP_TITLES.get(group, group))}</b>{what}</summary>"
+                   f"{head}{''.join(rows)}</table></details>")
+    return "".join(out)
 
 
 def statements_section(res: Results) -> str:
