@@ -80,7 +80,7 @@ def main() -> None:
         conns = [cluster.connect() for _ in range(args.backends)]
         sampler = Sampler(cluster.conninfo(), interval=args.interval)
         sampler.open()
-        server, collect, cpu = [], [], []
+        server, collect, cpu, pgss, stmt_ticks = [], [], [], [], 0
         t0 = time.monotonic()
         try:
             for k, frame in enumerate(sampler.frames(duration=args.ticks * args.interval)):
@@ -94,6 +94,9 @@ def main() -> None:
                 collect.append(v["observer.collect_ms"])
                 if v.get("observer.cpu_ms") is not None:
                     cpu.append(v["observer.cpu_ms"])
+                if v.get("observer.statements_ms") is not None:
+                    pgss.append(v["observer.statements_ms"])
+                stmt_ticks += v.get("statements.mean_ms") is not None
             part = part_cost(sampler)
         finally:
             sampler.close()
@@ -109,6 +112,8 @@ def main() -> None:
     if steady:
         print(f"server ms per tick after the first 30 ticks (start-up: the first read of every entry and "
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
+    print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
+          f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
     e, b = part["empty"], part["backends"]
     print(f"backends part ({PART_RUNS} runs, alternating with a pg_stat_activity count alone): median "
           f"{statistics.median(b):.3f} ms vs {statistics.median(e):.3f} ms (+{statistics.median(b) - statistics.median(e):.3f}); "

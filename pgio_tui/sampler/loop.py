@@ -26,6 +26,7 @@ from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE, BackendTracker, proc_io_mode
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.slowlog import SlowStatements
 from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
@@ -50,6 +51,7 @@ class Sampler(PostgresTick, BackendsTick):
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
+        self.slowlog: SlowStatements | None = None  # counts the server log's duration: lines
         self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
         self.spreader = Spreader()  # counters published in bursts, paid out evenly
         self._final = False  # this tick is the session's last
@@ -90,6 +92,7 @@ class Sampler(PostgresTick, BackendsTick):
         if not features.logfile and self.os_mode == "local":
             logaccess.find_local_log(self.pg, self.settings)
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
+        self.slowlog = logaccess.slow_statements(self.pg, self.settings)
         for note in features.notes:
             self._pending.append(Event("note", note))
 
