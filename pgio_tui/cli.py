@@ -253,11 +253,17 @@ def _add_experiment(sub) -> None:
                        description="Run the same workload once per setting value and repeat, one recording "
                                    "per run in a folder; report the means, 95 % intervals and verdicts.")
     act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    r = _pgbench_args_parser(act, "run", "run a sweep into a new folder",
-                             "%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR pgbench -- PGBENCH-ARGS",
-                             "-c 4 -T 60")
+    r = act.add_parser("run", add_help=False, help="run a sweep into a new folder",
+                       usage="%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR WORKLOAD ...",
+                       epilog="WORKLOAD is one of: pgbench -- PGBENCH-ARGS (passed unchanged, e.g. -- -c 4 -T 60); "
+                              "pgio [--scale SIZE --run-time S --sessions N --update-pct P ...] (the bench pgio "
+                              "options); sql 'STATEMENT' [--times N] [--before 'SQL'] (each execution timed). "
+                              "os.page_cache=SIZE caps the server's page cache (cgroup memory limit).")
+    r.add_argument("--help", action="help", help="show this help and exit")
     _conn_options(r)
-    r.add_argument("workload", choices=("pgbench",), metavar="WORKLOAD", help="pgbench (then -- and its arguments)")
+    from pgio_tui.experiments.plan import DIRTY_WAIT_S, WORKLOADS
+    r.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD",
+                   help="pgbench (then -- and its arguments), pgio [options] or sql 'STATEMENT' [--times N]")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
     r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
     r.add_argument("--set", action="append", required=True, metavar="NAME=V1,V2",
@@ -273,14 +279,21 @@ def _add_experiment(sub) -> None:
     r.add_argument("--seed", type=int, default=0, metavar="N", help="seed of --order random")
     r.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (default 1)")
     r.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    r.add_argument("--allow-restart", action="store_true",
+                   help="allow restarting a server that is not --lab (pg_ctl restart) for postmaster settings")
+    r.add_argument("--reinit", action="store_true", help="set the workload up again before every run (pgbench -i)")
+    r.add_argument("--dirty-wait", type=float, default=DIRTY_WAIT_S, metavar="S",
+                   help="before each run, wait up to S s for Dirty under the background threshold "
+                        "(default %(default)g)")
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="the experiment folder (new)")
     r.add_argument("--quiet", action="store_true", help="no status line")
-    r.set_defaults(pgbench_args=[])
+    r.set_defaults(pgbench_args=[], workload_args=[])
     s = act.add_parser("resume", add_help=False, help="continue an interrupted experiment")
     s.add_argument("--help", action="help", help="show this help and exit")
     s.add_argument("dir", metavar="DIR")
     _conn_options(s)
     s.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    s.add_argument("--allow-restart", action="store_true", help="allow restarting a server that is not --lab")
     s.add_argument("--quiet", action="store_true", help="no status line")
     t = act.add_parser("report", help="the results table of an experiment folder")
     t.add_argument("dir", metavar="DIR")
@@ -311,6 +324,20 @@ _PGBENCH_ONLY = ("-T", "-c", "-j", "-t", "-S", "-N", "-b", "-f", "-M", "-R", "-L
 
 def _pgbench_words(words: list[str]) -> str | None:
     return next((w for w in words if w in _PGBENCH_ONLY or w.split("=")[0] in _PGBENCH_ONLY), None)
+
+
+def _split_workload(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`experiment run ... WORKLOAD WORDS`: cut after the workload's name (the first pgbench, pgio or
+    sql that is not an option's value), so its options never meet our parser."""
+    run = _subparser(parser, argv[:2])
+    takes_value = {o for a in run._actions if a.option_strings and a.nargs is None and a.const is None
+                   and not isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+                   for o in a.option_strings}
+    from pgio_tui.experiments.plan import WORKLOADS
+    for i in range(2, len(argv)):
+        if argv[i] in WORKLOADS and argv[i - 1] not in takes_value:
+            return argv[:i + 1], argv[i + 1:]
+    return argv, None
 
 
 def _lazy(name: str):
@@ -345,9 +372,14 @@ def main(argv: list[str] | None = None) -> int:
             error_line(CliError(f"{hint} looks like a pgbench option: put pgbench's arguments after --, "
                                 f"e.g. {PROG} bench pgbench [CONN] -- -T 60 -c 4"))
             return 2
+    workload_args = None
+    if argv[:2] == ["experiment", "run"]:  # pgio's and sql's words are the workload's, not ours
+        argv, workload_args = _split_workload(parser, argv)
     args = parser.parse_args(argv)
     if passthrough is not None:
         args.pgbench_args = passthrough
+    if workload_args is not None:
+        args.workload_args = workload_args
     try:
         return COMMANDS[args.command](args)
     except Exception as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -191,10 +192,10 @@ def test_older_schema_migrated_in_memory(tmp_path):
 
 
 @pytest.mark.parametrize("content, expect", [
-    (os.urandom(4096), "not an SQLite file"),
+    (random.Random(7).randbytes(4096), "not an SQLite file"),
     (b"tick,t\n1,2\n" * 50, "not an SQLite file"),
     (b"", "not a pgio-tui recording"),
-])
+], ids=["random-bytes", "csv", "empty"])
 def test_garbage_rejected(tmp_path, content, expect):
     path = tmp_path / "garbage.sqlite"
     path.write_bytes(content)
@@ -321,7 +322,7 @@ DISK_FULL_CHILD = textwrap.dedent("""
     from fixture_recording import synthetic_frames
     from pgio_tui.store.writer import Recorder, RecordingError
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, resource.RLIM_INFINITY))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, resource.RLIM_INFINITY))
     rec = Recorder({path!r}, meta={{"interval_s": 1.0}})
     try:
         for f in synthetic_frames(100_000, incidents=False):

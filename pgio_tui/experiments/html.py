@@ -37,7 +37,7 @@ STYLE = """<style>
 figure { margin: 0; } figcaption { font-size: .85em; color: #555; }
 .run { font-size: .9em; margin: .5em 0 0; } .flag { color: #b35900; }
 svg.mini text { font-size: 9px; } svg.heat text { font-size: 11px; }
-svg circle { stroke: none; } td.flag { font-size: .9em; }
+td.flag { font-size: .9em; }
 </style>"""
 
 
@@ -101,20 +101,25 @@ def plan_section(res: Results) -> str:
 
 
 def results_table(res: Results) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean", "95 % interval", "change",
-                                             "noise floor", "verdict"))
-    out, group = [f"<table><tr>{head}</tr>"], None
+    """The text report's lines, one table per group of figures, each group folding away."""
+    head = "<table><tr>" + "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean",
+                                                              "95 % interval", "change", "noise floor",
+                                                              "verdict")) + "</tr>"
+    groups: dict[str, list[str]] = {}
     for x in lines(res):
         fig = x[9]
-        if fig.group != group:
-            group = fig.group
-            out.append(f'<tr class="g"><td colspan="9">{escape(GROUP_TITLES.get(group, group))}</td></tr>')
         cls = "changed" if x[8] == "changed" else "noise" if x[8] == "within noise" else ""
-        name = (f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>")
-        out.append(f'<tr class="{cls}">{name}' + "".join(
-            f'<td class="{c}">{escape(v)}</td>' for v, c in zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v")))
-            + "</tr>")
-    return "".join(out) + "</table>"
+        name = f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>"
+        groups.setdefault(fig.group, []).append(
+            f'<tr class="{cls}">{name}' + "".join(f'<td class="{c}">{escape(v)}</td>' for v, c in
+                                                  zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v"))) + "</tr>")
+    out = []
+    for group, rows in groups.items():
+        changed = sum('class="changed"' in r for r in rows)
+        what = f" · {changed} changed" if changed else ""
+        out.append(f"<details open><summary><b>{escape(GROUP_TITLES.get(group, group))}</b>{what}</summary>"
+                   f"{head}{''.join(rows)}</table></details>")
+    return "".join(out)
 
 
 def statements_section(res: Results) -> str:
@@ -149,9 +154,10 @@ def small_multiples(series: list[Series]) -> str:
     if not drawn:
         return ""
     x1 = max((s.x[-1] for s in drawn if s.x), default=1.0) or 1.0
-    tops = {k: charts.y_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
+    tops = {k: charts.robust_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
     out = ["<h2>PGDATA over time, per run</h2><p class=muted>Seconds from the workload's start; every run on the "
-           "same scales.</p>"]
+           "same scales (where a few peaks would flatten every other run, they are cut at the top and the "
+           "chart says so).</p>"]
     for s in drawn:
         r = s.result
         flags = f' <span class="flag">⚑ {escape("; ".join(r.flags))}</span>' if r.flags else ""
@@ -159,7 +165,10 @@ def small_multiples(series: list[Series]) -> str:
                    f'{" · " + escape(s.pgdata) if s.pgdata else ""}{flags}</p><div class="grid3">')
         for k, title, unit, f, color in panels:
             pts = list(zip(s.x, _scaled(s.col(k), f)))
-            out.append(charts.mini_time(title, unit, pts, x1, tops[k], color))
+            top, cut = tops[k]
+            above = cut and any(y is not None and y > top for _, y in pts)
+            out.append(charts.mini_time(f"{title} (peaks above {svg.label(top)} cut)" if above else title, unit,
+                                        pts, x1, top, color))
         out.append("</div>")
     return "".join(out)
 

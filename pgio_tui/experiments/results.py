@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from pgio_tui.analysis import repeats
+from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments.figures import FIGURES, Figure, RunFigures, catalog, run_figures
 from pgio_tui.experiments.plan import Plan, PlanError, Run
 from pgio_tui.safe_text import printable
+from pgio_tui.sources.statements_sql import shown_statement
 from pgio_tui.store.reader import RecordingError
 from pgio_tui.workload_facts import EXIT_INTERRUPTED
 
@@ -98,15 +100,16 @@ def _num(v: Any) -> float | None:
 
 def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
     """The statements the runner read from pg_stat_statements at the run's end (reset before it: the
-    server's own figures for the whole run), keyed like figures.statements(); None when it has none."""
+    server's own figures for the whole run), keyed like figures.statements(), without pgio-tui's own
+    and utility statements; None when none is left."""
     rows = getattr(run, "statements", None)
     if not isinstance(rows, list) or not rows:
         return None
     out = {}
     for st in rows:
-        if not isinstance(st, dict):
-            continue
-        name = one_line(st.get("query") if isinstance(st.get("query"), str) else None) or f"queryid {st.get('queryid')}"
+        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"]):
+            continue  # pgio-tui's own and utility statements, as the recorder leaves them out
+        name = one_line(st["query"]) or f"queryid {st.get('queryid')}"
         out[name] = {k: _num(st.get(k)) for k in ("calls", "total_ms", "mean_ms", "stddev_ms")}
     return out or None
 
@@ -119,8 +122,9 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
         if run.state == "done" and run.file:
             try:
                 figs = run_figures(folder / run.file)
-            except (RecordingError, OSError) as exc:
-                raise PlanError(f"{run.file}: {exc}") from None
+            except (RecordingError, AlignError, OSError) as exc:
+                raise PlanError(f"{run.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
+                    from None
             from_server = server_statements(run)
             if from_server is not None:
                 figs.statements = from_server
