@@ -43,7 +43,12 @@ COUNTER_RATES = (
     (M.WAL_RECORDS_S, "wal", "wal_records"),
     (M.WAL_FPI_S, "wal", "wal_fpi"),
     (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
+    (M.WAL_WRITES_S, "wal", "wal_write"),
+    (M.WAL_SYNCS_S, "wal", "wal_sync"),
+    (M.WAL_WRITE_TIME_MS_S, "wal", "wal_write_time"),
+    (M.WAL_SYNC_TIME_MS_S, "wal", "wal_sync_time"),
 )
+BUFCACHE_EVERY_S = 10.0  # pg_buffercache_summary() visits every buffer header: read it this often
 
 
 class UnknownDevices(SourceError):
@@ -89,6 +94,7 @@ class Sampler:
         self._down_since_tick: int | None = None
         self.statement_schedule = StatementSchedule(interval)
         self.statements = StatementTracker()
+        self._bufcache_next = 0.0  # clock time from which the next tick reads pg_buffercache_summary()
         self._stmt_kind = 0  # what this tick reads of pg_stat_statements
         self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
         self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
@@ -266,11 +272,14 @@ class Sampler:
         texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
         self._stmt_texts = texts
         try:
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None)
+            bufcache = self.clock() >= self._bufcache_next
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None, bufcache)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
             return None
+        if bufcache:
+            self._bufcache_next = self.clock() + max(BUFCACHE_EVERY_S, self.interval) - self.interval / 2
         return raw
 
     def _down(self, tick: int, frame: Frame, why: str) -> None:
@@ -349,9 +358,11 @@ class Sampler:
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
             log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
             dirty_buffers=bufcache.get("buffers_dirty")))
-        if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
+        if out.wants_dirty_scan and pcounters:  # a checkpoint started: how many buffers are dirty now
             written = counters["buffers"] - pcounters["buffers"]
-            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(), written)
+            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_now(), written)
+        frame.values[M.BUFFERS_USED] = bufcache.get("buffers_used")
+        frame.values[M.BUFFERS_DIRTY] = bufcache.get("buffers_dirty")
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)

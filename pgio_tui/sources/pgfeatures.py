@@ -58,6 +58,7 @@ class Features:
     checkpointer_cols: frozenset[str] = frozenset()  # 17+: pg_stat_checkpointer
     io_cols: frozenset[str] = frozenset()  # 16+: pg_stat_io
     wal_cols: frozenset[str] = frozenset()  # 14+: pg_stat_wal
+    io_wal: bool = False  # 18+: WAL writes and syncs are pg_stat_io rows (object 'wal'), not pg_stat_wal columns
     pgss_schema: str | None = None  # pg_stat_statements usable (installed and preloaded)
     pgss_cols: frozenset[str] = frozenset()
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
@@ -78,7 +79,8 @@ class Features:
             "version_num": self.version_num, "superuser": self.superuser,
             "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
-            "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
+            "pg_stat_wal": bool(self.wal_cols), "pg_stat_io_wal": self.io_wal,
+            "pg_stat_statements": self.pgss_schema is not None,
             "pg_buffercache_summary": self.buffercache_summary is not None,
             "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
@@ -116,6 +118,8 @@ def detect(conn: psycopg.Connection) -> Features:
     f.checkpointer_cols = _columns(conn, "pg_catalog.pg_stat_checkpointer")
     f.io_cols = _columns(conn, "pg_catalog.pg_stat_io")
     f.wal_cols = _columns(conn, "pg_catalog.pg_stat_wal")
+    f.io_wal = bool(f.io_cols) and "wal_write" not in f.wal_cols and bool(
+        _try(conn, "SELECT count(*) > 0 FROM pg_stat_io WHERE object = 'wal'"))
 
     schema = _try(conn, "SELECT extnamespace::regnamespace::text FROM pg_extension "
                         "WHERE extname = 'pg_stat_statements'")
@@ -165,7 +169,7 @@ class RawSample(TypedDict):
     checkpointer: Row | None  # pg_stat_checkpointer (17+)
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
     io: dict[str, list[float | None]] | None
-    wal: Row | None  # pg_stat_wal (14+)
+    wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
@@ -175,7 +179,7 @@ class RawSample(TypedDict):
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
     statements_t0: float  # server clock before and after the pg_stat_statements part
     statements_t1: float
-    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
+    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -205,11 +209,7 @@ def tick_sql(f: Features) -> str:
             "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
     else:
         cols.append("NULL::json AS io")
-    if f.wal_cols:
-        cols.append(_json_row("SELECT wal_records, wal_fpi, wal_buffers_full, stats_reset FROM pg_stat_wal")
-                    + " AS wal")
-    else:
-        cols.append("NULL::json AS wal")
+    cols.append(_json_row(wal_sql(f)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
         "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
@@ -237,7 +237,8 @@ def tick_sql(f: Features) -> str:
     else:
         cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
-    cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
+    # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
+    cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
     if f.logfile:
         cols.append("pg_current_logfile() AS logfile")
@@ -250,6 +251,38 @@ def tick_sql(f: Features) -> str:
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
+
+
+# WAL I/O counters under 14-17's pg_stat_wal names, whatever the version. 18 moved them to pg_stat_io
+# (object 'wal'); its context 'init' rows (zero-filling new segment files) were never in
+# pg_stat_wal.wal_write/wal_sync, so only context 'normal' is summed: the figures mean the same on 14-18.
+WAL_IO_COLUMNS = ("wal_write", "wal_sync", "wal_write_time", "wal_sync_time")
+
+
+def wal_sql(f: Features) -> str:
+    """One row: wal_records, wal_fpi, wal_buffers_full, stats_reset and WAL_IO_COLUMNS (NULL if absent)."""
+    base = "SELECT w.wal_records, w.wal_fpi, w.wal_buffers_full, w.stats_reset"
+    if f.io_wal:
+        return (f"{base}, io.writes AS wal_write, io.fsyncs AS wal_sync, io.write_time AS wal_write_time, "
+                f"io.fsync_time AS wal_sync_time FROM pg_stat_wal w, (SELECT sum(writes) AS writes, "
+                f"sum(fsyncs) AS fsyncs, sum(write_time) AS write_time, sum(fsync_time) AS fsync_time "
+                f"FROM pg_stat_io WHERE object = 'wal' AND context = 'normal') io")
+    cols = ", ".join(f"w.{c}" if c in f.wal_cols else f"NULL::float8 AS {c}" for c in WAL_IO_COLUMNS)
+    return f"{base}, {cols} FROM pg_stat_wal w"
+
+
+def bufcache_sql(f: Features) -> str:
+    return f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}"
+
+
+def dirty_buffers_sql(f: Features) -> str | None:
+    """Dirty shared buffers now, once (at a checkpoint's start): 16+ the summary, 13-15 the view
+    (0.5 us per buffer, a spinlock each: never per tick)."""
+    if f.buffercache_summary:
+        return f"{OWN_MARKER} dirty */ SELECT buffers_dirty FROM {f.buffercache_summary}"
+    if f.buffercache_view:
+        return f"{OWN_MARKER} dirty */ SELECT count(*) FROM {f.buffercache_view} WHERE isdirty"
+    return None
 
 
 # Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,

@@ -107,8 +107,10 @@ class Recording:
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
         self._statements = {id_: (tick_number(queryid), text(qtext)) for id_, queryid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
-        self._has_latency_hist = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self._has_latency_hist = "latency_hist" in tables
+        self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
+        self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -151,7 +153,7 @@ class Recording:
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]
         disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != NEVER
-                for f in DEVICE_FIELDS]
+                for f in self._disk_fields]
         extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
         return catalog + disk + extra
 
@@ -253,14 +255,17 @@ class Recording:
                 continue
             dev, fld = self._disk_metric(name)
             id_, _, first = self._devices[dev]
-            alias = f"d{id_}"
+            flush = fld in schema.FLUSH_FIELDS
+            alias = f"{'f' if flush else 'd'}{id_}"
             if alias not in {j[0] for j in joins}:
                 joins.append((alias, id_))
-            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {alias}.{fld} "
+            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{fld}"
+            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
-        sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
+        sql += "".join(f" LEFT JOIN {'disk_flush' if a[0] == 'f' else 'disk'} {a} ON {a}.tick = ticks.tick "
+                       f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         types = [self._columns.get(m, "REAL") for m in metrics]
         cursor = self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
@@ -269,7 +274,7 @@ class Recording:
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith(DISK_PREFIX):
             dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
-            if dev in self._devices and fld in DEVICE_FIELDS:
+            if dev in self._devices and fld in self._disk_fields:
                 return dev, fld
         raise KeyError(f"no metric {name!r} in {self.path}")
 
@@ -326,7 +331,9 @@ class Recording:
                 out.setdefault(row[0], []).append(row[1:])
             return out
 
-        disk = by_tick(f"SELECT tick, device_id, {', '.join(DEVICE_FIELDS)} FROM disk WHERE tick BETWEEN ? AND ?")
+        disk = by_tick(f"SELECT tick, device_id, {', '.join(schema.DISK_COLUMNS)} FROM disk WHERE tick BETWEEN ? AND ?")
+        flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
+                        "FROM disk_flush WHERE tick BETWEEN ? AND ?") if self._has_disk_flush else {}
         io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
         waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
         events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
@@ -338,15 +345,17 @@ class Recording:
                         "WHERE tick BETWEEN ? AND ?")
         device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
         roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
-        zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
+        zero_dev = dict.fromkeys(self._disk_fields, 0.0)
         zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
         types = [self._columns[c] for c in columns]
         for row in ticks:
             tick = row[0]
             devices = {name: dict(zero_dev) for name, (_, _, first) in self._devices.items() if first <= tick}
-            for id_, *vals in disk.get(tick, ()):
-                if id_ in device_names:
-                    devices[device_names[id_]] = {f: number(v) or 0.0 for f, v in zip(DEVICE_FIELDS, vals)}
+            for table, fields in ((disk, schema.DISK_COLUMNS), (flush, schema.FLUSH_FIELDS)):
+                for id_, *vals in table.get(tick, ()):
+                    if id_ in device_names:
+                        dev_row = devices.setdefault(device_names[id_], dict(zero_dev))
+                        dev_row.update({f: number(v) or 0.0 for f, v in zip(fields, vals)})
             sources = {bt: dict(zero_src) for bt, first in self._sources.values() if first <= tick}
             for id_, *vals in io.get(tick, ()):
                 if id_ in self._sources:
