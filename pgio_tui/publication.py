@@ -10,7 +10,7 @@ and the total is unchanged (it lags by at most one publication interval). A rise
 than MAX_SPREAD_S is shown at once: that was a real pause, not a slow publication.
 
 Counters that the checkpointer and the background writer publish as they work are not spread
-(pgfeatures.PUBLISHED_AS_WRITTEN): their timing is the point.
+(pg_counters.PUBLISHED_AS_WRITTEN): their timing is the point.
 """
 
 from __future__ import annotations

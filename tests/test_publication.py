@@ -14,7 +14,7 @@ import pytest
 
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources import pgfeatures
+from pgio_tui.sources import pg_counters
 from pgio_tui.workloads.pg_binaries import find_client
 
 
@@ -45,7 +45,7 @@ def _raw_backend_writes(conn, major: int) -> float:
             "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
             "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
             "WHERE object = 'relation' GROUP BY backend_type) x").fetchone()[0]
-    return pgfeatures.writes_by_source(bg, io)["writes.backend"]
+    return pg_counters.writes_by_source(bg, io)["writes.backend"]
 
 
 @pytest.mark.slow

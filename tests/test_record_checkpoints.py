@@ -15,7 +15,7 @@ from datetime import datetime
 import pytest
 
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources import pgfeatures
+from pgio_tui.sources import pg_counters
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 from pgio_tui.workloads.pg_binaries import find_client
@@ -56,7 +56,7 @@ def raw_writes(conn) -> dict:
             "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
             "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
             "WHERE object = 'relation' GROUP BY backend_type) x").fetchone()[0]
-    return pgfeatures.writes_by_source(bg, io)
+    return pg_counters.writes_by_source(bg, io)
 
 
 def first_tick_at_or_after(ticks: list[tuple[int, float]], t: float) -> int:

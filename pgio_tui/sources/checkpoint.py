@@ -127,7 +127,7 @@ class TickInput:
 
     tick: int
     t: float
-    counters: dict  # pgfeatures.checkpoint_counters()
+    counters: dict  # pg_counters.checkpoint_counters()
     busy: bool | None  # checkpointer wait event says it is working; None = not visible
     checkpoint_lsn: str | None
     checkpoint_time: float | None
@@ -136,7 +136,7 @@ class TickInput:
     # The checkpointer's own log entries of this tick: (time stamp text or None, message);
     # serverlog.CheckpointerLines has already dropped every other process's lines.
     log_entries: list[tuple[str | None, str]] = field(default_factory=list)
-    wait: str | None = None  # the checkpointer's wait event, normalised (pgfeatures.normalise_wait)
+    wait: str | None = None  # the checkpointer's wait event, normalised (pg_counters.normalise_wait)
     server_t: float | None = None  # the server's clock at this sample (for log line times)
     dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), on the ticks that read it
 

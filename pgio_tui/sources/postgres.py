@@ -16,6 +16,8 @@ import psycopg
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
+from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
+from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 _NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
@@ -133,7 +135,7 @@ class PostgresSource:
         self.conn = conn or connect(self.conninfo)
         try:
             self.features = pgfeatures.detect(self.conn)
-            self._sql = pgfeatures.tick_sql(self.features)
+            self._sql = tick_sql(self.features)
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -185,7 +187,7 @@ class PostgresSource:
 
     # -- per tick ---------------------------------------------------------------------------
     def sample(self, statements: int = 1, texts: list[int] | tuple = (),
-               known: dict | None = None, bufcache: bool = False) -> pgfeatures.RawSample:
+               known: dict | None = None, bufcache: bool = False) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (0 nothing, 1 sums, 2 every entry);
@@ -230,8 +232,8 @@ class PostgresSource:
         with the new list, so every delta compares sums over the same statements."""
         f = self.features
         try:
-            self._skip_queryids = list(self.conn.execute(pgfeatures.skip_queryids_sql(f)).fetchone()[0])
-            cur = self.conn.execute(f"{pgfeatures.OWN_MARKER} statement sums */ {pgfeatures.statements_sql(f)}",
+            self._skip_queryids = list(self.conn.execute(skip_queryids_sql(f)).fetchone()[0])
+            cur = self.conn.execute(f"{pgfeatures.OWN_MARKER} statement sums */ {statements_sql(f)}",
                                     {"skip_queryids": self._skip_queryids})
             names = [d.name for d in cur.description]
             pgss = dict(zip(names, cur.fetchone()))
@@ -252,11 +254,15 @@ class PostgresSource:
             raise SourceError(describe_error(exc)) from exc
 
     def dirty_buffers_now(self) -> int | None:
-        """Dirty shared buffers, read once (a checkpoint's start): pgfeatures.dirty_buffers_sql()."""
-        sql = pgfeatures.dirty_buffers_sql(self.features)
+        """Dirty shared buffers, read once (a checkpoint's start): tick_sql.dirty_buffers_sql()."""
+        sql = dirty_buffers_sql(self.features)
         if not sql:
             return None
         try:
             return self.conn.execute(sql).fetchone()[0]
+        except psycopg.Error:
+            return None
+        try:
+            return self.conn.execute(f"{pgfeatures.OWN_MARKER} dirty */ SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
         except psycopg.Error:
             return None

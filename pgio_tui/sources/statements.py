@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from pgio_tui.frame import STATEMENT_FIELDS
-from pgio_tui.sources.pgfeatures import STATEMENT_COUNTERS
+from pgio_tui.sources.statements_sql import STATEMENT_COUNTERS
 
 STATEMENT_WINDOW_S = 5.0  # shortest window of the per-statement figures (file size, server cost)
 STATEMENTS_TOP = 20  # statements kept per window

@@ -1,0 +1,226 @@
+"""What one PostgreSQL sample adds to a frame: the Sampler's server half.
+
+The connection may go away and come back (reconnect on a thread, with back-off), the server may
+restart or its statistics be reset (counters start over: no rate until two new samples), and
+settings may change (re-read, reported as events). The Sampler (loop.py) inherits this.
+"""
+
+from __future__ import annotations
+
+from pgio_tui import metrics as M
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.sampler.rates import COUNTER_RATES, rate, sessions_and_waits, statement_latency
+from pgio_tui.sources import logaccess, pg_counters
+from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
+from pgio_tui.sources.pgfeatures import TICK_MARKER
+from pgio_tui.sources.postgres import PendingConnect, SourceError
+from pgio_tui.sources.statements import ROWS
+from pgio_tui.sources.tick_sql import RawSample
+
+RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
+BUFCACHE_EVERY_S = 10.0  # pg_buffercache_summary() visits every buffer header: read it this often
+
+
+class PostgresTick:
+    """The PostgreSQL half of the Sampler; its state is set up in Sampler.__init__."""
+
+    def _log_trusted(self) -> bool:
+        """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
+        self.checkpoint_log, why = logaccess.checkpoint_log(self.pg, self.settings, self.os_mode == "local")
+        if why is not None:
+            self.pg.features.notes.append(why)
+        return self.checkpoint_log.trusted
+
+    def _load_settings(self) -> list[tuple[str, str, str, str]]:
+        rows = self.pg.settings()
+        self.settings = {name: value for name, value, _unit, _ctx in rows}
+        self.setting_units = {name: unit for name, _value, unit, _ctx in rows}
+        return rows
+
+    def _sample_pg(self, tick: int, frame: Frame) -> RawSample | None:
+        if self.pg.conn is None or self.pg.conn.closed:
+            if not self._try_reconnect(tick, frame):
+                return None
+        kind = self._stmt_kind = self.statement_schedule.kind(tick)
+        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        self._stmt_texts = texts
+        try:
+            bufcache = self.clock() >= self._bufcache_next
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None, bufcache)
+        except SourceError as exc:
+            self.pg.close()
+            self._down(tick, frame, str(exc))
+            return None
+        if bufcache:
+            self._bufcache_next = self.clock() + max(BUFCACHE_EVERY_S, self.interval) - self.interval / 2
+        return raw
+
+    def _down(self, tick: int, frame: Frame, why: str) -> None:
+        if self._down_since_tick is None:
+            self._down_since_tick = tick
+            frame.events.append(Event("gap", f"PostgreSQL unreachable: {why}", {"reason": why}))
+            self._forget_counters()
+            self._reconnect_try = 0
+            self._next_reconnect = self.clock() + RECONNECT_BACKOFF[0]
+
+    def _try_reconnect(self, tick: int, frame: Frame) -> bool:
+        """Reconnect on a thread (PendingConnect): the tick waits a quarter of the interval for it,
+        then goes on with the OS figures and looks again at the next tick."""
+        pending = self._connecting
+        if pending is None:
+            if self.clock() < self._next_reconnect:
+                return False
+            pending = self._connecting = PendingConnect(self.pg.conninfo)
+        if not pending.done.wait(self.interval / 4):
+            return False
+        self._connecting = None
+        try:
+            if pending.error is not None:
+                raise pending.error
+            self.pg.open(pending.conn)
+        except SourceError as exc:
+            self._reconnect_try += 1
+            wait = RECONNECT_BACKOFF[min(self._reconnect_try, len(RECONNECT_BACKOFF) - 1)]
+            self._next_reconnect = self.clock() + wait
+            if self._down_since_tick is None:
+                self._down(tick, frame, str(exc))
+            return False
+        missed = tick - (self._down_since_tick if self._down_since_tick is not None else tick)
+        frame.events.append(Event("reconnect", f"reconnected after {missed} tick(s) without PostgreSQL",
+                                  {"ticks": missed}))
+        self._down_since_tick = None
+        self._forget_counters()
+        self.statement_schedule.reset()
+        if self.tracker is not None:
+            self.tracker.reset()
+        return True
+
+    def _pg_values(self, raw: RawSample, dt: float | None, frame: Frame) -> None:
+        """Restart/reset/setting-change detection, rates, activity and checkpoint state."""
+        prev = self._prev_raw
+        pm = raw["postmaster_start"]
+        if self._postmaster_start is not None and pm != self._postmaster_start:
+            frame.events.append(Event("server_restart", "PostgreSQL restarted: counters start over"))
+            prev = None
+            self._forget_counters()
+            self.tracker.reset()
+        self._postmaster_start = pm
+        if raw["settings_md5"] != self._settings_md5:
+            if self._settings_md5 is not None:
+                self._settings_changed(frame)
+            self._settings_md5 = raw["settings_md5"]
+
+        counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
+        pcounters = pg_counters.checkpoint_counters(prev["bgwriter"], prev["checkpointer"]) if prev else None
+        if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
+                          or counters["started"] < pcounters["started"]):
+            frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
+            self.tracker.reset()
+            prev = pcounters = None
+
+        self._rates(raw, prev or {}, dt, frame)
+        self._statements(raw, frame)
+        sessions_and_waits(raw["activity"], frame)
+
+        control = raw["control"] or {}
+        bufcache = raw.get("bufcache") or {}
+        out = self.tracker.update(TickInput(
+            tick=frame.tick, t=frame.t, counters=counters, busy=pg_counters.checkpointer_busy(raw["activity"]),
+            wait=pg_counters.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
+            checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
+            redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
+            log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
+            dirty_buffers=bufcache.get("buffers_dirty")))
+        if out.wants_dirty_scan and pcounters:  # a checkpoint started: how many buffers are dirty now
+            written = counters["buffers"] - pcounters["buffers"]
+            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_now(), written)
+        frame.values[M.BUFFERS_USED] = bufcache.get("buffers_used")
+        frame.values[M.BUFFERS_DIRTY] = bufcache.get("buffers_dirty")
+        frame.values.update(out.values)
+        frame.events.extend(Event(k, text, data) for k, text, data in out.events)
+        frame.checkpoints.extend(out.finished)
+        frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
+        self._prev_raw = raw
+
+    def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
+        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
+        r = rate(cur, prev, dt)
+        if name in pg_counters.PUBLISHED_AS_WRITTEN:
+            return r
+        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, final=self._final)
+        return None if paid is None else paid / dt
+
+    def _rates(self, raw: RawSample, prev: RawSample | dict, dt: float | None,
+               frame: Frame) -> None:
+        """Every cumulative counter of the sample as a per-second rate, in this one place."""
+        v, tick = frame.values, frame.tick
+        writes = pg_counters.writes_by_source(raw["bgwriter"], raw["io"])
+        pwrites = pg_counters.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
+        for name, value in writes.items():
+            v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
+        for metric, section, col in COUNTER_RATES:
+            v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
+        v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
+        v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
+        v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
+        statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
+        pio = prev.get("io") or {}
+        for btype, cols in (raw["io"] or {}).items():
+            pcols = pio.get(btype) or [None] * len(cols)
+            frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
+                                    for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
+
+    def _forget_counters(self) -> None:
+        """Counters start over (gap, reconnect, restart): no rate until two new samples."""
+        self._prev_raw = None
+        self._prev_sums = self._prev_rows_t = None
+        self.statements.reset()
+
+    def _statements(self, raw: dict, frame: Frame) -> None:
+        """pg_stat_statements: the top statements over the window since the last read of every
+        entry (the all-statement sums are read every tick: see _rates)."""
+        kind, v = self._stmt_kind, frame.values
+        t0, t1 = raw.get("statements_t0"), raw.get("statements_t1")
+        baseline = kind == ROWS and self.statements.baseline  # reads every entry: not the usual cost
+        self.statement_schedule.done(frame.tick, kind, (t1 - t0) * 1000 if t0 and t1 and not baseline else None,
+                                     texts=bool(self._stmt_texts))
+        new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
+        own = [q for q, text in new_texts.items() if text.startswith(TICK_MARKER)]
+        if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
+            self.pg.skip_queryids(own)
+            for q in own:
+                del new_texts[q]
+        if new_texts:
+            frame.statement_texts.update(new_texts)
+        server_t = raw["server_t"]
+        if kind == ROWS:
+            window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            if window is not None:
+                v[M.STATEMENTS_WINDOW_S] = window
+            self._prev_rows_t = server_t
+            for s in frame.statements:  # a text known from before reaches this frame's consumers once
+                q = s["queryid"]
+                if q in self.statements.texts and q not in self._texts_sent:
+                    frame.statement_texts.setdefault(q, self.statements.texts[q])
+        self._texts_sent.update(frame.statement_texts)
+        if t0 and t1:
+            v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
+
+    @staticmethod
+    def _settings_changed(self, frame: Frame) -> None:
+        old = dict(self.settings)
+        try:
+            self._load_settings()
+        except SourceError:
+            return
+        for name, value in self.settings.items():
+            if old.get(name) != value:
+                unit = self.setting_units.get(name, "")
+                frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
+                                          {"name": name, "old": old.get(name), "new": value, "unit": unit}))
+        self.tracker.settings = CheckpointSettings.from_settings(self.settings)
+        if old.get("log_line_prefix") != self.settings.get("log_line_prefix") and self.tracker.mode == "log":
+            if not self._log_trusted():
+                self.tracker.mode = "counters"
+                frame.events.append(Event("note", self.pg.features.notes[-1]))

@@ -1,0 +1,78 @@
+"""Per-second rates and the per-tick figures computed from one sample: pure functions.
+
+A counter that went backwards (stats reset, restart, evicted statements) gives no figure for
+the tick, never a negative or a spike.
+"""
+
+from __future__ import annotations
+
+from pgio_tui import metrics as M
+from pgio_tui.frame import Frame
+
+
+# Cumulative counters that become per-second rates: (metric, section of the raw sample, column).
+COUNTER_RATES = (
+    (M.BGWRITER_MAXWRITTEN_S, "bgwriter", "maxwritten_clean"),
+    (M.BUFFERS_ALLOC_S, "bgwriter", "buffers_alloc"),
+    (M.DB_BLKS_READ_S, "db", "blks_read"),
+    (M.DB_BLKS_HIT_S, "db", "blks_hit"),
+    (M.DB_XACT_S, "db", "xact"),
+    (M.DB_TEMP_BYTES_S, "db", "temp_bytes"),
+    (M.DB_BLK_READ_TIME_MS_S, "db", "blk_read_time"),
+    (M.DB_BLK_WRITE_TIME_MS_S, "db", "blk_write_time"),
+    (M.WAL_RECORDS_S, "wal", "wal_records"),
+    (M.WAL_FPI_S, "wal", "wal_fpi"),
+    (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
+    (M.WAL_WRITES_S, "wal", "wal_write"),
+    (M.WAL_SYNCS_S, "wal", "wal_sync"),
+    (M.WAL_WRITE_TIME_MS_S, "wal", "wal_write_time"),
+    (M.WAL_SYNC_TIME_MS_S, "wal", "wal_sync_time"),
+)
+
+
+def rate(cur, prev, dt) -> float | None:
+    """Per-second rate of a cumulative counter; None when unknown or the counter went backwards."""
+    if cur is None or prev is None or not dt:
+        return None
+    delta = float(cur) - float(prev)
+    return delta / dt if delta >= 0 else None
+
+
+def statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
+    """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
+    our own left out): statement execution time, not transaction latency (`latency.*`)."""
+    v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
+    if not cur or not prev or not dt:
+        return
+    calls = (cur["calls"] or 0) - (prev["calls"] or 0)
+    total = (cur["total_ms"] or 0) - (prev["total_ms"] or 0)
+    sumsq = (cur["sumsq"] or 0) - (prev["sumsq"] or 0)
+    if calls < 0 or total < 0:  # entries evicted or reset: unknown this tick
+        return
+    v[M.STATEMENTS_CALLS_S] = calls / dt
+    if calls > 0:
+        mean = total / calls
+        v[M.STATEMENTS_MEAN_MS] = mean
+        v[M.STATEMENTS_STDDEV_MS] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
+
+@staticmethod
+def sessions_and_waits(activity: list | None, frame: Frame) -> None:
+    """Session counts and the wait sample. Idle main loops (Activity) and idle clients are not waits."""
+    active = io_wait = lock_wait = 0
+    waits: dict[tuple[str, str, str], int] = {}
+    for btype, wtype, wevent, state, n in activity or ():
+        if btype is None:  # another role's backend without pg_read_all_stats
+            continue
+        client = btype == "client backend"
+        if client and state == "active":
+            active += n
+        if wtype == "IO":
+            io_wait += n
+        elif wtype in ("Lock", "LWLock"):
+            lock_wait += n
+        if wtype == "Activity" or (client and state in (None, "idle")):
+            continue
+        key = (btype, wtype or "CPU", wevent or "Running")
+        waits[key] = waits.get(key, 0) + n
+    frame.values.update({M.SESSIONS_ACTIVE: active, M.SESSIONS_IO_WAIT: io_wait, M.SESSIONS_LOCK_WAIT: lock_wait})
+    frame.waits = [(b, t, e, n) for (b, t, e), n in sorted(waits.items(), key=lambda kv: -kv[1])]

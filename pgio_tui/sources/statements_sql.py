@@ -1,0 +1,103 @@
+"""The pg_stat_statements statements: per-entry rows, texts, the sums and the skip list.
+
+Column names differ between extension versions (13's total_time, 17's shared_blk_read_time):
+each figure names its candidates here, and a column the extension lacks reads as NULL.
+"""
+
+from __future__ import annotations
+
+from pgio_tui.sources.pgfeatures import OWN_MARKER, Features
+
+# Statements whose latency a DBA means: the plannable ones (pg_stat_statements' own split). Utility
+# statements (BEGIN, COMMIT/END, SET, SHOW, VACUUM, ...) take microseconds and would pull the mean
+# towards zero. Leading comments and parentheses are skipped before the first keyword.
+_PLANNABLE = r"^\(*\s*(select|insert|update|delete|merge|with|values|table)\M"
+_LEADING_COMMENTS = r"^(\s|/\*([^*]|\*+[^*/])*\*+/|--[^\n]*(\n|$))*"
+
+
+# Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,
+# toplevel): name -> candidate columns, newest name first (17 renamed blk_read_time). A column the
+# extension lacks reads as NULL (the figure is unknown, not zero).
+STATEMENT_COUNTERS = {
+    "calls": ("calls",),
+    "total_ms": ("total_exec_time", "total_time"),
+    "sumsq": (),  # calls * (stddev^2 + mean^2): the sum of squared times, for a window's stddev
+    "rows": ("rows",),
+    "hit": ("shared_blks_hit",),
+    "read": ("shared_blks_read",),
+    "dirtied": ("shared_blks_dirtied",),
+    "written": ("shared_blks_written",),
+    "read_time": ("shared_blk_read_time", "blk_read_time"),
+    "write_time": ("shared_blk_write_time", "blk_write_time"),
+    "temp_written": ("temp_blks_written",),
+    "wal_bytes": ("wal_bytes",),
+}
+
+
+def _pgss_col(f: Features, names: tuple[str, ...]) -> str:
+    return next((n for n in names if n in f.pgss_cols), "NULL")
+
+
+def _pgss_exprs(f: Features) -> dict[str, str]:
+    mean = _pgss_col(f, ("mean_exec_time", "mean_time"))
+    stddev = _pgss_col(f, ("stddev_exec_time", "stddev_time"))
+    out = {k: _pgss_col(f, names) for k, names in STATEMENT_COUNTERS.items()}
+    out["sumsq"] = f"calls * ({stddev} * {stddev} + {mean} * {mean})"
+    out["wal_bytes"] = f"{out['wal_bytes']}::float8" if out["wal_bytes"] != "NULL" else "NULL"
+    return out
+
+
+def _pgss_from(f: Features) -> str:
+    return (f"FROM {f.pgss_schema}.pg_stat_statements(false) "
+            f"WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])")
+
+
+def statement_rows_sql(f: Features) -> str:
+    """The entries that changed since the client's last read, as one JSON array of arrays.
+
+    The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
+    toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
+    counters, and vanished ones (evicted, reset) with NULL counters. Building JSON for every entry
+    costs the server several times the scan; for the few that changed, little.
+    """
+    toplevel = "toplevel" if "toplevel" in f.pgss_cols else "true"
+    e = _pgss_exprs(f)
+    counters = ", ".join(f"s.{k}" for k in e)
+    inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
+                       *(f"{expr} AS {k}" for k, expr in e.items())])
+    return (f"SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
+            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) "
+            f"FROM (SELECT {inner} {_pgss_from(f)}) s "
+            f"FULL JOIN unnest(%(pq)s::int8[], %(pu)s::oid[], %(pd)s::oid[], %(pt)s::bool[], %(pc)s::int8[]) "
+            f"AS p(q, u, d, t, c) ON p.q = s.queryid AND p.u = s.userid AND p.d = s.dbid AND p.t = s.toplevel "
+            f"WHERE p.c IS DISTINCT FROM s.calls")
+
+
+def statement_texts_sql(f: Features) -> str:
+    """Query texts of the queryids in %(texts)s (this reads the whole query-text file: rarely)."""
+    return (f"SELECT json_object_agg(queryid, query) FROM (SELECT DISTINCT ON (queryid) queryid, query "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid = ANY(%(texts)s::int8[])) x")
+
+
+def statements_sql(f: Features) -> str:
+    """Cumulative calls, time and sum of squares of the statements whose latency we show: top-level
+    (14+), not in %(skip_queryids)s (utility statements and our own, see skip_queryids_sql), and
+    the number of entries (a change means new statements to classify). Parameter: %(skip_queryids)s."""
+    total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
+    mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
+    stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
+    top = " AND toplevel" if "toplevel" in f.pgss_cols else ""
+    shown = f"queryid IS NOT NULL AND queryid <> ALL(%(skip_queryids)s::bigint[]){top}"
+    return (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8 AS calls, "
+            f"(sum({total}) FILTER (WHERE {shown}))::float8 AS total_ms, "
+            f"(sum(calls * ({stddev} * {stddev} + {mean} * {mean})) FILTER (WHERE {shown}))::float8 AS sumsq, "
+            f"count(*) AS entries FROM {f.pgss_schema}.pg_stat_statements(false)")
+
+
+def skip_queryids_sql(f: Features) -> str:
+    """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
+    query texts, so it runs only when the set of statements changed."""
+    return (f"{OWN_MARKER} statements */ SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
+            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
+            f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
+            f"!~* '{_PLANNABLE}')")

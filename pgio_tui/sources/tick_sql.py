@@ -1,0 +1,141 @@
+"""The one statement the sampler runs each tick, and the RawSample it returns.
+
+One round trip returns every counter, as JSON per view; a view this server lacks (see Features)
+reads as NULL.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from pgio_tui.sources.pgfeatures import OWN_MARKER, TICK_MARKER, Features
+from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
+
+Row = dict[str, Any]  # one view's row, as row_to_json gives it
+
+
+class RawSample(TypedDict):
+    """One tick as PostgresSource.sample() hands it to the sampler: the columns of tick_sql()
+    (JSON already decoded), with the server log's new lines in place of logfile/logchunk.
+    A section is None when this server has no such view (see Features)."""
+
+    server_t: float  # the server's clock, epoch seconds
+    postmaster_start: float | None  # epoch seconds
+    bgwriter: Row  # pg_stat_bgwriter
+    checkpointer: Row | None  # pg_stat_checkpointer (17+)
+    # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
+    io: dict[str, list[float | None]] | None
+    wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
+    db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
+    activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
+    control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
+    wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
+    statements_t0: float  # server clock before and after the pg_stat_statements part
+    statements_t1: float
+    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
+    settings_md5: str  # fingerprint of the I/O settings: a change is re-read
+    server_ms: float  # the server's time for this statement
+    log_lines: list[str]  # server log lines since the last tick (when readable)
+    checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats)
+
+
+def _json_row(sql: str) -> str:
+    return f"(SELECT row_to_json(x) FROM ({sql}) x)"
+
+
+def tick_sql(f: Features) -> str:
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, and those of
+    the pg_stat_statements part (below)."""
+    cols = [
+        "extract(epoch FROM clock_timestamp())::float8 AS server_t",
+        "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
+        _json_row("SELECT * FROM pg_stat_bgwriter") + " AS bgwriter",
+    ]
+    cols.append(_json_row("SELECT * FROM pg_stat_checkpointer") + " AS checkpointer"
+                if f.checkpointer_cols else "NULL::json AS checkpointer")
+    if f.io_cols:
+        # Relation I/O only (18's WAL rows are not buffer writes); NULL cells are untracked, not zero.
+        cols.append(
+            "(SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
+            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
+            "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
+            "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
+    else:
+        cols.append("NULL::json AS io")
+    cols.append(_json_row(wal_sql(f)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
+    cols.append(_json_row(
+        "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
+        "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
+        "sum(blk_write_time) AS blk_write_time, sum(numbackends) AS backends FROM pg_stat_database") + " AS db")
+    cols.append(
+        "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
+        "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
+        "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
+    # Whose log lines are the checkpointer's (visible with pg_read_all_stats; NULL otherwise).
+    cols.append("(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1) AS checkpointer_pid")
+    cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
+                          "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
+                          "FROM pg_control_checkpoint()") + " AS control")
+    cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+                "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
+    # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
+    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
+    # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
+    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
+    if f.pgss_schema:
+        cols.append(_json_row(statements_sql(f)) + " AS pgss")
+        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
+    else:
+        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+    cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
+    # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
+    cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
+                if f.buffercache_summary else "NULL::json AS bufcache")
+    if f.logfile:
+        cols.append("pg_current_logfile() AS logfile")
+        cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
+    else:
+        cols.append("NULL AS logfile, NULL::bytea AS logchunk")
+    names = ", ".join(f"'{s}'" for s in f.settings)
+    cols.append(f"md5(concat_ws(',', VARIADIC ARRAY(SELECT current_setting(s, true) "
+                f"FROM unnest(ARRAY[{names}]::text[]) s))) AS settings_md5")
+    # Last, so it covers the whole statement: the server's cost of this tick.
+    cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
+    return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
+
+
+# WAL I/O counters under 14-17's pg_stat_wal names, whatever the version. 18 moved them to pg_stat_io
+# (object 'wal'); its context 'init' rows (zero-filling new segment files) were never in
+# pg_stat_wal.wal_write/wal_sync, so only context 'normal' is summed: the figures mean the same on 14-18.
+WAL_IO_COLUMNS = ("wal_write", "wal_sync", "wal_write_time", "wal_sync_time")
+
+
+def wal_sql(f: Features) -> str:
+    """One row: wal_records, wal_fpi, wal_buffers_full, stats_reset and WAL_IO_COLUMNS (NULL if absent)."""
+    base = "SELECT w.wal_records, w.wal_fpi, w.wal_buffers_full, w.stats_reset"
+    if f.io_wal:
+        return (f"{base}, io.writes AS wal_write, io.fsyncs AS wal_sync, io.write_time AS wal_write_time, "
+                f"io.fsync_time AS wal_sync_time FROM pg_stat_wal w, (SELECT sum(writes) AS writes, "
+                f"sum(fsyncs) AS fsyncs, sum(write_time) AS write_time, sum(fsync_time) AS fsync_time "
+                f"FROM pg_stat_io WHERE object = 'wal' AND context = 'normal') io")
+    cols = ", ".join(f"w.{c}" if c in f.wal_cols else f"NULL::float8 AS {c}" for c in WAL_IO_COLUMNS)
+    return f"{base}, {cols} FROM pg_stat_wal w"
+
+
+def bufcache_sql(f: Features) -> str:
+    return f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}"
+
+
+def dirty_buffers_sql(f: Features) -> str | None:
+    """Dirty shared buffers now, once (at a checkpoint's start): 16+ the summary, 13-15 the view
+    (0.5 us per buffer, a spinlock each: never per tick)."""
+    if f.buffercache_summary:
+        return f"{OWN_MARKER} dirty */ SELECT buffers_dirty FROM {f.buffercache_summary}"
+    if f.buffercache_view:
+        return f"{OWN_MARKER} dirty */ SELECT count(*) FROM {f.buffercache_view} WHERE isdirty"
+    return None
