@@ -28,6 +28,7 @@ from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.screens.io_view import IOViewScreen
 from pgio_tui.tui.screens.statements import StatementsScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
@@ -51,6 +52,10 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
         Binding("S", "statements", "Statements", id="statements",
                 tooltip="Statements: top statements by time and I/O (o: sort, esc: back)"),
+        Binding("W", "io_view('wal')", "WAL", id="wal_view",
+                tooltip="WAL: bytes, records, full-page images, writes and syncs, the WAL device's flushes"),
+        Binding("R", "io_view('reads')", "Reads", id="reads_view",
+                tooltip="Reads & cache: misses vs hits, read time, by source, shared buffers, page cache"),
         Binding("r", "toggle_record", "Record", id="record",
                 tooltip="start / stop recording (asks for a file name)"),
         Binding("m", "annotate", "Mark", id="annotate",
@@ -158,7 +163,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, StatementsScreen):
+        if top is not screen and isinstance(top, (StatementsScreen, IOViewScreen)):
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -223,6 +228,18 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         if monitor is not None:
             self.push_screen(StatementsScreen(self.history, self.session, at=lambda: monitor.view().t1))
 
+    def action_io_view(self, name: str) -> None:
+        """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
+        escape, goes back; the other key switches."""
+        top = self.screen
+        if isinstance(top, IOViewScreen):
+            self.pop_screen()
+            if top.view_name == name:
+                return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(IOViewScreen(name, monitor.view))
+
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
         if screen is not None:
@@ -244,6 +261,10 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
         yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
         yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
+        yield SystemCommand("WAL", "WAL bytes, records, FPI, writes, syncs, WAL device flushes (W)",
+                            lambda: self.action_io_view("wal"))
+        yield SystemCommand("Reads & cache", "Misses vs hits, by source, shared buffers, page cache (R)",
+                            lambda: self.action_io_view("reads"))
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))
