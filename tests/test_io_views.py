@@ -1,5 +1,6 @@
 """The WAL (W) and Reads & cache (R) views: snapshots at 80x24 and 160x48 from the fixture recording,
-their figures against the recording's own numbers, keys with Pilot, and their place in the help."""
+their figures against the recording's own numbers, keys with Pilot, and their place in the help.
+(The Devices pane's flush columns are in tests/test_tui_snapshots.py::test_compact_pane[4].)"""
 
 from __future__ import annotations
 
@@ -25,10 +26,6 @@ def make_app(path):
 @pytest.mark.parametrize("key", ["W", "R"])
 def test_io_view(snap_compare, fixture_file, utc, size, key):
     assert snap_compare(make_app(fixture_file), terminal_size=size, press=[key])
-
-
-def test_devices_pane_shows_flush_columns_at_80x24(snap_compare, fixture_file, utc):
-    assert snap_compare(make_app(fixture_file), terminal_size=(80, 24), press=["4"])
 
 
 def _text(pane) -> str:
