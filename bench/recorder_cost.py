@@ -9,24 +9,15 @@ Starts a lab cluster (or uses --dsn), runs pgbench for the whole window, and rec
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from cpu_and_load import cpu_seconds, pct, pgbench_load
+
 from pgio_tui.store.reader import Recording
-from pgio_tui.workloads.cluster import Cluster
-from pgio_tui.workloads.pg_binaries import find_client
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
 def snapshot_size(path: Path, copy: Path) -> tuple[int, int]:
@@ -42,11 +33,6 @@ def snapshot_size(path: Path, copy: Path) -> tuple[int, int]:
     return copy.stat().st_size, ticks
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=300)
@@ -55,16 +41,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=10)
     args = ap.parse_args()
 
-    cluster = Cluster(settings={"checkpoint_timeout": "60s"})
-    cluster.init()
-    cluster.start()
-    pgbench = str(find_client("pgbench"))
-    tmp = Path(tempfile.mkdtemp(prefix="pgio-bench-"))
-    try:
-        subprocess.run([pgbench, "-i", "-q", "-s", str(args.scale), cluster.conninfo()], check=True,
-                       capture_output=True)
-        load = subprocess.Popen([pgbench, "-c", str(args.clients), "-j", "2", "-T", str(int(args.seconds + 30)),
-                                 cluster.conninfo()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with pgbench_load(args.clients, args.scale, args.seconds + 30) as (cluster, tmp):
         time.sleep(3)
         out = tmp / "cost.pgio"
         rec = subprocess.Popen([sys.executable, "-m", "pgio_tui", "record", "-d", cluster.conninfo(), "-o", str(out),
@@ -77,8 +54,6 @@ def main() -> None:
         time.sleep(max(1.0, args.seconds - 4 - early))
         c1, w1 = cpu_seconds(rec.pid), time.monotonic()
         rec.wait(timeout=60)
-        load.terminate()
-        load.wait(timeout=30)
 
         with Recording(out) as r:
             frames = list(r.frames())
@@ -97,11 +72,6 @@ def main() -> None:
         print(f"recording size                : {size} bytes for {duration:.0f} s = "
               f"{size / duration * 3600 / 1e6:.2f} MB per hour including the fixed part (schema, settings); "
               f"steady growth {steady_rate:.2f} MB per hour  (target <= 2 MB/h with 4 devices)")
-    finally:
-        cluster.destroy()
-        for p in tmp.iterdir():
-            p.unlink()
-        tmp.rmdir()
 
 
 if __name__ == "__main__":

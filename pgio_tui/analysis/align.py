@@ -103,15 +103,21 @@ def window(rec: Recording, align: str, length: float | None = None) -> Window:
 
 
 def common_windows(a: Recording, b: Recording, align: str) -> tuple[Window, Window]:
-    """The windows A and B are compared over. Aligned on their workloads, each is its own run
+    """The windows A and B are compared over (see windows_of)."""
+    wa, wb = windows_of([a, b], align)
+    return wa, wb
+
+
+def windows_of(recs: list[Recording], align: str) -> list[Window]:
+    """The windows N recordings are compared over. Aligned on their workloads, each is its own run
     (a slower run is not cut: its totals and the workload's own summary cover the same run);
-    otherwise both are cut to the shorter of the two stretches."""
-    align = resolve(align, a, b)
+    otherwise all are cut to the shortest of the stretches."""
+    align = resolve(align, *recs)
     if align == "workload":
-        return window(a, align), window(b, align)
-    (oa, ea), (ob, eb) = span(a, align), span(b, align)
-    length = max(0.0, min(ea - oa, eb - ob))
-    return window(a, align, length), window(b, align, length)
+        return [window(r, align) for r in recs]
+    spans = [span(r, align) for r in recs]
+    length = max(0.0, min(end - origin for origin, end in spans))
+    return [window(r, align, length) for r in recs]
 
 
 def auto_align(*recs: Recording) -> str:

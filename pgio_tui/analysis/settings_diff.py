@@ -101,6 +101,22 @@ def machine_changes(a: Summary, b: Summary) -> list[SettingChange]:
             if ma.get(k) != mb.get(k)]
 
 
+def settings_across(summaries: list[Summary]) -> list[tuple[str, str, list[str | None]]]:
+    """(category, name, value per run) of the settings that are not the same in every run (or
+    that some run did not record), PostgreSQL first: the N-way form of settings_changes."""
+    flat = [_flat(s)[0] for s in summaries]
+    keys = sorted(set().union(*flat), key=_order)
+    return [(cat, name, vals) for cat, name in keys
+            if len(set(vals := [f.get((cat, name)) for f in flat])) > 1]
+
+
+def machine_across(summaries: list[Summary]) -> list[tuple[str, list[str | None]]]:
+    """(fact, value per run) of the machine facts that differ; empty when all ran on one machine."""
+    flat = [_flat(s)[1] for s in summaries]
+    keys = sorted(set().union(*flat), key=_machine_order)
+    return [(k, vals) for k in keys if len(set(vals := [f.get(k) for f in flat])) > 1]
+
+
 def _machine_order(name: str) -> tuple[int, str]:
     return (MACHINE_META.index(name) if name in MACHINE_META else len(MACHINE_META), name)
 

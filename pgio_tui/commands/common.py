@@ -47,7 +47,8 @@ def check_overwrite(path: str | None, force: bool) -> None:
     if path and os.path.exists(path) and not force:
         raise CliError(f"{path} exists: use --force to overwrite it, or choose another file")
     if path and force:
-        from pgio_tui.store.writer import RecordingError, check_replaceable
+        from pgio_tui.store.files import check_replaceable
+        from pgio_tui.store.schema import RecordingError
         try:
             check_replaceable(path)
         except RecordingError as exc:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
 from pathlib import Path
 
 from pgio_tui.errors import PROG, CliError, say
@@ -17,12 +16,13 @@ DEFAULT_LAB_SCALE = 10
 
 
 def run(args: argparse.Namespace) -> int:
+    from pgio_tui.experiments.page_cache import PageCacheError
     from pgio_tui.experiments.settings import SettingsError
     from pgio_tui.workloads.base import WorkloadError
     from pgio_tui.workloads.pg_binaries import ClusterError
     try:
         return {"run": _run, "resume": _resume, "report": _report}[args.action](args)
-    except (PlanError, SettingsError, WorkloadError, ClusterError) as exc:
+    except (PlanError, SettingsError, WorkloadError, ClusterError, PageCacheError) as exc:
         raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
 
 
@@ -35,8 +35,7 @@ def _run(args: argparse.Namespace) -> int:
                        f"{folder}`, or choose another -o DIR")
     if folder.exists() and any(folder.iterdir()):
         raise CliError(f"{folder} exists and is not empty: choose a new -o DIR")
-    if not args.pgbench_args:
-        raise CliError("give the workload: pgbench -- PGBENCH-ARGS (e.g. -- -c 4 -T 60)")
+    from pgio_tui.experiments import workloads
     if not args.lab and not args.allow_settings:
         raise CliError("experiment run changes settings on this server (ALTER SYSTEM, then back): "
                        "add --allow-settings, or use --lab for a throwaway cluster")
@@ -44,10 +43,17 @@ def _run(args: argparse.Namespace) -> int:
     if len(sweep) != len(args.set):
         raise CliError("a setting is given in two --set options: give all its values in one")
     init_scale = args.init_scale if args.init_scale is not None else (DEFAULT_LAB_SCALE if args.lab else None)
-    plan = Plan(sweep=sweep, repeat=args.repeat, order=args.order,
-                workload={"kind": "pgbench", "args": list(args.pgbench_args), "init_scale": init_scale},
+    words = args.pgbench_args if args.workload == "pgbench" else args.workload_args
+    if args.workload == "pgbench" and args.workload_args and not args.pgbench_args:
+        raise CliError("put pgbench's arguments after --: pgbench -- -c 4 -T 60")
+    spec = workloads.parse(args.workload, list(words), init_scale)
+    if args.reinit and args.workload == "sql":
+        raise CliError("--reinit sets the workload up again per run: pgbench -i or pgio's tables; "
+                       "sql has --before 'SQL' for that")
+    plan = Plan(sweep=sweep, repeat=args.repeat, order=args.order, workload=spec,
                 target={"lab": bool(args.lab), "pg_version": args.pg_version}, warmup_s=args.warmup,
-                discard_first=args.discard_first, seed=args.seed, interval=args.interval)
+                discard_first=args.discard_first, seed=args.seed, interval=args.interval,
+                reinit=args.reinit, dirty_wait_s=args.dirty_wait)
     plan.check()
     plan.make_runs()
     folder.mkdir(parents=True, exist_ok=True)
@@ -64,29 +70,30 @@ def _resume(args: argparse.Namespace) -> int:
         return 0
     if not plan.target.get("lab") and not args.allow_settings:
         raise CliError("resuming changes settings on this server (ALTER SYSTEM, then back): add --allow-settings")
+    args.allow_restart = getattr(args, "allow_restart", False)
     say(f"{PROG}: experiment: resuming {folder}: {len(plan.pending())} of {len(plan.runs)} runs to go")
     return _execute(plan, folder, args)
 
 
 def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
     from pgio_tui.commands.common import conninfo_of
-    from pgio_tui.experiments import runner
+    from pgio_tui.experiments import runner, workloads
     from pgio_tui.experiments import settings as guc
     previous = _term_as_interrupt()
     cluster = None
     try:
-        if plan.target.get("lab"):
+        lab = bool(plan.target.get("lab"))
+        if lab:
             cluster = _lab(plan)
             conninfo, restart = cluster.conninfo(), cluster.restart
         else:
-            conninfo, restart = conninfo_of(args), None
-            restarts = guc.needs_restart(guc.read_originals(conninfo, list(plan.sweep)))
-            if restarts:
-                raise CliError(f"{', '.join(restarts)} needs a server restart: this version restarts only a "
-                               "--lab cluster (not built for a user's server yet)")
-        _init(plan, conninfo)
-        runner.run_all(plan, folder, conninfo, lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet),
-                       restart=restart, say=lambda text: say(f"{PROG}: experiment: {text}"))
+            conninfo = conninfo_of(args)
+            restart = guc.server_restart(conninfo) if args.allow_restart else None
+        runner.check_target(plan, conninfo, lab=lab, restart_allowed=bool(args.allow_restart))
+        workloads.setup(plan.workload, conninfo, say=lambda text: say(f"{PROG}: experiment: {text}"))
+        target = runner.Target(conninfo, restart, tag=folder.resolve().name)
+        runner.run_all(plan, folder, target, lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet),
+                       say=lambda text: say(f"{PROG}: experiment: {text}"))
     except (runner.Interrupted, KeyboardInterrupt):
         done = sum(r.state == "done" for r in plan.runs)
         say(f"{PROG}: experiment interrupted: {done} of {len(plan.runs)} runs kept; continue with "
@@ -121,31 +128,16 @@ def _lab(plan: Plan):
     return cluster
 
 
-def _init(plan: Plan, conninfo: str) -> None:
-    """pgbench -i -s N once, before the (discarded) first run; not part of any recording."""
-    scale = plan.workload.get("init_scale")
-    if not scale:
-        return
-    from pgio_tui.workloads.pgbench_invocation import find_pgbench, libpq_env
-    import os
-    say(f"{PROG}: experiment: pgbench -i -s {scale}")
-    r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale)], capture_output=True, text=True,
-                       env={**os.environ, **libpq_env(conninfo)})
-    if r.returncode != 0:
-        raise CliError(f"pgbench -i failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
-
-
 def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool) -> tuple[str, str]:
     """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
+    from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
     from pgio_tui.session import Session, open_sampler
-    from pgio_tui.workloads.pgbench import PgbenchWorkload
-    args = list(plan.workload["args"])
-    if kind == "warmup":
-        args = _with_duration(args, plan.warmup_s)
+    from pgio_tui.workloads.launch import data_devices
     sampler = open_sampler(conninfo, plan.interval)
     try:
-        workload = PgbenchWorkload(conninfo, args)
+        workload = make(plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
+                        devices=data_devices(sampler))
         session = Session(sampler, workload=workload)
         if path is not None:
             session.record(str(path))
@@ -155,24 +147,8 @@ def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: boo
     if workload.stop_requested:
         return "interrupted", "stopped by the user"
     if workload.error or workload.exit_code:
-        return "failed", str(workload.error or f"pgbench exited with {workload.exit_code}")
+        return "failed", str(workload.error or f"{workload.kind} exited with {workload.exit_code}")
     return "done", ""
-
-
-def _with_duration(args: list[str], seconds: float) -> list[str]:
-    """pgbench's args with its length (-T/-t and their long forms) replaced by -T seconds."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in ("-T", "-t", "--time", "--transactions"):
-            skip = True
-            continue
-        if a.startswith(("--time=", "--transactions=")) or (a[:2] in ("-T", "-t") and len(a) > 2):
-            continue
-        out.append(a)
-    return [*out, "-T", str(max(1, round(seconds)))]
 
 
 def _term_as_interrupt() -> dict:
@@ -186,15 +162,28 @@ def _term_as_interrupt() -> dict:
 # --- report -------------------------------------------------------------------------------------
 
 def _report(args: argparse.Namespace) -> int:
+    import os
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
     plan = load(args.dir)
+    fmt = args.format or ("html" if args.output and str(args.output).lower().endswith((".html", ".htm")) else "table")
     baseline = results.parse_baseline(args.baseline, plan)
-    rows = results.table(plan, args.dir, baseline)
-    if not any(r.runs for r in rows):
+    res = results.collect(plan, args.dir, baseline)
+    if not any(r.runs for r in res.rows):
         raise CliError(f"{args.dir}: no finished run yet; `{PROG} experiment resume {args.dir}` runs them")
     pending = len(plan.pending())
     if pending:
         say(f"{PROG}: experiment: {pending} of {len(plan.runs)} runs not done: figures are of the finished ones")
-    print(render(rows, baseline, args.format), end="")
+    text = render(res, fmt)
+    if not args.output:
+        print(text, end="")
+        return 0
+    out = Path(args.output)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    say(f"{PROG}: experiment: {fmt} report written to {out}")
     return 0

@@ -1,8 +1,10 @@
 """The plan of an experiment and its folder: settings × values × repeats in a run order, kept in
 DIR/experiment.json, rewritten (atomically) after every run so `experiment resume` knows what is done.
 
-Layout: DIR/experiment.json (plan, original settings, runs with their state and the settings read
-back during them) and DIR/runs/NNN-<label>.pgio, one ordinary recording per run.
+Layout: DIR/experiment.json (plan, original settings, what was changed, runs with their state, the
+settings read back during them, their hygiene and flags) and DIR/runs/NNN-<label>.pgio, one ordinary
+recording per run. Format 2 added per run `flags`, `hygiene`, `warmup`, `ran_s`, `page_cache`,
+`statements` and per plan `reinit`, `dirty_wait_s`, `changes`; format 1 files read as before.
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ from typing import Any
 PLAN_FILE = "experiment.json"
 RUNS_DIR = "runs"
 ORDERS = ("interleaved", "random", "sequential")
-FORMAT = 1
+FORMAT = 2
+READS = (1, 2)  # formats this version reads
+PAGE_CACHE = "os.page_cache"
+OS_SETTINGS = (PAGE_CACHE,)  # swept like settings, applied by the OS (experiments/page_cache.py)
+WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
+DIRTY_WAIT_S = 60.0  # default longest wait before a run for Dirty under the background threshold
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -50,6 +57,14 @@ class Run:
     file: str | None = None  # relative to DIR
     applied: dict[str, str] = field(default_factory=dict)  # read back from pg_settings before it ran
     note: str = ""
+    # Each flag: {"kind": autovacuum | autovacuum_wraparound | dirty_at_start | wal_files_created |
+    # workload_failed | ended_early | unwatched, "text": one line, ...facts} (experiments/hygiene.py).
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    hygiene: dict[str, Any] = field(default_factory=dict)  # CHECKPOINT, pgss reset, Dirty before the run
+    warmup: dict[str, Any] = field(default_factory=dict)  # the unrecorded warm-up: s, start_t, end_t, state
+    ran_s: float | None = None  # wall time of the recorded run
+    page_cache: dict[str, Any] = field(default_factory=dict)  # the os.page_cache cap and its use at the end
+    statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements' top at the run's end
 
     @property
     def label(self) -> str:
@@ -70,6 +85,9 @@ class Plan:
     runs: list[Run] = field(default_factory=list)
     originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> pg_settings facts before
     restored: bool | None = None
+    reinit: bool = False  # the workload's setup (pgbench -i) before every run
+    dirty_wait_s: float = DIRTY_WAIT_S  # longest wait before a run for Dirty under the background threshold
+    changes: list[dict[str, Any]] = field(default_factory=list)  # what was set and restored, in order
     format: int = FORMAT
 
     def combinations(self) -> list[dict[str, str]]:
@@ -100,10 +118,26 @@ class Plan:
             raise PlanError(f"--order: one of {', '.join(ORDERS)}")
         if self.warmup_s < 0:
             raise PlanError("--warmup must be 0 or more seconds")
+        if self.dirty_wait_s < 0:
+            raise PlanError("--dirty-wait must be 0 or more seconds")
+        if PAGE_CACHE in self.sweep:
+            from pgio_tui.experiments.page_cache import PageCacheError, parse_size
+            try:
+                for value in self.sweep[PAGE_CACHE]:
+                    parse_size(value)
+            except PageCacheError as exc:
+                raise PlanError(str(exc)) from None
+        unknown = [n for n in self.sweep if n.startswith("os.") and n not in OS_SETTINGS]
+        if unknown:
+            raise PlanError(f"--set {unknown[0]}: the OS settings are {', '.join(OS_SETTINGS)}")
 
     def run_file(self, run: Run) -> str:
         label = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in run.settings.items()))[:80]
         return f"{RUNS_DIR}/{run.index:03d}-{label}-r{run.repeat}.pgio"
+
+
+def os_settings() -> tuple[str, ...]:
+    return OS_SETTINGS
 
 
 def save(plan: Plan, folder: str | Path) -> None:
@@ -118,11 +152,13 @@ def load(folder: str | Path) -> Plan:
     path = Path(folder) / PLAN_FILE
     try:
         data = json.loads(path.read_text())
-        if data.get("format") != FORMAT:
-            raise PlanError(f"{path}: format {data.get('format')!r}, this version reads {FORMAT}")
+        if data.get("format") not in READS:
+            raise PlanError(f"{path}: format {data.get('format')!r}, this version reads "
+                            f"{' and '.join(map(str, READS))}")
         runs = [Run(**r) for r in data.pop("runs")]
         plan = Plan(**data)
         plan.runs = runs
+        plan.format = FORMAT  # saved again with this version's fields
     except FileNotFoundError:
         raise PlanError(f"{folder}: no {PLAN_FILE}; is it an experiment folder?") from None
     except (OSError, ValueError, TypeError, AttributeError) as exc:

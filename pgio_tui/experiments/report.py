@@ -1,5 +1,7 @@
 """`experiment report` as text: one line per figure and setting combination, with the mean and
-95 % interval across repeats, the change against the baseline, the noise floor and the verdict."""
+95 % interval across repeats, the change against the baseline, the noise floor and the verdict;
+then the runs' flags and notes (table, markdown). csv is the lines alone, json everything
+(results.as_json), html the page with charts (html.py)."""
 
 from __future__ import annotations
 
@@ -7,51 +9,71 @@ import csv
 import io
 
 from pgio_tui.analysis.formats import DASH, number, percent
-from pgio_tui.experiments.results import FIGURES, Row, as_json
+from pgio_tui.experiments.results import Results, as_json
 from pgio_tui.safe_text import csv_cell, markdown_cell, printable
 
 COLUMNS = ("figure", "unit", "settings", "n", "mean", "95 % interval", "change", "noise floor", "verdict")
+FORMATS = ("table", "markdown", "csv", "json", "html")
+_RIGHT = (3, 4, 6, 7)  # columns aligned right in the table
 
 
-def _lines(rows: list[Row], baseline: dict[str, str]) -> list[tuple]:
+def lines(res: Results) -> list[tuple]:
+    """(figure, unit, settings, n, mean, interval, change, floor, verdict) as text, then the
+    Figure, the Interval and the Change (None for the baseline) for the csv and the html."""
     out = []
-    for key, label, unit in FIGURES:
-        if all(r.stats[key].mean is None for r in rows):
-            continue  # a figure no run has (no PGDATA device, a source that never wrote)
-        for r in rows:
-            st = r.stats[key]
-            ci = DASH if st.low is None else f"{number(st.low, unit)} … {number(st.high, unit)}"
-            ch = r.changes.get(key)
-            if r.settings == baseline:
+    for fig in res.shown():
+        for r in res.rows:
+            st = r.stats[fig.key]
+            ci = DASH if st.low is None else f"{number(st.low, fig.unit)} … {number(st.high, fig.unit)}"
+            ch = r.changes.get(fig.key)
+            if r.settings == res.baseline:
                 change, floor, verdict = "baseline", DASH, ""
             elif ch is None:
                 change, floor, verdict = DASH, DASH, "no baseline runs"
             else:
                 change, floor, verdict = percent(ch.pct), percent(ch.floor_pct).lstrip("+"), ch.verdict
-            out.append((label, unit, r.label, str(st.n), number(st.mean, unit), ci, change, floor, verdict,
-                        key, st, ch))
+            out.append((fig.label, fig.unit, r.label, str(st.n), number(st.mean, fig.unit), ci, change, floor,
+                        verdict, fig, st, ch))
     return out
 
 
-def render(rows: list[Row], baseline: dict[str, str], fmt: str) -> str:
+def flag_lines(res: Results) -> list[str]:
+    """One line per flag: `run 3 (name=value, repeat 1): what happened`."""
+    return [f"run {r.run.index} ({r.run.label}, repeat {r.run.repeat}): {flag}" for r in res.runs for flag in r.flags]
+
+
+def render(res: Results, fmt: str) -> str:
     if fmt == "json":
-        return as_json(rows, baseline)
-    lines = _lines(rows, baseline)
+        return as_json(res) + "\n"
+    if fmt == "html":
+        from pgio_tui.experiments.html import page
+        return page(res)
+    rows = lines(res)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["figure", "unit", "settings", "n", "mean", "ci95_low", "ci95_high", "change_pct",
                     "noise_floor_pct", "verdict"])
-        for x in lines:
+        for x in rows:
             st, ch = x[10], x[11]
             w.writerow([csv_cell(x[0]), x[1], csv_cell(x[2]), st.n, st.mean, st.low, st.high,
                         None if ch is None else ch.pct, None if ch is None else ch.floor_pct,
                         csv_cell(x[8] if ch is not None else "")])
         return buf.getvalue()
-    cells = [tuple(printable(c) for c in x[:9]) for x in lines]
+    cells = [tuple(printable(c) for c in x[:9]) for x in rows]
+    after = [("flags", flag_lines(res)), ("notes", res.notes)]
     if fmt == "markdown":
-        head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---" for _ in COLUMNS) + "|\n"
-        return head + "".join("| " + " | ".join(markdown_cell(c) for c in row) + " |\n" for row in cells)
+        head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---:" if i in _RIGHT else "---"
+                                                              for i in range(len(COLUMNS))) + "|\n"
+        text = head + "".join("| " + " | ".join(markdown_cell(c) for c in row) + " |\n" for row in cells)
+        for title, items in after:
+            if items:
+                text += f"\n**{title}**\n\n" + "".join(f"- {markdown_cell(i)}\n" for i in items)
+        return text
     widths = [max(len(c) for c in col) for col in zip(COLUMNS, *cells)]
-    fmt_row = "  ".join(f"{{:{'>' if i in (3, 4, 6, 7) else '<'}{w}}}" for i, w in enumerate(widths))
-    return "\n".join(fmt_row.format(*row).rstrip() for row in [COLUMNS, *cells]) + "\n"
+    fmt_row = "  ".join(f"{{:{'>' if i in _RIGHT else '<'}{w}}}" for i, w in enumerate(widths))
+    text = "\n".join(fmt_row.format(*row).rstrip() for row in [COLUMNS, *cells]) + "\n"
+    for title, items in after:
+        if items:
+            text += f"\n{title}:\n" + "".join(f"  {printable(i)}\n" for i in items)
+    return text

@@ -101,3 +101,54 @@ def read_back(conninfo: str, names: list[str]) -> dict[str, str]:
 def restore(conninfo: str, originals: dict[str, dict[str, Any]], restart: Restart | None) -> dict[str, str]:
     """Put back what postgresql.auto.conf held; returns the values read back."""
     return apply(conninfo, {n: f["auto_conf"] for n, f in originals.items()}, restart)
+
+
+def server_facts(conninfo: str) -> dict[str, Any]:
+    """The server's data directory, postmaster pid (when it runs on this machine, else None) and
+    shared_buffers in bytes: what a restart and os.page_cache need."""
+    import os
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        pid, datadir, sb = conn.execute(
+            "select pg_backend_pid(), current_setting('data_directory'), "
+            "pg_size_bytes(current_setting('shared_buffers'))").fetchone()
+    postmaster = None
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if os.path.realpath(f"/proc/{ppid}/cwd") == os.path.realpath(datadir):
+            postmaster = ppid  # the postmaster runs in its data directory: this machine's server
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"datadir": datadir, "postmaster": postmaster, "shared_buffers_bytes": int(sb)}
+
+
+def server_restart(conninfo: str) -> Restart:
+    """A restart of a user's server on this machine (--allow-restart): `pg_ctl restart -m fast -w`
+    from the server's own bin directory, as the data directory's owner; pg_ctl reuses the options the
+    server was started with (postmaster.opts). Its messages go to DATADIR/pgio-tui-restart.log.
+    SettingsError when the server is not on this machine."""
+    import os
+    import subprocess
+    facts = server_facts(conninfo)
+    if facts["postmaster"] is None:
+        raise SettingsError("a restart needs the server on this machine (its postmaster was not found in /proc)")
+    try:
+        bindir = os.path.dirname(os.path.realpath(f"/proc/{facts['postmaster']}/exe"))
+    except OSError as exc:
+        raise SettingsError(f"cannot find the server's programs ({exc.strerror}): run as root or as its owner") \
+            from None
+    pg_ctl = os.path.join(bindir, "pg_ctl")
+    datadir = facts["datadir"]
+    st = os.stat(datadir)
+    kw: dict[str, Any] = {}
+    if os.geteuid() == 0 and st.st_uid != 0:
+        kw = {"user": st.st_uid, "group": st.st_gid}
+
+    def restart() -> None:
+        r = subprocess.run([pg_ctl, "restart", "-D", datadir, "-m", "fast", "-w", "-t", "300",
+                            "-l", os.path.join(datadir, "pgio-tui-restart.log")], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, cwd="/", **kw)
+        if r.returncode != 0:
+            last = (r.stderr or r.stdout or "").strip().splitlines()
+            raise SettingsError(f"pg_ctl restart failed: {last[-1] if last else f'exit status {r.returncode}'}")
+    return restart

@@ -10,7 +10,8 @@ compress: a page is ~15 kB, and not spending CPU on it matters more next to the 
 
 from __future__ import annotations
 
-import itertools
+import email.utils
+import functools
 import socket
 import threading
 import time
@@ -48,12 +49,15 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 class _Samples:
-    """A prometheus-client collector of fixed samples: one Metric per family, in order."""
+    """A prometheus-client collector of fixed samples: one Metric per family, in order (`family`:
+    a family to yield with no samples, for its header)."""
 
-    def __init__(self, samples: list[Sample]):
-        self.samples = samples
+    def __init__(self, samples: list[Sample], family: Family | None = None):
+        self.samples, self.family = samples, family
 
     def collect(self):
+        if self.family is not None:
+            yield Metric(self.family.name, self.family.help, self.family.type, self.family.unit)
         metric = None
         for family, labels, value in self.samples:
             if metric is None or metric.name != family.name:
@@ -66,27 +70,28 @@ class _Samples:
 
 
 class _Layout:
-    """One family's text in one format, split around its values: chunks[0] v0 chunks[1] v1 ... tail."""
+    """One family's text in one format: its header, and each series' line up to the value, each
+    laid out by prometheus-client once (wait events come and go every tick; a series seen before
+    is not laid out again — the labels are bounded, so is this cache)."""
 
-    def __init__(self, encoder, samples: list[Sample], trailer: bytes):
+    def __init__(self, encoder, family: Family, trailer: bytes):
+        self.encoder, self.family, self.trailer = encoder, family, trailer
+        self.header = self._text(_Samples([], family))
+        self.lines: dict[Labels, str] = {}
+
+    def _text(self, collector: _Samples) -> str:
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Samples(samples))
-        text = encoder(registry).removesuffix(trailer).decode()
-        self.chunks: list[str] = []
-        cur = ""
-        for line in text.splitlines(keepends=True):
-            if line.startswith("#") or not line.strip():
-                cur += line
-                continue
-            cut = line.rstrip("\n").rfind(" ") + 1  # the value is the last field
-            self.chunks.append(cur + line[:cut])
-            cur = line[len(line.rstrip("\n")):]
-        self.tail = cur
-        if len(self.chunks) != len(samples):
-            raise ValueError(f"{samples[0][0].name}: {len(self.chunks)} sample lines for {len(samples)} samples")
+        registry.register(collector)
+        return self.encoder(registry).removesuffix(self.trailer).decode()
 
-    def fill(self, values: list[float]) -> str:
-        return "".join([c + floatToGoString(v) for c, v in zip(self.chunks, values)]) + self.tail
+    def line(self, labels: Labels) -> str:
+        line = self.lines.get(labels)
+        if line is None:
+            text = self._text(_Samples([(self.family, labels, 0.0)]))
+            if not text.startswith(self.header) or not text.endswith(" 0.0\n"):
+                raise ValueError(f"{self.family.name}: unexpected layout {text!r}")
+            line = self.lines[labels] = text[len(self.header):-len("0.0\n")]  # keeps the space
+        return line
 
 
 class Exporter:
@@ -96,10 +101,11 @@ class Exporter:
         self.host, self.port = host, port
         self.ticks = 0  # frames served so far
         self._converter = Converter(server)
-        self._samples: list[Sample] = Converter(server).update(Frame(0, 0.0, 0.0, None))  # pgio_up 0
+        self._frame = Frame(0, 0.0, 0.0, None)  # pgio_up 0 until the first tick
+        self._samples: list[Sample] | None = None  # the latest tick's, laid out on the first scrape
         self._lock = threading.Lock()
         self._pages: dict[str, bytes] = {}  # content type -> page of the latest tick
-        self._layouts: dict[str, dict[str, tuple[tuple, _Layout]]] = {}  # type -> family -> (labels, layout)
+        self._layouts: dict[str, tuple[dict[str, _Layout], bytes]] = {}  # type -> (family -> layout, trailer)
         self._last_scrape_s = float("nan")
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -114,7 +120,7 @@ class Exporter:
             raise ListenError(f"cannot listen on {self.host}:{self.port}: {getattr(exc, 'strerror', None) or exc}") \
                 from None
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, name="pgio-metrics", daemon=True).start()
+        threading.Thread(target=_accept_forever, args=(self._httpd,), name="pgio-metrics", daemon=True).start()
         return self.url
 
     @property
@@ -123,41 +129,70 @@ class Exporter:
         return f"http://{host}:{self.port}/metrics"
 
     def on_frame(self, frame: Frame) -> None:
-        samples = self._converter.update(frame)
         with self._lock:
-            self._samples, self._pages = samples, {}
+            self._converter.add(frame)
+            self._frame, self._samples, self._pages = frame, None, {}
         self.ticks += 1
 
     def page(self, accept: str | None) -> tuple[bytes, str]:
         """The latest tick's page in the format `accept` asks for, and its content type."""
         encoder, ctype = choose_encoder(accept or "")
         with self._lock:
+            if self._samples is None:
+                self._samples = self._converter.samples(self._frame)
             page = self._pages.get(ctype)
             if page is None:
                 page = self._pages[ctype] = self._render(encoder, ctype)
         return page, ctype
 
     def _render(self, encoder, ctype: str) -> bytes:
-        """prometheus-client lays out a family again only when its series changed (waits come and
-        go every tick; the rest stays), then the tick's values are filled in."""
-        samples = self._samples + [_scrape_sample(self._last_scrape_s)]
-        layouts = self._layouts.setdefault(ctype, {})
-        trailer = encoder(CollectorRegistry(auto_describe=False))  # "# EOF" in OpenMetrics
-        parts = []
-        for _name, group in itertools.groupby(samples, key=lambda s: s[0].name):
-            group = list(group)
-            key = tuple(labels for _f, labels, _v in group)
-            cached = layouts.get(group[0][0].name)
-            if cached is None or cached[0] != key:
-                cached = layouts[group[0][0].name] = (key, _Layout(encoder, group, trailer))
-            parts.append(cached[1].fill([v for _f, _l, v in group]))
+        """prometheus-client lays out each family's header and each series once (cached per
+        format); a page is those texts with the tick's values (prometheus-client's float format)."""
+        if ctype not in self._layouts:
+            self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
+        layouts, trailer = self._layouts[ctype]
+        parts: list[str] = []
+        family = None
+        for fam, labels, value in [*self._samples, _scrape_sample(self._last_scrape_s)]:
+            if fam is not family:
+                family = fam
+                layout = layouts.get(fam.name)
+                if layout is None:
+                    layout = layouts[fam.name] = _Layout(encoder, fam, trailer)
+                parts.append(layout.header)
+            parts += (layout.line(labels), floatToGoString(value), "\n")
         return "".join(parts).encode() + trailer
 
     def close(self) -> None:
         if self._httpd is not None:
-            self._httpd.shutdown()
+            try:
+                self._httpd.socket.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+            except OSError:
+                pass
             self._httpd.server_close()
             self._httpd = None
+
+
+def _accept_forever(httpd: ThreadingHTTPServer) -> None:
+    """socketserver's serve_forever wakes twice a second to look for a shutdown request; between
+    scrapes (15 s to 1 min in most Prometheus configs) this thread sleeps in accept() instead, and
+    `close()` wakes it by shutting the listening socket down."""
+    while True:
+        try:
+            request, address = httpd.socket.accept()
+        except OSError:
+            return
+        httpd.process_request(request, address)  # a thread per connection (kept alive by Prometheus)
+
+
+@functools.lru_cache(maxsize=1)
+def _http_date_of(second: int) -> str:
+    return email.utils.formatdate(second, usegmt=True)
+
+
+def _http_date() -> str:
+    """The Date header, formatted once per second however many scrapers ask."""
+    return _http_date_of(int(time.time()))
 
 
 def _scrape_sample(seconds: float) -> Sample:
@@ -180,7 +215,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             body, ctype = b"pgio-tui: Prometheus metrics are at /metrics\n", "text/plain; charset=utf-8"
             status = 200 if path == "/" else 404
-        self.send_response(status)
+        self.send_response_only(status)  # send_response would also format an access-log line we drop
+        self.send_header("Date", _http_date())
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

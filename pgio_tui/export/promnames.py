@@ -155,7 +155,7 @@ _gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
 _gauge(M.OBSERVER_STATEMENTS_MS, "observer_statements_seconds", MS)
 _gauge(M.STATEMENTS_WINDOW_S, "statements_window_seconds")
 UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
-# --- pg_stat_io by backend type (16+): reads, hits and evictions, who reads and who evicts -----------
+# --- pg_stat_io by backend type (16+): who reads, who hits, who evicts ------------------------------
 SOURCE_RULES: list[Rule] = [  # Frame.sources fields, labelled backend_type
     Rule("reads", _family("io_reads", "counter", "Blocks read into shared buffers (pg_stat_io, relation), "
                           "by backend type."), "rate"),
@@ -192,31 +192,50 @@ def server_label(meta: dict) -> str:
 class Converter:
     """Frames in tick order -> the samples of each tick. Counters are totals since the first
     Frame this converter saw; a counter series appears at its first known rate and then stays
-    (a tick without a rate, e.g. after a stats reset, adds nothing)."""
+    (a tick without a rate, e.g. after a stats reset, adds nothing).
+
+    `add(frame)` keeps the totals (every tick); `samples(frame)` lays the tick out (only when a
+    page is asked for: the live endpoint is scraped every 15 s to 1 min, not every tick)."""
 
     def __init__(self, server: str):
         self.server = ("server", server)
         self._totals: dict[tuple[str, Labels], float] = {}
 
     def update(self, frame: Frame) -> list[Sample]:
+        self.add(frame)
+        return self.samples(frame)
+
+    def add(self, frame: Frame) -> None:
+        values, dt, totals, base = frame.values, frame.dt, self._totals, (self.server,)
+        for rule in _COUNTING:
+            self._count(rule, values.get(rule.metric), dt, base + rule.labels)
+        for dev, row in frame.devices.items():
+            labels = self._device_labels(frame, dev)
+            for rule in _DISK_COUNTING:
+                self._count(rule, row.get(rule.metric), dt, labels)
+        for btype, row in frame.sources.items():
+            labels = base + (("backend_type", printable(btype)),)
+            for rule in SOURCE_RULES:
+                self._count(rule, row.get(rule.metric), dt, labels)
+
+    def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
         base = (self.server,)
-        values, dt = frame.values, frame.dt
+        values = frame.values
         out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
         for rule in RULES:
-            self._apply(rule, values.get(rule.metric), dt, base + rule.labels, out)
+            self._sample(rule, values.get(rule.metric), base + rule.labels, out)
         kind = values.get(M.CHECKPOINT_KIND)
         if isinstance(kind, str) and kind:
             out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
         for dev, row in frame.devices.items():
-            role = frame.device_roles.get(dev)
-            labels = base + (("device", printable(dev)),) + ((("role", printable(role)),) if role else ())
+            labels = self._device_labels(frame, dev)
             for rule in DISK_RULES:
-                self._apply(rule, row.get(rule.metric), dt, labels, out)
-        for btype, row in frame.sources.items():
+                self._sample(rule, row.get(rule.metric), labels, out)
+        for btype in frame.sources:
             labels = base + (("backend_type", printable(btype)),)
             for rule in SOURCE_RULES:
-                self._apply(rule, row.get(rule.metric), dt, labels, out)
+                self._sample(rule, None, labels, out)
         for btype, wtype, event, n in frame.waits:
             out.append((WAITS, base + (("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                                        ("wait_event", printable(event))),
@@ -224,24 +243,30 @@ class Converter:
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out
 
-    def _apply(self, rule: Rule, value, dt: float | None, labels: Labels, out: list[Sample]) -> None:
-        if isinstance(value, str):
+    def _device_labels(self, frame: Frame, dev: str) -> Labels:
+        role = frame.device_roles.get(dev)
+        return (self.server, ("device", printable(dev))) + ((("role", printable(role)),) if role else ())
+
+    def _count(self, rule: Rule, value, dt: float | None, labels: Labels) -> None:
+        if value is None or isinstance(value, str):
             return
+        step = float(value) * rule.scale * (1.0 if rule.how == "count" else (dt or 0.0))
+        if step >= 0 and (rule.how == "count" or dt):
+            key = (rule.family.name, labels)
+            self._totals[key] = self._totals.get(key, 0.0) + step
+
+    def _sample(self, rule: Rule, value, labels: Labels, out: list[Sample]) -> None:
         if rule.how == "level":
-            if value is not None:
+            if value is not None and not isinstance(value, str):
                 out.append((rule.family, labels, float(value) * rule.scale))
             return
-        key = (rule.family.name, labels)
-        step = None
-        if value is not None:
-            step = float(value) * rule.scale * (1.0 if rule.how == "count" else (dt or 0.0))
-            step = step if step >= 0 and (rule.how == "count" or dt) else None
-        if step is not None:
-            self._totals[key] = self._totals.get(key, 0.0) + step
-        if key in self._totals:
-            out.append((rule.family, labels, self._totals[key]))
+        total = self._totals.get((rule.family.name, labels))
+        if total is not None:
+            out.append((rule.family, labels, total))
 
 
+_COUNTING = [r for r in RULES if r.how != "level"]
+_DISK_COUNTING = [r for r in DISK_RULES if r.how != "level"]
 FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
 
 

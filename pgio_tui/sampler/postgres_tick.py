@@ -207,7 +207,6 @@ class PostgresTick:
         if t0 and t1:
             v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
 
-    @staticmethod
     def _settings_changed(self, frame: Frame) -> None:
         old = dict(self.settings)
         try:

@@ -55,7 +55,7 @@ def statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: 
         v[M.STATEMENTS_MEAN_MS] = mean
         v[M.STATEMENTS_STDDEV_MS] = max(0.0, sumsq / calls - mean * mean) ** 0.5 if sumsq >= 0 else None
 
-@staticmethod
+
 def sessions_and_waits(activity: list | None, frame: Frame) -> None:
     """Session counts and the wait sample. Idle main loops (Activity) and idle clients are not waits."""
     active = io_wait = lock_wait = 0

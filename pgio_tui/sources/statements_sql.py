@@ -6,13 +6,24 @@ each figure names its candidates here, and a column the extension lacks reads as
 
 from __future__ import annotations
 
+import re
+
 from pgio_tui.sources.pgfeatures import OWN_MARKER, Features
 
 # Statements whose latency a DBA means: the plannable ones (pg_stat_statements' own split). Utility
 # statements (BEGIN, COMMIT/END, SET, SHOW, VACUUM, ...) take microseconds and would pull the mean
 # towards zero. Leading comments and parentheses are skipped before the first keyword.
-_PLANNABLE = r"^\(*\s*(select|insert|update|delete|merge|with|values|table)\M"
+PLANNABLE = ("select", "insert", "update", "delete", "merge", "with", "values", "table")
+_PLANNABLE = rf"^\(*\s*({'|'.join(PLANNABLE)})\M"
 _LEADING_COMMENTS = r"^(\s|/\*([^*]|\*+[^*/])*\*+/|--[^\n]*(\n|$))*"
+_PY_LEADING = re.compile(_LEADING_COMMENTS)  # the same pattern in Python's re
+_PY_PLANNABLE = re.compile(rf"^\(*\s*({'|'.join(PLANNABLE)})\b", re.I)
+
+
+def shown_statement(query: str) -> bool:
+    """The rule of skip_queryids_sql() for a query text read elsewhere (a plan's pg_stat_statements
+    list): plannable, and not one of pgio-tui's own."""
+    return not query.startswith(OWN_MARKER) and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
 
 
 # Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,

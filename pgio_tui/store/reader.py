@@ -7,7 +7,6 @@ stored; they come back here as rows of zeros, so a rebuilt Frame looks like the 
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -17,21 +16,22 @@ from typing import Any
 from sqlite_utils import Database
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, Frame
+from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError, quote
 from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version_of
+from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
-                                        statement_fields, stored_event)
+                                        statement_total, stored_event)
 from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
                                      tick_number, value)
+from pgio_tui.store.validate import queryid as queryid_of
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
-_WINDOW = M.STATEMENTS_WINDOW_S
 
 
 class Recording:
@@ -105,7 +105,7 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
-        self._statements = {id_: (tick_number(queryid), text(qtext)) for id_, queryid, qtext in conn.execute(
+        self._statements = {id_: (queryid_of(qid), text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._has_latency_hist = "latency_hist" in tables
@@ -318,63 +318,11 @@ class Recording:
             if not ticks:
                 return
             a, b = ticks[0][0], ticks[-1][0]
-            yield from self._build(ticks, columns, a, b)
+            yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
+                                      devices=self._devices, sources=self._sources, wait_events=self._wait_events,
+                                      statements=self._statements, latency_hist=self._has_latency_hist,
+                                      disk_flush=self._has_disk_flush)
             lo = b + 1
-
-    def _build(self, ticks: list[tuple], columns: list[str], a: int, b: int) -> Iterator[Frame]:
-        conn = self.db.conn
-        span = (a, b)
-
-        def by_tick(sql: str) -> dict[int, list[tuple]]:
-            out: dict[int, list[tuple]] = {}
-            for row in conn.execute(sql, span):
-                out.setdefault(row[0], []).append(row[1:])
-            return out
-
-        disk = by_tick(f"SELECT tick, device_id, {', '.join(schema.DISK_COLUMNS)} FROM disk WHERE tick BETWEEN ? AND ?")
-        flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
-                        "FROM disk_flush WHERE tick BETWEEN ? AND ?") if self._has_disk_flush else {}
-        io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-        waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
-        events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
-        hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
-            if self._has_latency_hist else {}
-        cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
-                      "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
-        stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
-                        "WHERE tick BETWEEN ? AND ?")
-        device_names = {id_: name for name, (id_, _, _) in self._devices.items()}
-        roles = {name: role for name, (_, role, _) in self._devices.items() if role is not None}
-        zero_dev = dict.fromkeys(self._disk_fields, 0.0)
-        zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
-        types = [self._columns[c] for c in columns]
-        for row in ticks:
-            tick = row[0]
-            devices = {name: dict(zero_dev) for name, (_, _, first) in self._devices.items() if first <= tick}
-            for table, fields in ((disk, schema.DISK_COLUMNS), (flush, schema.FLUSH_FIELDS)):
-                for id_, *vals in table.get(tick, ()):
-                    if id_ in device_names:
-                        dev_row = devices.setdefault(device_names[id_], dict(zero_dev))
-                        dev_row.update({f: number(v) or 0.0 for f, v in zip(fields, vals)})
-            sources = {bt: dict(zero_src) for bt, first in self._sources.values() if first <= tick}
-            for id_, *vals in io.get(tick, ()):
-                if id_ in self._sources:
-                    sources[self._sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
-            values = {c: value(v, ty) for c, v, ty in zip(columns, row[4:], types)}
-            yield Frame(
-                tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
-                values={c: v for c, v in values.items() if v is not None},
-                devices=devices,
-                device_roles=dict(roles),
-                sources=sources,
-                waits=[(*self._wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
-                       if id_ in self._wait_events and number(n) is not None],
-                events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],
-                checkpoints=[checkpoint_row(c) for c in cps.get(tick, ())],
-                **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
-                                   if _WINDOW in columns else None, self._statements),
-                latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
-            )
 
     def statement_texts(self) -> dict[int, str]:
         """queryid -> query text, for every statement the file knows the text of."""
@@ -388,18 +336,8 @@ class Recording:
                "sum(s.calls * (s.stddev_us * 1.0) * s.stddev_us + (s.time_us * 1.0) * s.time_us / s.calls), "
                "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
-        out = {}
-        for row in self.db.conn.execute(sql, params):
-            queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (tick_number(row[0]),
-                                                                              *(number(v) for v in row[1:]))
-            if queryid is None or not calls or calls < 0 or time_us is None:
-                continue
-            mean = time_us / calls / 1000
-            var = (sumsq_us / calls) / 1e6 - mean * mean if sumsq_us is not None else None
-            out[queryid] = {"calls": calls, "total_ms": time_us / 1000, "mean_ms": mean,
-                            "stddev_ms": None if var is None else math.sqrt(max(0.0, var)),
-                            "read": read, "dirtied": dirtied, "written": written, "wal_bytes": wal}
-        return out
+        totals = (statement_total(row) for row in self.db.conn.execute(sql, params))
+        return {queryid: total for queryid, total in totals if total is not None}
 
     # --- lifetime -------------------------------------------------------------------------------
 

@@ -19,6 +19,18 @@ from pgio_tui.metrics import CATALOG, lookup
 SCHEMA_VERSION = 2
 FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
 
+def _named_per_tick(names: str, name_cols: str, rows: str, id_col: str, value_cols: str) -> str:
+    """A name table (an id per name, given by the writer at first sight) and its per-tick table,
+    one row per (tick, id) with data."""
+    return f"""CREATE TABLE {names} (
+    id INTEGER PRIMARY KEY, {name_cols}
+);
+CREATE TABLE {rows} (
+    tick INTEGER NOT NULL, {id_col} INTEGER NOT NULL REFERENCES {names} (id), {value_cols},
+    PRIMARY KEY (tick, {id_col})
+) WITHOUT ROWID"""
+
+
 # Top statements (schema 2): the text once per queryid in `statements`, one row per statement and
 # statement window in `statement_stats`. Stored as whole numbers over the window (counts, times in
 # microseconds), which SQLite keeps in 0-4 bytes each; the window's length is the tick's
@@ -33,13 +45,8 @@ STATEMENT_COLUMNS: dict[str, tuple[str, float]] = {
 }
 _STATEMENT_COLS = ", ".join(f"{c} INTEGER" for c in STATEMENT_COLUMNS)
 _STATEMENTS_DDL = f"""
-CREATE TABLE statements (
-    id INTEGER PRIMARY KEY, queryid INTEGER NOT NULL UNIQUE, text TEXT, first_tick INTEGER
-);
-CREATE TABLE statement_stats (
-    tick INTEGER NOT NULL, statement_id INTEGER NOT NULL REFERENCES statements (id), {_STATEMENT_COLS},
-    PRIMARY KEY (tick, statement_id)
-) WITHOUT ROWID;
+{_named_per_tick("statements", "queryid INTEGER NOT NULL UNIQUE, text TEXT, first_tick INTEGER",
+                 "statement_stats", "statement_id", _STATEMENT_COLS)};
 CREATE VIEW statement_stats_named AS
     SELECT s.tick, st.queryid, t."statements.window_s" AS window_s, s.calls,
            s.time_us / 1000.0 / s.calls AS mean_ms, s.stddev_us / 1000.0 AS stddev_ms,
@@ -124,27 +131,12 @@ CREATE TABLE settings (
 );
 CREATE TABLE ticks (tick INTEGER PRIMARY KEY, t REAL NOT NULL, elapsed REAL, dt REAL, {{metrics}});
 CREATE INDEX ticks_t ON ticks (t);
-CREATE TABLE devices (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT, first_tick INTEGER
-);
-CREATE TABLE disk (
-    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), {_DEVICE_COLS},
-    PRIMARY KEY (tick, device_id)
-) WITHOUT ROWID;
-CREATE TABLE sources (
-    id INTEGER PRIMARY KEY, backend_type TEXT NOT NULL UNIQUE, first_tick INTEGER
-);
-CREATE TABLE io (
-    tick INTEGER NOT NULL, source_id INTEGER NOT NULL REFERENCES sources (id), {_SOURCE_COLS},
-    PRIMARY KEY (tick, source_id)
-) WITHOUT ROWID;
-CREATE TABLE wait_events (
-    id INTEGER PRIMARY KEY, backend_type TEXT, wait_event_type TEXT, wait_event TEXT
-);
-CREATE TABLE waits (
-    tick INTEGER NOT NULL, wait_id INTEGER NOT NULL REFERENCES wait_events (id), count INTEGER,
-    PRIMARY KEY (tick, wait_id)
-) WITHOUT ROWID;
+{_named_per_tick("devices", "name TEXT NOT NULL UNIQUE, role TEXT, first_tick INTEGER", "disk", "device_id",
+                 _DEVICE_COLS)};
+{_named_per_tick("sources", "backend_type TEXT NOT NULL UNIQUE, first_tick INTEGER", "io", "source_id",
+                 _SOURCE_COLS)};
+{_named_per_tick("wait_events", "backend_type TEXT, wait_event_type TEXT, wait_event TEXT", "waits", "wait_id",
+                 "count INTEGER")};
 CREATE TABLE checkpoints (
     id INTEGER PRIMARY KEY, start_t REAL, end_t REAL, start_tick INTEGER, end_tick INTEGER,
     kind TEXT, buffers INTEGER, log_buffers INTEGER, slru_buffers INTEGER,

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from pgio_tui.frame import Event
 from pgio_tui.store import schema
 from pgio_tui.store.validate import json_object, number, text, tick_number
+from pgio_tui.store.validate import queryid as queryid_of
 
 NEVER = math.inf  # the first tick of a device or source never seen
 
@@ -75,3 +76,17 @@ def statement_fields(rows, window: float | None, statements: dict) -> dict[str, 
             texts[queryid] = qtext
     out.sort(key=lambda st: -(st.get("time_ms_s") or 0))
     return {"statements": out, "statement_texts": texts}
+
+
+def statement_total(row: tuple) -> tuple[int | None, dict[str, Any] | None]:
+    """(queryid, totals) from one summed statement_stats row (statement_totals): calls, total, mean
+    and stddev ms, blocks read, dirtied, written, WAL bytes; None for a row that sums to nothing."""
+    queryid, calls, time_us, sumsq_us, read, dirtied, written, wal = (queryid_of(row[0]),
+                                                                      *(number(v) for v in row[1:]))
+    if queryid is None or not calls or calls < 0 or time_us is None:
+        return queryid, None
+    mean = time_us / calls / 1000
+    var = (sumsq_us / calls) / 1e6 - mean * mean if sumsq_us is not None else None
+    return queryid, {"calls": calls, "total_ms": time_us / 1000, "mean_ms": mean,
+                     "stddev_ms": None if var is None else math.sqrt(max(0.0, var)),
+                     "read": read, "dirtied": dirtied, "written": written, "wal_bytes": wal}

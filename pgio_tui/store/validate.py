@@ -228,6 +228,11 @@ def tick_number(v: Any) -> int | None:
     return None if v is None else int(v)
 
 
+def queryid(v: Any) -> int | None:
+    """A pg_stat_statements queryid: any 64-bit integer (most are beyond number()'s magnitude)."""
+    return v if type(v) is int else None
+
+
 def text(v: Any) -> str | None:
     """Text, or None: numbers become their text, blobs are missing."""
     if v is None or isinstance(v, str):

@@ -13,13 +13,11 @@ handler; set a flag there and close from the loop.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import platform
 import shlex
 import socket
 import sqlite3
-import stat
 import sys
 import threading
 import time
@@ -31,13 +29,12 @@ from typing import Any
 from sqlite_utils import Database
 
 import pgio_tui
+from pgio_tui.frame import Event, Frame
 from pgio_tui.secrets import scrub_secrets
-from pgio_tui.secrets import scrub_value as _scrub
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui import metrics as M
-from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.store import schema
-from pgio_tui.store.schema import RecordingError, RecordingExists, quantize, quote
+from pgio_tui.store.files import create_file, remove
+from pgio_tui.store.schema import RecordingError, RecordingExists
+from pgio_tui.store.tick_rows import TickRows, json_text
 
 __all__ = ["Recorder", "RecordingError", "RecordingExists", "scrub_secrets"]
 
@@ -45,10 +42,6 @@ COMMIT_EVERY_S = 1.0
 # The WAL goes into the main file this often (a passive checkpoint: readers never wait), so a copy
 # made without the -wal file after a crash still holds all but the last seconds.
 CHECKPOINT_EVERY_S = 10.0
-FILE_MODE = 0o600  # recordings hold host names, settings and command lines: the owner's to share
-
-def _json(value: Any) -> str | None:
-    return None if value in (None, {}, []) else json.dumps(_scrub(value), default=str)
 
 
 def _plain(value: Any) -> Any:
@@ -56,7 +49,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, (dict, list, tuple)):
-        return _json(value)
+        return json_text(value)
     if value is None or isinstance(value, (int, float)):
         return value
     return scrub_secrets(str(value))
@@ -76,11 +69,6 @@ def default_meta() -> dict[str, Any]:
     }
 
 
-_DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[c] for c in schema.DISK_COLUMNS)
-_FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
-_SOURCE_UNIT = "1/s"
-
-
 def _locked(method: Callable) -> Callable:
     @wraps(method)
     def call(self, *args, **kwargs):
@@ -97,7 +85,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._closed = False
         self._failed: str | None = None
-        self._create_file(force)
+        create_file(self.path, force)
         conn = None
         try:
             # isolation_level=None: we BEGIN/COMMIT ourselves; any thread, one at a time (the lock)
@@ -109,40 +97,14 @@ class Recorder:
         except sqlite3.Error as e:
             if conn is not None:
                 conn.close()
-            _remove(self.path)  # ours, and useless: a retry must not need --force
+            remove(self.path)  # ours, and useless: a retry must not need --force
             raise RecordingError(f"cannot create recording {self.path}: {e}") from None
-        self._columns: dict[str, str] = schema.catalog_columns()  # metric -> SQL type
-        self._units = {name: schema.metric_unit(name) for name in self._columns}
-        self._device_ids: dict[str, int] = {}
-        self._device_roles: dict[str, str | None] = {}
-        self._device_first: dict[str, int | None] = {}
-        self._source_ids: dict[str, int] = {}
-        self._wait_ids: dict[tuple, int] = {}
-        self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
+        columns = schema.catalog_columns()  # metric -> SQL type
+        self._rows = TickRows(columns, {name: schema.metric_unit(name) for name in columns})
         self._interval: float | None = None
         self._last_tick: int | None = None
         self._last_commit = self._last_checkpoint = time.monotonic()
-        self._clear_buffers()
         self.set_meta(**{**default_meta(), **(meta or {})})
-
-    def _create_file(self, force: bool) -> None:
-        """Create the file exclusively, so two recorders can never write the same file."""
-        p = self.path
-        if p.is_dir():
-            raise RecordingError(f"cannot create recording {p}: it is a directory")
-        exists = RecordingExists(f"{p} already exists; use --force to overwrite it or choose another name")
-        if p.exists() or p.is_symlink():
-            if not force:
-                raise exists
-            check_replaceable(p)
-            _remove(p)
-        try:
-            # SQLite gives the -wal and -shm files the mode of the main file
-            os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
-        except FileExistsError:
-            raise exists from None
-        except OSError as e:
-            raise RecordingError(f"cannot create recording {p}: {e.strerror}") from None
 
     # --- metadata and settings ------------------------------------------------------------------
 
@@ -169,134 +131,46 @@ class Recorder:
         self._check_writable()
         if self._last_tick is not None and frame.tick <= self._last_tick:
             raise ValueError(f"tick {frame.tick} written after tick {self._last_tick}")
-        tick = frame.tick
         events = list(frame.events)
         if self._last_tick is None and not any(e.kind == "start" for e in events):
             events.insert(0, Event("start", "recording started"))
-        self._last_tick = tick
+        self._last_tick = frame.tick
 
-        new = {k: ("TEXT" if isinstance(v, str) else "REAL") for k, v in frame.values.items() if k not in self._columns}
+        rows = self._rows
+        new = {k: ("TEXT" if isinstance(v, str) else "REAL") for k, v in frame.values.items() if k not in rows.columns}
         if new:
             self._guard(lambda: schema.add_metric_columns(self.db, new))
-            self._columns.update(new)
-            self._units.update({k: schema.metric_unit(k) for k in new})
-        q = self._interval or COMMIT_EVERY_S  # rates keep one event per (nominal) tick
-        row = {"tick": tick, "t": round(frame.t, 3), "elapsed": _round(frame.elapsed, 3), "dt": _round(frame.dt, 3)}
-        row.update({k: quantize(v, self._units[k], q) for k, v in frame.values.items()})
-        self._ticks.append(row)
-
-        for name in {**frame.devices, **frame.device_roles}:
-            self._register_device(name, frame.device_roles.get(name), tick if name in frame.devices else None)
-        for name, fields in frame.devices.items():
-            vals = [quantize(fields.get(f), u, q) for f, u in zip(schema.DISK_COLUMNS, _DISK_UNITS)]
-            if not schema.all_zero(vals):
-                self._disk.append((tick, self._device_ids[name], *vals))
-            flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
-            if not schema.all_zero(flush):
-                self._disk_flush.append((tick, self._device_ids[name], *flush))
-        for backend_type, fields in frame.sources.items():
-            source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
-            vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
-            if not schema.all_zero(vals):
-                self._io.append((tick, source_id, *vals))
-        waits: dict[int, int] = {}
-        for backend_type, wait_type, wait_event, count in frame.waits:
-            key = (backend_type, wait_type, wait_event)
-            wait_id = self._lookup(self._wait_ids, self._new_waits, key, key)
-            waits[wait_id] = waits.get(wait_id, 0) + count
-        self._waits.extend((tick, wait_id, count) for wait_id, count in waits.items())
-        self._events.extend(self._event_row(e, tick, frame.t) for e in events)
+            rows.columns.update(new)
+            rows.units.update({k: schema.metric_unit(k) for k in new})
+        rows.add(frame, events, self._interval or COMMIT_EVERY_S)  # rates keep one event per (nominal) tick
         changed = [(e.data["name"], e.data.get("new"), e.data.get("unit"), e.data.get("category", "postgres"))
                    for e in events if e.kind == "setting_change" and "name" in e.data]
         if changed:  # the settings table answers "what was X at tick N" without reading events
-            self.set_settings(changed, tick)
-        self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
-        self._statement_rows(frame)
-        self._latency_hist.extend((tick, int(b), int(n)) for b, n in frame.latency_buckets.items() if n)
+            self.set_settings(changed, frame.tick)
 
         interval = self._interval or frame.dt or COMMIT_EVERY_S
         if time.monotonic() - self._last_commit + interval >= COMMIT_EVERY_S:
             self.flush()
-
-    def _statement_rows(self, frame: Frame) -> None:
-        """Query texts once per queryid; the top statements as whole numbers over the window."""
-        for queryid, text in frame.statement_texts.items():
-            self._register_statement(queryid, frame.tick)
-            self._statement_texts.append((scrub_secrets(text), self._statement_ids[queryid]))
-        window = frame.values.get(M.STATEMENTS_WINDOW_S)
-        if not frame.statements or not window:
-            return
-        for row in frame.statements:
-            sid = self._register_statement(row["queryid"], frame.tick)
-            vals = []
-            for fld, scale in schema.STATEMENT_COLUMNS.values():
-                v = row.get(fld)
-                per_window = fld not in ("mean_ms", "stddev_ms")
-                vals.append(None if v is None else round(v * scale * (window if per_window else 1)))
-            self._statement_stats.append((frame.tick, sid, *vals))
-
-    def _register_statement(self, queryid: int, tick: int) -> int:
-        sid = self._statement_ids.get(queryid)
-        if sid is None:
-            sid = self._statement_ids[queryid] = len(self._statement_ids) + 1
-            self._new_statements.append((sid, queryid, None, tick))
-        return sid
-
-    def _register_device(self, name: str, role: str | None, first_tick: int | None) -> None:
-        """Give a device its id; first_tick is the first tick with figures for it (a reader shows
-        the device idle, all zeros, at later ticks without a row)."""
-        if name not in self._device_ids:
-            self._device_ids[name] = len(self._device_ids) + 1
-            self._device_roles[name] = role
-            self._device_first[name] = first_tick
-            self._new_devices.append((self._device_ids[name], name, role, first_tick))
-            return
-        if role is not None and role != self._device_roles[name]:
-            self._device_roles[name] = role
-            self._device_updates.append(("role", role, self._device_ids[name]))
-        if first_tick is not None and self._device_first[name] is None:
-            self._device_first[name] = first_tick
-            self._device_updates.append(("first_tick", first_tick, self._device_ids[name]))
-
-    @staticmethod
-    def _lookup(ids: dict, new_rows: list, key, row: tuple) -> int:
-        """The id of a name row (sources, wait_events), assigned here at first sight so the rows
-        that use it can go in the same transaction."""
-        id_ = ids.get(key)
-        if id_ is None:
-            id_ = ids[key] = len(ids) + 1
-            new_rows.append((id_, *row))
-        return id_
-
-    @staticmethod
-    def _event_row(e: Event, tick: int | None, t: float) -> tuple:
-        return (tick, round(t, 3), e.kind, scrub_secrets(e.text or ""), _json(e.data))
-
-    @staticmethod
-    def _checkpoint_row(c: dict[str, Any], tick: int) -> tuple:
-        c = {"end_tick": tick, **c}
-        extra = {k: v for k, v in c.items() if k not in schema.CHECKPOINT_COLUMNS}
-        return (*(c.get(k) for k in schema.CHECKPOINT_COLUMNS), _json(extra))
 
     # --- workloads ------------------------------------------------------------------------------
 
     @_locked
     def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int:
         """Record a launched workload (command line scrubbed); returns its id for the calls below."""
-        row = {"kind": kind, "argv": _json(list(argv)), "params": _json(params), "start_t": t or time.time()}
+        row = {"kind": kind, "argv": json_text(list(argv)), "params": json_text(params), "start_t": t or time.time()}
         return self._guard(lambda: self.db["workloads"].insert(row).last_pk)
 
     @_locked
     def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None:
         """Buffer one line the workload printed (stream: stdout/stderr); committed with the ticks."""
         self._check_writable()
-        self._output.append((workload_id, round(t or time.time(), 3), stream, scrub_secrets(line)))
+        self._rows.output(workload_id, stream, line, t or time.time())
 
     @_locked
     def workload_stop(self, workload_id: int, exit_code: int | None, summary: dict | None = None,
                       t: float | None = None) -> None:
         self.flush()
-        update = {"stop_t": t or time.time(), "exit_code": exit_code, "summary": _json(summary)}
+        update = {"stop_t": t or time.time(), "exit_code": exit_code, "summary": json_text(summary)}
         self._guard(lambda: self.db["workloads"].update(workload_id, update))
 
     # --- commit and close -----------------------------------------------------------------------
@@ -306,30 +180,7 @@ class Recorder:
         """Commit everything buffered, in one transaction."""
         self._check_writable()
         self._last_commit = time.monotonic()
-        columns = list(schema.TICK_COLUMNS) + list(self._columns)
-        ticks = [tuple(r.get(c) for c in columns) for r in self._ticks]
-        statements = [
-            ("INSERT INTO devices (id, name, role, first_tick) VALUES (?, ?, ?, ?)", self._new_devices),
-            ("UPDATE devices SET role = ? WHERE id = ?", [u[1:] for u in self._device_updates if u[0] == "role"]),
-            ("UPDATE devices SET first_tick = ? WHERE id = ?",
-             [u[1:] for u in self._device_updates if u[0] == "first_tick"]),
-            (f"INSERT INTO ticks ({', '.join(map(quote, columns))}) VALUES ({', '.join('?' * len(columns))})",
-             ticks),
-            (_insert("sources", 3), self._new_sources),
-            (_insert("wait_events", 4), self._new_waits),
-            (_insert("disk", 2 + len(schema.DISK_COLUMNS)), self._disk),
-            (_insert("disk_flush", 4), self._disk_flush),
-            (_insert("io", 2 + len(SOURCE_FIELDS)), self._io),
-            (_insert("waits", 3), self._waits),
-            ("INSERT INTO events (tick, t, kind, text, data) VALUES (?, ?, ?, ?, ?)", self._events),
-            (f"INSERT INTO checkpoints ({', '.join(schema.CHECKPOINT_COLUMNS)}, extra) "
-             f"VALUES ({', '.join('?' * (len(schema.CHECKPOINT_COLUMNS) + 1))})", self._checkpoints),
-            (_insert("latency_hist", 3), self._latency_hist),
-            ("INSERT INTO workload_output (workload_id, t, stream, line) VALUES (?, ?, ?, ?)", self._output),
-            (_insert("statements", 4), self._new_statements),
-            ("UPDATE statements SET text = ? WHERE id = ?", self._statement_texts),
-            (_insert("statement_stats", 2 + len(schema.STATEMENT_COLUMNS)), self._statement_stats),
-        ]
+        statements = self._rows.statements()
         if not any(rows for _, rows in statements):
             return
         conn = self.db.conn
@@ -350,7 +201,7 @@ class Recorder:
                     pass
             self._fail(e)
         finally:
-            self._clear_buffers()
+            self._rows.clear()
 
     @_locked
     def close(self, reason: str = "", *, t: float | None = None) -> None:
@@ -361,8 +212,7 @@ class Recorder:
         error = None
         try:
             if not self._failed:
-                stop = Event("stop", reason)
-                self._events.append(self._event_row(stop, self._last_tick, time.time() if t is None else t))
+                self._rows.event(Event("stop", reason), self._last_tick, time.time() if t is None else t)
                 self.flush()
         except RecordingError as e:
             error = e
@@ -391,24 +241,6 @@ class Recorder:
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _clear_buffers(self) -> None:
-        self._ticks: list[dict] = []
-        self._disk: list[tuple] = []
-        self._disk_flush: list[tuple] = []
-        self._io: list[tuple] = []
-        self._waits: list[tuple] = []
-        self._events: list[tuple] = []
-        self._checkpoints: list[tuple] = []
-        self._latency_hist: list[tuple] = []
-        self._output: list[tuple] = []
-        self._new_devices: list[tuple] = []
-        self._device_updates: list[tuple] = []
-        self._new_sources: list[tuple] = []
-        self._new_waits: list[tuple] = []
-        self._new_statements: list[tuple] = []
-        self._statement_texts: list[tuple] = []
-        self._statement_stats: list[tuple] = []
-
     def _check_writable(self) -> None:
         if self._closed:
             raise RecordingError(f"recording {self.path} is closed")
@@ -427,29 +259,3 @@ class Recorder:
             return action()
         except sqlite3.Error as e:
             self._fail(e)
-
-
-def check_replaceable(path: str | os.PathLike) -> None:
-    """--force replaces a recording, never a device (/dev/null), a directory or a symlink."""
-    for q in _siblings(Path(path)):
-        if (q.exists() or q.is_symlink()) and not stat.S_ISREG(q.lstat().st_mode):
-            raise RecordingError(f"{q} is not a regular file: --force replaces only recordings; "
-                                 "choose another name")
-
-
-def _siblings(path: Path) -> tuple[Path, ...]:
-    """A recording file and the files SQLite keeps beside it."""
-    return (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"))
-
-
-def _remove(path: Path) -> None:
-    for p in _siblings(path):
-        p.unlink(missing_ok=True)
-
-
-def _insert(table: str, n: int) -> str:
-    return f"INSERT INTO {table} VALUES ({', '.join('?' * n)})"
-
-
-def _round(v: float | None, decimals: int) -> float | None:
-    return None if v is None else round(v, decimals)

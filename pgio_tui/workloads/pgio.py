@@ -1,6 +1,6 @@
 """The pgio-style workload (Kevin Closson's pgio: SLOB's method on PostgreSQL), re-implemented with psycopg 3.
 
-Setup builds a seed table in random physical order and copies it into `pgio1..pgioN` with
+Setup (pgio_setup.py) builds a seed table in random physical order and copies it into `pgio1..pgioN` with
 fillfactor 10, so each row has its own 8 kB block and a key range of WORK_UNIT visits that many
 random blocks. A run opens every session first, releases them together and only then starts the
 clock (the original counted reads made during a slow launch against a shorter time). Sessions run
@@ -20,7 +20,7 @@ from dataclasses import asdict
 from typing import Any
 
 import psycopg
-from psycopg import errors, sql
+from psycopg import errors
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
@@ -28,12 +28,13 @@ from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
 from pgio_tui.workloads.pgio_config import BLOCK, PgioConfig
 from pgio_tui.workloads.pgio_report import SessionTotals, console_report, read_disks, run_summary
+from pgio_tui.workloads.pgio_setup import PgioTables, first_line
 from pgio_tui.workloads.pgio_sql import DB_STATS, FUNCTION
 
 APP_PREFIX = "pgio_"  # application_name of the sessions: pgio_<table>_<n>
 
 
-class PgioWorkload(Workload):
+class PgioWorkload(PgioTables, Workload):
     kind = "pgio"
 
     def __init__(self, conninfo: str, config: PgioConfig, devices: list[str] | None = None):
@@ -66,7 +67,7 @@ class PgioWorkload(Workload):
         try:
             conn = psycopg.connect(self.conninfo, autocommit=True, application_name=app, connect_timeout=10)
         except psycopg.Error as exc:
-            raise WorkloadError(f"cannot connect: {_first_line(exc)}") from None
+            raise WorkloadError(f"cannot connect: {first_line(exc)}") from None
         with self._conns_lock:
             self._conns.append(conn)
         return conn
@@ -104,122 +105,16 @@ class PgioWorkload(Workload):
             try:
                 admin.execute(FUNCTION)
             except psycopg.Error as exc:
-                raise WorkloadError(f"cannot create the pgio function: {_first_line(exc)}") from None
+                raise WorkloadError(f"cannot create the pgio function: {first_line(exc)}") from None
             self._run_sessions(admin)
         except psycopg.Error as exc:
             if isinstance(exc, errors.QueryCanceled) and self.stop_requested:
                 self.emit("note", "stopped during setup: the pgio tables are incomplete; run --setup again")
                 self.exit_code = 130
                 return
-            raise WorkloadError(_first_line(exc)) from None
+            raise WorkloadError(first_line(exc)) from None
         finally:
             self._release(admin)
-
-    # -- setup ----------------------------------------------------------------------------------
-
-    def _tables(self) -> list[str]:
-        return [f"pgio{i}" for i in range(1, self.config.schemas + 1)]
-
-    def _setup(self, admin: psycopg.Connection) -> None:
-        c = self.config
-        t0 = time.monotonic()
-        self.progress = 0.0
-        self.emit("note", f"Job info: Loading {c.scale} blocks ({c.scale * BLOCK / 2**20:.0f} MB) into "
-                          f"{c.schemas} table(s) of database {self.dbname}")
-        have = admin.execute("SELECT to_regclass('pgio_base') IS NOT NULL").fetchone()[0]
-        rows = admin.execute("SELECT count(*) FROM pgio_base").fetchone()[0] if have else None
-        if rows != c.scale:
-            admin.execute("DROP TABLE IF EXISTS pgio_base")
-            admin.execute("CREATE TABLE pgio_base (mykey bigint, scratch bigint, filler char(1024))")
-            admin.execute("INSERT INTO pgio_base SELECT g, trunc(random() * 1000000000), repeat('X', 1024) "
-                          "FROM generate_series(1, %s) AS g ORDER BY 2", [c.scale])  # random physical order
-            self.emit("note", f"Base table loading time: {time.monotonic() - t0:.1f} seconds.")
-        else:
-            self.emit("note", "Base table pgio_base reused (right row count).")
-        old = [r[0] for r in admin.execute(
-            "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace "
-            "AND c.relkind IN ('r', 'p') AND c.relname ~ '^pgio[0-9]+$'").fetchall()]
-        for name in old:
-            admin.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
-        tables = self._tables()
-        workers = max(1, min(c.sessions, len(tables)))
-        self.emit("note", f"Batching info: loading {len(tables)} table(s) with {workers} loader(s)")
-        todo = list(tables)
-        todo_lock = threading.Lock()
-        errors_seen: list[str] = []
-
-        def loader() -> None:
-            try:
-                conn = self._connect("pgio_setup")
-            except WorkloadError as exc:
-                errors_seen.append(str(exc))
-                return
-            try:
-                while not self.stop_requested:
-                    with todo_lock:
-                        if not todo:
-                            return
-                        name = todo.pop(0)
-                    self._load_table(conn, name)
-            except psycopg.Error as exc:
-                if not self.stop_requested:
-                    errors_seen.append(_first_line(exc))
-            finally:
-                self._release(conn)
-
-        threads = [threading.Thread(target=loader, daemon=True) for _ in range(workers)]
-        for t in threads:
-            t.start()
-        expected = len(tables) * c.scale * BLOCK
-        last_note = time.monotonic()
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(0.5)
-            if self.stop_requested:
-                continue
-            try:
-                size = admin.execute("SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c "
-                                     "WHERE c.relname = ANY(%s) AND c.relkind = 'r'", [tables]).fetchone()[0]
-            except psycopg.Error:
-                continue
-            self.progress = min(0.99, size / expected)
-            if time.monotonic() - last_note >= 2:
-                last_note = time.monotonic()
-                self.emit("note", f"setup: {self.progress:.0%} loaded ({size / 2**20:.0f} of "
-                                  f"{expected / 2**20:.0f} MB), {last_note - t0:.1f} s")
-        if self.stop_requested:
-            raise errors.QueryCanceled("setup cancelled")
-        if errors_seen:
-            raise WorkloadError(f"setup failed: {errors_seen[0]}")
-        for name in tables:
-            heap, index = admin.execute("SELECT pg_relation_size(%s::regclass), pg_relation_size(%s::regclass)",
-                                        [name, f"{name}_idx"]).fetchone()
-            self.emit("note", f"{name}: table {heap / 2**20:.1f} MB ({heap // BLOCK} blocks), "
-                              f"index {index / 2**10:.0f} kB")
-        self.progress = 1.0
-        self.emit("note", f"Group data loading phase complete. Elapsed: {time.monotonic() - t0:.1f} seconds.")
-
-    def _load_table(self, conn: psycopg.Connection, name: str) -> None:
-        """One table: fillfactor 10 so each ~1 kB row gets its own block; index after the load."""
-        t, idx = sql.Identifier(name), sql.Identifier(f"{name}_idx")
-        conn.execute(sql.SQL("CREATE TABLE {} (mykey bigint, scratch bigint, filler char(1024)) "
-                             "WITH (fillfactor = 10)").format(t))
-        conn.execute(sql.SQL("INSERT INTO {} SELECT mykey, scratch, filler FROM pgio_base").format(t))
-        conn.execute(sql.SQL("CREATE INDEX {} ON {} (mykey)").format(idx, t))
-        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(t))  # hint bits set now, not by the first reads
-
-    def _check_tables(self, admin: psycopg.Connection) -> None:
-        c = self.config
-        for name in self._tables():
-            row = admin.execute("SELECT to_regclass(%s), to_regclass(%s)", [name, f"{name}_idx"]).fetchone()
-            if row[0] is None or row[1] is None:
-                raise WorkloadError(f"no pgio table {name} (or its index) in database {self.dbname}: run with "
-                                    f"--setup first (pgio-tui bench pgio --setup --scale {c.scale} "
-                                    f"--schemas {c.schemas})")
-            blocks = admin.execute("SELECT pg_relation_size(%s::regclass) / %s", [name, BLOCK]).fetchone()[0]
-            if abs(blocks - c.scale) > max(8, c.scale // 100):
-                raise WorkloadError(f"{name} has {blocks} blocks but --scale is {c.scale}: give the scale used "
-                                    f"at setup, or run with --setup")
 
     # -- run ------------------------------------------------------------------------------------
 
@@ -318,7 +213,7 @@ class PgioWorkload(Workload):
                 self._add_slice(me, row)
         except psycopg.Error as exc:
             if not self.stop_requested:
-                me.error = _first_line(exc)
+                me.error = first_line(exc)
                 self.stop()
         finally:
             self._release(conn)
@@ -385,11 +280,15 @@ class PgioWorkload(Workload):
     def report_lines(self) -> list[str]:
         return list(self._report)
 
+    def latency_stats(self) -> dict[str, Any]:
+        """The run's statement latencies so far (count, mean, percentiles, max), as a summary keeps them."""
+        with self._lock:
+            return self._hist.stats().as_dict()
+
     def partial_summary(self) -> dict[str, Any] | None:
         if not self._run_started:
             return None
-        with self._lock:
-            latency = self._hist.stats().as_dict()
+        latency = self.latency_stats()
         return {"partial": True, "note": "the recording ended while pgio was running: figures so far "
                                          "(RIOPS needs the run's end)", "run_start_t": self.run_start_t,
                 "selects": sum(s.selects for s in self.sessions), "updates": sum(s.updates for s in self.sessions),
@@ -403,10 +302,3 @@ class PgioWorkload(Workload):
         if s:
             return f"RIOPS {s['riops'] or 0:.0f}, CACHE_HITS/s {s['cache_hits_s'] or 0:.0f} over {s['run_s']:.1f} s"
         return super().outcome()
-
-
-
-def _first_line(exc: BaseException) -> str:
-    diag = getattr(exc, "diag", None)
-    msg = (getattr(diag, "message_primary", None) or str(exc) or type(exc).__name__).strip()
-    return msg.splitlines()[0]

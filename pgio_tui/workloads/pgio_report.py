@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from pgio_tui.sources.disks import parse_diskstats
+from pgio_tui.sources.procfs import LOCAL
 from pgio_tui.workloads.pgio_sql import DB_STATS
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ def run_summary(w: PgioWorkload, before, after, disk_a, disk_b, shared_buffers) 
         "pgio_reads": reads, "pgio_reads_s": per_s(reads),
         "pgio_hits": sum(s.blks_hit for s in w.sessions),
         "stopped": w.stop_requested, "before": before, "after": after,
-        "latency": w._hist.stats().as_dict(),
+        "latency": w.latency_stats(),
         "sessions": [asdict(s) for s in w.sessions],
     }
     if disk_a and disk_b:
@@ -64,6 +66,7 @@ def run_summary(w: PgioWorkload, before, after, disk_a, disk_b, shared_buffers) 
         summary["physical_reads"] = ios
         summary["physical_read_iops"] = {dev: per_s(n) for dev, n in ios.items()}
     return summary
+
 
 def console_report(w: PgioWorkload, before, after) -> list[str]:
     """pgio's console report: BEFORE/AFTER rows and the classic result line (true run time)."""
@@ -91,10 +94,5 @@ def read_disks(devices: list[str]) -> dict[str, int]:
     """Reads completed per device, from the local /proc/diskstats."""
     if not devices:
         return {}
-    from pgio_tui.sources.disks import parse_diskstats
-    try:
-        with open("/proc/diskstats") as f:
-            stats = parse_diskstats(f.read())
-    except OSError:
-        return {}
+    stats = parse_diskstats(LOCAL.read("/proc/diskstats") or "")
     return {d: stats[d].rd_ios for d in devices if d in stats}

@@ -1,0 +1,249 @@
+"""The figures of one run of an experiment, read from its recording: what `experiment report`
+tabulates per setting value, and the catalog of them (one place for keys, labels, units, order).
+
+Every figure covers the workload's whole run (analysis/summary.py, the statistics `diff` shows),
+taken as a whole, never as a mean of per-tick figures where that would change its meaning:
+- tps, latency mean and stddev: the workload's own summary for its run (pgbench's);
+- p50/p95/p99: every transaction of the run (the merged per-tick latency histograms); a recording
+  without them gets none, not a mean of per-tick percentiles;
+- over 100-500 ms: transactions counted one by one from the per-transaction log, added up;
+- statements: pg_stat_statements (reset before every run) per statement: calls, mean, stddev;
+- buffers written by source (totals and shares), Dirty/Writeback, PGDATA and WAL devices,
+  checkpoints: the summary's; WAL generated and the PGDATA device's reads per second: Σ rate·dt
+  over the same ticks;
+- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time.
+A figure the recording cannot give is None (the report shows "—").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pgio_tui import metrics as M
+from pgio_tui.analysis.align import AlignError, Window, aligned_columns, window
+from pgio_tui.analysis.statements import one_line
+from pgio_tui.analysis.summary import device_labels, summarize
+from pgio_tui.analysis.summary_model import PERCENTILES, Summary
+from pgio_tui.store.reader import Recording
+
+FROM_TRANSACTIONS = "from transactions"  # the note summary_latency gives percentiles of the run's histogram
+BYTES_PER_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    key: str
+    label: str
+    unit: str
+    group: str
+    text: str = ""  # a statement figure: the statement's text (server text: shown escaped)
+
+
+FIGURES = (
+    Figure("tps", "tps", "1/s", "latency"),
+    Figure("lat_mean", "latency mean", "ms", "latency"),
+    Figure("lat_stddev", "latency stddev", "ms", "latency"),
+    *(Figure(f"lat_{p}", f"latency {p}", "ms", "latency") for p in PERCENTILES),
+    *(Figure(f"over_{ms}", f"latency over {ms} ms", "transactions", "latency") for ms in M.LATENCY_THRESHOLDS_MS),
+    Figure("sql_elapsed", "statement elapsed", "s", "sql"),
+    *(Figure(f"writes_{s}", f"buffers written: {s}", "buffers", "writes") for s in M.WRITE_SOURCES),
+    Figure("writes_all", "buffers written: all sources", "buffers", "writes"),
+    *(Figure(f"share_{s}", f"share written: {s}", "%", "writes") for s in M.WRITE_SOURCES),
+    Figure("dirty_mean", "Dirty mean", "MiB", "memory"),
+    Figure("dirty_max", "Dirty max", "MiB", "memory"),
+    Figure("writeback_mean", "Writeback mean", "MiB", "memory"),
+    Figure("writeback_max", "Writeback max", "MiB", "memory"),
+    Figure("dirty_above_bg", "time Dirty > background threshold", "s", "memory"),
+    Figure("pgdata_util", "PGDATA util", "%", "devices"),
+    Figure("pgdata_write", "PGDATA write", "MiB/s", "devices"),
+    Figure("pgdata_w_await", "PGDATA w_await", "ms", "devices"),
+    Figure("pgdata_r_s", "PGDATA reads", "1/s", "devices"),
+    Figure("pgdata_r_await", "PGDATA r_await", "ms", "devices"),
+    Figure("wal_util", "WAL device util", "%", "devices"),
+    Figure("wal_write", "WAL device write", "MiB/s", "devices"),
+    Figure("wal_w_await", "WAL device w_await", "ms", "devices"),
+    Figure("checkpoints", "checkpoints", "checkpoints", "checkpoints"),
+    Figure("checkpoint_total_s", "checkpoint duration mean", "s", "checkpoints"),
+    Figure("wal_mib", "WAL generated", "MiB", "wal"),
+    Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio"),
+    Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio"),
+    Figure("pgio_hit_ratio", "pgio hit ratio", "%", "pgio"),
+)
+GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Statement (sql workload)",
+                "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
+                "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",
+                "devices": "Devices", "checkpoints": "Checkpoints", "wal": "WAL", "pgio": "pgio reads"}
+TOP_STATEMENTS = 5  # statements in the report: the experiment's top by total time over all runs
+LABEL_WIDTH = 48  # statement text in a figure's label (the HTML shows it whole)
+
+_LATENCY = {"tps": "tps", "lat_mean": "mean", "lat_stddev": "stddev", **{f"lat_{p}": p for p in PERCENTILES}}
+_DEVICE = {"util": "util mean", "write": "write MiB/s mean", "w_await": "w_await mean", "r_await": "r_await mean"}
+
+
+@dataclass(slots=True)
+class RunFigures:
+    """One run's figures by key, its statements (text -> calls, mean_ms, stddev_ms, total_ms), the
+    devices its figures come from (role -> device) and what the reader should know about them."""
+
+    values: dict[str, float | None]
+    statements: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)
+    window: Window | None = None
+    notes: list[str] = field(default_factory=list)
+    workload: dict[str, Any] = field(default_factory=dict)
+
+
+def run_window(rec: Recording) -> Window:
+    """The workload's run (its whole run, so its own summary applies), else the whole recording."""
+    try:
+        return window(rec, "workload")
+    except AlignError:
+        return window(rec, "start")
+
+
+def run_figures(path: str | Path) -> RunFigures:
+    """Every figure of one run's recording (None where it has none)."""
+    with Recording(path) as rec:
+        win = run_window(rec)
+        s = summarize(rec, win)
+        out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win)
+        workloads = rec.workloads()
+        out.workload = workloads[0] if workloads else {}
+        _latency(out.values, s)
+        _writes(out.values, s)
+        _memory(out.values, s)
+        _devices(out, s)
+        _checkpoints(out.values, s)
+        _integrated(out.values, rec, win, s.role_devices.get("PGDATA"))
+        _pgio(out.values, s)
+        out.values["sql_elapsed"] = sql_elapsed(out.workload)
+        out.statements = statements(rec, win)
+    return out
+
+
+def _latency(v: dict, s: Summary) -> None:
+    for key, name in _LATENCY.items():
+        st = s.get("latency", name)
+        if st is None or (name in PERCENTILES and st.note != FROM_TRANSACTIONS):
+            continue  # a mean of per-tick percentiles is not a percentile: left out
+        v[key] = st.value
+    for ms in M.LATENCY_THRESHOLDS_MS:  # "ticks mean > N ms" (no per-transaction counts) is left out
+        v[f"over_{ms}"] = s.value("latency", f"over {ms} ms")
+
+
+def _writes(v: dict, s: Summary) -> None:
+    for src in M.WRITE_SOURCES:
+        v[f"writes_{src}"] = s.value("writes", src)
+        v[f"share_{src}"] = s.value("writes", f"{src} share")
+    v["writes_all"] = s.value("writes", "all sources")
+
+
+def _memory(v: dict, s: Summary) -> None:
+    for key, name in (("dirty_mean", "Dirty mean"), ("dirty_max", "Dirty max"), ("writeback_mean", "Writeback mean"),
+                      ("writeback_max", "Writeback max"), ("dirty_above_bg", "time Dirty > background threshold")):
+        v[key] = s.value("memory", name)
+
+
+def _device_label(s: Summary, role: str) -> str | None:
+    """The summary's label of the device that holds `role` ("PGDATA+WAL" when they share one)."""
+    return next((label for label in device_labels(s.role_devices) if role in label.split("+")), None)
+
+
+def _devices(out: RunFigures, s: Summary) -> None:
+    data, wal = _device_label(s, "PGDATA"), _device_label(s, "WAL")
+    for prefix, label in (("pgdata", data), ("wal", wal)):
+        if label is None or (prefix == "wal" and label == data):
+            continue  # pg_wal on PGDATA's device: its figures are PGDATA's, shown once
+        for key, name in _DEVICE.items():
+            if f"{prefix}_{key}" in out.values:
+                out.values[f"{prefix}_{key}"] = s.value("devices", f"{label} {name}")
+    if data is not None and data == wal:
+        out.notes.append(f"pg_wal is on PGDATA's device ({s.role_devices.get('PGDATA')}): the PGDATA figures "
+                         "include WAL writes")
+
+
+def _checkpoints(v: dict, s: Summary) -> None:
+    v["checkpoints"] = s.value("checkpoints", "count")
+    v["checkpoint_total_s"] = s.value("checkpoints", "total mean")
+
+
+def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> None:
+    """WAL generated (Σ bytes/s · dt) and PGDATA reads per second (Σ r/s · dt / Σ dt) over the run."""
+    names = set(rec.metric_names())
+    metrics = [m for m in (M.WAL_BYTES_S, pgdata and M.disk(pgdata, M.DISK_R_S)) if m and m in names]
+    if not metrics:
+        return
+    c = aligned_columns(rec, win, metrics)
+    if M.WAL_BYTES_S in c.values:
+        col = c.values[M.WAL_BYTES_S]
+        if any(x is not None for x in col):
+            v["wal_mib"] = math.fsum((x or 0.0) * dt for x, dt in zip(col, c.dt)) / BYTES_PER_MIB
+    if pgdata and M.disk(pgdata, M.DISK_R_S) in c.values:
+        col = c.values[M.disk(pgdata, M.DISK_R_S)]
+        den = math.fsum(dt for x, dt in zip(col, c.dt) if x is not None)
+        if den:
+            v["pgdata_r_s"] = math.fsum(x * dt for x, dt in zip(col, c.dt) if x is not None) / den
+
+
+def _pgio(v: dict, s: Summary) -> None:
+    if not s.pgio:
+        return
+    reads, hits = s.value("pgio", "RIOPS"), s.value("pgio", "CACHE_HITS/s")
+    v["pgio_riops"], v["pgio_hits_s"] = reads, hits
+    if reads is not None and hits is not None and reads + hits > 0:
+        v["pgio_hit_ratio"] = 100 * hits / (reads + hits)
+
+
+def sql_elapsed(workload: dict[str, Any]) -> float | None:
+    """A sql workload's elapsed time per execution, in seconds: the mean of its timed executions
+    (its summary's `elapsed_ms`, one per execution); None for other workloads."""
+    summary = workload.get("summary")
+    if workload.get("kind") != "sql" or not isinstance(summary, dict) or not isinstance(summary.get("elapsed_ms"), list):
+        return None
+    xs = [float(t) for t in summary["elapsed_ms"] if isinstance(t, (int, float)) and not isinstance(t, bool)]
+    return math.fsum(xs) / len(xs) / 1000 if xs else None
+
+
+def statements(rec: Recording, win: Window) -> dict[str, dict[str, float | None]]:
+    """Per statement (its text on one line, else `queryid N`): calls, total, mean and stddev ms of
+    the run (pg_stat_statements, reset before each run)."""
+    if win.start_tick is None:
+        return {}
+    texts = rec.statement_texts()
+    out: dict[str, dict[str, float | None]] = {}
+    for queryid, t in rec.statement_totals(win.start_tick, win.end_tick).items():
+        name = one_line(texts.get(queryid)) or f"queryid {queryid}"
+        out[name] = {"calls": t["calls"], "total_ms": t["total_ms"], "mean_ms": t["mean_ms"],
+                     "stddev_ms": t["stddev_ms"]}
+    return out
+
+
+def statement_figures(runs: list[RunFigures], top: int = TOP_STATEMENTS) -> list[Figure]:
+    """Mean and stddev rows for the experiment's top statements by total time over all its runs;
+    each run's values go into its `values` under the figures' keys."""
+    total: dict[str, float] = {}
+    for r in runs:
+        for name, st in r.statements.items():
+            total[name] = total.get(name, 0.0) + (st["total_ms"] or 0.0)
+    ranked = sorted(total, key=lambda n: -total[n])[:top]
+    figs = []
+    for i, name in enumerate(ranked, 1):
+        short = one_line(name, LABEL_WIDTH)
+        for stat, unit in (("mean", "ms"), ("stddev", "ms"), ("calls", "calls")):
+            figs.append(Figure(f"stmt{i}_{stat}", f"{short} · {stat}", unit, "statements", name))
+        for r in runs:
+            st = r.statements.get(name) or {}
+            r.values[f"stmt{i}_mean"] = st.get("mean_ms")
+            r.values[f"stmt{i}_stddev"] = st.get("stddev_ms")
+            r.values[f"stmt{i}_calls"] = st.get("calls")
+    return figs
+
+
+def catalog(runs: list[RunFigures]) -> list[Figure]:
+    """The figures in report order: the fixed ones with the statements after latency."""
+    stmts = statement_figures(runs)
+    cut = next(i for i, f in enumerate(FIGURES) if f.group == "writes")
+    return [*FIGURES[:cut], *stmts, *FIGURES[cut:]]

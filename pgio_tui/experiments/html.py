@@ -1,0 +1,263 @@
+"""`experiment report DIR --format html -o FILE`: the experiment on one self-contained page.
+
+The plan, the results table (the text report's lines, grouped, with verdicts), the runs with their
+flags, and charts drawn here as inline SVG: per run, PGDATA's util / write MiB/s / w_await over time
+as small multiples on shared scales; the latency CDF of every setting combination (all its
+repeats' transactions); a heat map per figure for a two-setting grid; Writeback against latency per
+run with their correlation. Styles come from the recording report's page (analysis/report.html);
+no external asset, no script of its own. Every text from a recording or the plan is escaped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.resources import files
+from string import Template
+
+import pgio_tui
+from pgio_tui import metrics as M
+from pgio_tui.analysis import latency_cdf, svg
+from pgio_tui.analysis.align import aligned_columns
+from pgio_tui.analysis.formats import DASH, number
+from pgio_tui.experiments import charts
+from pgio_tui.experiments.figures import GROUP_TITLES
+from pgio_tui.experiments.report import flag_lines, lines
+from pgio_tui.experiments.results import Results, RunResult
+from pgio_tui.quantiles import LatencyHistogram
+from pgio_tui.safe_text import html_text as escape
+from pgio_tui.store.reader import Recording
+from pgio_tui.workload_facts import workload_command
+
+HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "pgdata_r_s", "sql_elapsed")
+KIB_PER_MIB = 1024
+STYLE = """<style>
+.grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
+.grid3 svg, .scatters svg { width: 100%; height: auto; }
+.scatters { display: grid; grid-template-columns: repeat(3, 1fr); gap: 6px 10px; }
+figure { margin: 0; } figcaption { font-size: .85em; color: #555; }
+.run { font-size: .9em; margin: .5em 0 0; } .flag { color: #b35900; }
+svg.mini text { font-size: 9px; } svg.heat text { font-size: 11px; }
+svg circle { stroke: none; } td.flag { font-size: .9em; }
+</style>"""
+
+
+@dataclass(slots=True)
+class Series:
+    """One run's per-tick columns for the charts, and its transactions' histogram."""
+
+    result: RunResult
+    x: list[float] = field(default_factory=list)
+    cols: dict[str, list] = field(default_factory=dict)
+    hist: LatencyHistogram = field(default_factory=LatencyHistogram)
+    pgdata: str | None = None
+
+    def col(self, key: str) -> list:
+        return self.cols.get(key) or [None] * len(self.x)
+
+
+def load_series(res: Results) -> list[Series]:
+    out = []
+    for r in res.runs:
+        s = Series(r, pgdata=r.figures.devices.get("PGDATA"))
+        win = r.figures.window
+        if win is None or win.start_tick is None or r.run.file is None:
+            out.append(s)
+            continue
+        with Recording(res.folder / r.run.file) as rec:
+            names = set(rec.metric_names())
+            want = {"writeback": M.MEM_WRITEBACK_KB, "p99": M.LATENCY_P99_MS, "mean": M.LATENCY_MEAN_MS}
+            if s.pgdata:
+                want |= {"util": M.disk(s.pgdata, M.DISK_UTIL_PCT), "wkb": M.disk(s.pgdata, M.DISK_WKB_S),
+                         "w_await": M.disk(s.pgdata, M.DISK_W_AWAIT_MS)}
+            want = {k: m for k, m in want.items() if m in names}
+            c = aligned_columns(rec, win, list(want.values()))
+            s.x = c.x
+            s.cols = {k: c.values[m] for k, m in want.items()}
+            s.hist = rec.latency_histogram(win.start_tick, win.end_tick)
+        out.append(s)
+    return out
+
+
+def _scaled(col: list, factor: float) -> list:
+    return [None if v is None else v * factor for v in col]
+
+
+# --- sections -----------------------------------------------------------------------------------
+
+def plan_section(res: Results) -> str:
+    p = res.plan
+    w = p.workload or {}
+    what = " ".join(str(a) for a in w.get("args") or [])
+    rows = [("settings swept", "; ".join(f"{n} = {', '.join(v)}" for n, v in p.sweep.items())),
+            ("repeats, order", f"{p.repeat}, {p.order}" + (f" (seed {p.seed})" if p.order == "random" else "")),
+            ("workload", f"{w.get('kind', '?')} {what}".strip()),
+            ("server", "lab cluster" + (f" (PostgreSQL {p.target.get('pg_version')})" if p.target.get("pg_version")
+                                        else "") if p.target.get("lab") else "the given server"),
+            ("warm-up, first run", f"{p.warmup_s:g} s, {'discarded' if p.discard_first else 'kept'}"),
+            ("runs", f"{len(res.runs)} of {len(p.runs)} finished"),
+            ("settings put back", {True: "yes", False: "no", None: "not yet"}.get(p.restored, "?")),
+            ("baseline", " ".join(f"{k}={v}" for k, v in res.baseline.items()))]
+    return "<table>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
+def results_table(res: Results) -> str:
+    """The text report's lines, one table per group of figures, each group folding away."""
+    head = "<table><tr>" + "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean",
+                                                              "95 % interval", "change", "noise floor",
+                                                              "verdict")) + "</tr>"
+    groups: dict[str, list[str]] = {}
+    for x in lines(res):
+        fig = x[9]
+        cls = "changed" if x[8] == "changed" else "noise" if x[8] == "within noise" else ""
+        name = f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>"
+        groups.setdefault(fig.group, []).append(
+            f'<tr class="{cls}">{name}' + "".join(f'<td class="{c}">{escape(v)}</td>' for v, c in
+                                                  zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v"))) + "</tr>")
+    out = []
+    for group, rows in groups.items():
+        changed = sum('class="changed"' in r for r in rows)
+        what = f" · {changed} changed" if changed else ""
+        out.append(f"<details open><summary><b>{escape(GROUP_TITLES.get(group, group))}</b>{what}</summary>"
+                   f"{head}{''.join(rows)}</table></details>")
+    return "".join(out)
+
+
+def statements_section(res: Results) -> str:
+    texts = list(dict.fromkeys(f.text for f in res.shown() if f.text))
+    if not texts:
+        return ""
+    return ("<h3>Statements in the table (whole text)</h3><ol>"
+            + "".join(f"<li><code>{escape(t)}</code></li>" for t in texts) + "</ol>")
+
+
+def runs_table(res: Results, series: list[Series]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in ("run", "settings", "repeat", "read back", "workload", "file",
+                                             "r(Writeback, latency)", "flags"))
+    out = [f"<table><tr>{head}</tr>"]
+    for s in series:
+        r = s.result
+        applied = " ".join(f"{k}={v}" for k, v in r.run.applied.items()) or DASH
+        rho, what = writeback_r(s)
+        out.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in (
+            str(r.run.index), r.run.label, str(r.run.repeat), applied,
+            workload_command(r.figures.workload) if r.figures.workload else DASH, r.run.file or DASH,
+            DASH if rho is None else f"{rho:+.2f} ({what})"))
+            + f'<td class="flag">{"<br>".join(escape(f) for f in r.flags) or DASH}</td></tr>')
+    return "".join(out) + "</table>"
+
+
+def small_multiples(series: list[Series]) -> str:
+    panels = (("util", "PGDATA util", "%", 1.0, svg.PALETTE[0]),
+              ("wkb", "PGDATA write", "MiB/s", 1 / KIB_PER_MIB, svg.PALETTE[2]),
+              ("w_await", "PGDATA w_await", "ms", 1.0, svg.PALETTE[1]))
+    drawn = [s for s in series if any(s.cols.get(k) for k, *_ in panels)]
+    if not drawn:
+        return ""
+    x1 = max((s.x[-1] for s in drawn if s.x), default=1.0) or 1.0
+    tops = {k: charts.y_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
+    out = ["<h2>PGDATA over time, per run</h2><p class=muted>Seconds from the workload's start; every run on the "
+           "same scales.</p>"]
+    for s in drawn:
+        r = s.result
+        flags = f' <span class="flag">⚑ {escape("; ".join(r.flags))}</span>' if r.flags else ""
+        out.append(f'<p class="run"><b>run {r.run.index}</b> {escape(r.run.label)} · repeat {r.run.repeat}'
+                   f'{" · " + escape(s.pgdata) if s.pgdata else ""}{flags}</p><div class="grid3">')
+        for k, title, unit, f, color in panels:
+            pts = list(zip(s.x, _scaled(s.col(k), f)))
+            out.append(charts.mini_time(title, unit, pts, x1, tops[k], color))
+        out.append("</div>")
+    return "".join(out)
+
+
+def cdf_section(res: Results, series: list[Series]) -> str:
+    """One curve per setting combination: the transactions of all its repeats."""
+    found = []
+    for i, row in enumerate(res.rows):
+        merged = LatencyHistogram()
+        for s in series:
+            if s.result.run.settings == row.settings and s.hist.count:
+                merged.merge(s.hist.buckets)
+                if s.hist.max_ms is not None:
+                    merged.max_ms = max(merged.max_ms or 0.0, s.hist.max_ms)
+        d = latency_cdf.from_histogram(merged)
+        if d is not None:
+            found.append((row.label, d, svg.PALETTE[i % len(svg.PALETTE)], merged.count))
+    if not found:
+        return ""
+    x_max = max(d.top() for _, d, _, _ in found)
+    curves = [svg.Line(label, d.curve(x_max), color) for label, d, color, _ in found]
+    legend = "".join(f'<span><i style="color:{c}"></i>{escape(label)} ({n:,} transactions)</span>'
+                     for label, _, c, n in found)
+    return ("<h2>Latency distribution per setting</h2><p class=muted>Share of transactions at or below a latency, "
+            "all repeats of a setting together (their per-transaction histograms, within 0.5 %).</p>"
+            f'<div class="legend">{legend}</div>' + svg.cdf_chart("latency CDF", "ms", curves, x_max))
+
+
+def heat_maps(res: Results) -> str:
+    sweep = res.plan.sweep
+    if len(sweep) != 2:
+        return ""
+    (y_name, y_values), (x_name, x_values) = sweep.items()
+    shown = {f.key: f for f in res.shown()}
+    out = []
+    for key in HEAT_FIGURES:
+        if key not in shown:
+            continue
+        fig = shown[key]
+        cells = {(r.settings[y_name], r.settings[x_name]): r.stats[key].mean for r in res.rows}
+        out.append(charts.heat_map(f"{fig.label}, mean of repeats", fig.unit, x_name, x_values, y_name, y_values,
+                                   cells, lambda v, u=fig.unit: number(v, u)))
+    if not out:
+        return ""
+    return ("<h2>The grid</h2><p class=muted>Each cell: the mean across repeats; light is the lowest value, dark "
+            "the highest.</p>" + "".join(out))
+
+
+def writeback_r(s: Series) -> tuple[float | None, str]:
+    """Pearson's r between Writeback and the tick's p99 latency (its mean latency without p99)."""
+    what = "p99" if any(v is not None for v in s.col("p99")) else "mean"
+    return charts.correlation(s.col("writeback"), s.col(what)), what
+
+
+def writeback_section(series: list[Series]) -> str:
+    drawn = [s for s in series if any(v is not None for v in s.col("writeback"))
+             and any(v is not None for v in s.col("p99") + s.col("mean"))]
+    if not drawn:
+        return ""
+    x_top = charts.y_top([v / KIB_PER_MIB for s in drawn for v in s.col("writeback") if v is not None])
+    out = ["<h2>Writeback against latency, per run</h2><p class=muted>One dot per tick: the kernel's Writeback "
+           "(MiB) and the latency of the tick's transactions (p99; the mean where no p99 was recorded); r is "
+           "Pearson's correlation over the run.</p><div class=scatters>"]
+    for s in drawn:
+        rho, what = writeback_r(s)
+        ys = s.col(what)
+        r_text = DASH if rho is None else f"{rho:+.2f}"
+        title = f"run {s.result.run.index}: r = {r_text}"
+        out.append("<figure>" + charts.scatter(title, "Writeback MiB", f"{what} ms",
+                                               _scaled(s.col("writeback"), 1 / KIB_PER_MIB), ys, x_top,
+                                               charts.y_top(ys), svg.PALETTE[0])
+                   + f"<figcaption>{escape(s.result.run.label)} · repeat {s.result.run.repeat}</figcaption></figure>")
+    return "".join(out) + "</div>"
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+def page(res: Results) -> str:
+    series = load_series(res)
+    title = f"pgio-tui experiment: {res.folder.resolve().name}"
+    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res),
+            "<h2>Results</h2><p class=muted>Per setting combination: the mean of its repeats and the 95 % "
+            "t-interval of that mean; the change against the baseline is <b>changed</b> when Welch's interval "
+            "excludes 0 <i>and</i> it is larger than the noise floor (the largest difference between two baseline "
+            "repeats). Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
+            "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res)]
+    flags = flag_lines(res)
+    if flags:
+        body.append("<h2>Flags</h2><ul>" + "".join(f'<li class="flag">{escape(f)}</li>' for f in flags) + "</ul>")
+    body += [heat_maps(res), cdf_section(res, series), small_multiples(series), writeback_section(series),
+             "<h2>Runs</h2>", runs_table(res, series)]
+    if res.notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")
+    template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
+    return template.substitute(title=escape(title), body="\n".join(b for b in body if b),
+                               version=escape(pgio_tui.__version__))

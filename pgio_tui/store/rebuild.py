@@ -1,0 +1,75 @@
+"""Frames rebuilt from one batch of stored ticks, so a replayed Frame looks like the live one.
+
+Idle devices and sources are not stored: they come back here as rows of zeros from the first tick
+they were seen. Every stored value passes through the untrusted-row decoders (stored_rows, validate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pgio_tui import metrics as M
+from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
+from pgio_tui.store import schema
+from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
+from pgio_tui.store.validate import number, value
+
+_WINDOW = M.STATEMENTS_WINDOW_S
+
+
+def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
+                   devices: dict, sources: dict, wait_events: dict, statements: dict,
+                   latency_hist: bool, disk_flush: bool = True) -> Iterator[Frame]:
+    """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
+    devices, sources, wait_events and statements are the file's name tables (Recording);
+    latency_hist and disk_flush say whether the file has those tables (added later)."""
+
+    def by_tick(sql: str) -> dict[int, list[tuple]]:
+        out: dict[int, list[tuple]] = {}
+        for row in conn.execute(sql, span):
+            out.setdefault(row[0], []).append(row[1:])
+        return out
+
+    disk = by_tick(f"SELECT tick, device_id, {', '.join(schema.DISK_COLUMNS)} FROM disk WHERE tick BETWEEN ? AND ?")
+    flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
+                    "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
+    io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
+    waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
+    events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
+    hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
+        if latency_hist else {}
+    cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
+                  "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
+    stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
+                    "WHERE tick BETWEEN ? AND ?")
+    device_names = {id_: name for name, (id_, _, _) in devices.items()}
+    roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
+    zero_dev = dict.fromkeys(DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)  # no table: unknown
+    zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
+    for row in ticks:
+        tick = row[0]
+        tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
+        for table, fields in ((disk, schema.DISK_COLUMNS), (flush, schema.FLUSH_FIELDS)):
+            for id_, *vals in table.get(tick, ()):
+                if id_ in device_names:
+                    dev_row = tick_devices.setdefault(device_names[id_], dict(zero_dev))
+                    dev_row.update({f: number(v) or 0.0 for f, v in zip(fields, vals)})
+        tick_sources = {bt: dict(zero_src) for bt, first in sources.values() if first <= tick}
+        for id_, *vals in io.get(tick, ()):
+            if id_ in sources:
+                tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
+        values = {c: value(v, ty) for c, v, ty in zip(columns, row[4:], types)}
+        yield Frame(
+            tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
+            values={c: v for c, v in values.items() if v is not None},
+            devices=tick_devices,
+            device_roles=dict(roles),
+            sources=tick_sources,
+            waits=[(*wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
+                   if id_ in wait_events and number(n) is not None],
+            events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],
+            checkpoints=[checkpoint_row(c) for c in cps.get(tick, ())],
+            **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
+                               if _WINDOW in columns else None, statements),
+            latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
+        )

@@ -1,0 +1,342 @@
+"""`experiment report`: every figure against an independent computation from the recordings (raw
+SQL on the files; pgbench's own per-transaction log for a real run), the shapes of table, markdown,
+csv, json, and the HTML page: self-contained, its charts, hostile text escaped.
+
+Synthetic experiment folders are made of the fixture recording (tests/fixture_recording.py, what
+the recorder writes) with one plan around them; one real sweep on a throwaway cluster at toy
+length checks the transaction figures against pgbench's log."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fixture_recording import write_fixture
+from hostile import HTML, PAYLOAD, make_hostile
+from pgio_tui import cli
+from pgio_tui.analysis.repeats import t975
+from pgio_tui.experiments.plan import Plan, Run, save
+from pgio_tui.store.reader import Recording
+
+HAS_FLAGS = "flags" in Run.__dataclass_fields__  # the runner's flags, stored per run in experiment.json
+HAS_STATEMENTS = "statements" in Run.__dataclass_fields__  # pg_stat_statements at each run's end, likewise
+
+
+def make_folder(folder: Path, sweep: dict[str, list[str]], repeat: int = 2, hostile: bool = False,
+                flags: dict[int, list] | None = None, statements: dict[int, list] | None = None) -> Plan:
+    """An experiment folder whose runs are fixture recordings (a different seed each), all done."""
+    plan = Plan(sweep=sweep, repeat=repeat, order="interleaved",
+                workload={"kind": "pgbench", "args": ["-c", "8", "-T", "60"], "init_scale": 1}, target={"lab": True})
+    plan.make_runs()
+    (folder / "runs").mkdir(parents=True)
+    for run in plan.runs:
+        run.file = plan.run_file(run)
+        path = folder / run.file
+        write_fixture(path, n=60, seed=run.index, incidents=False)
+        if hostile:
+            tmp = path.with_suffix(".tmp")
+            path.rename(tmp)
+            make_hostile(tmp, path)
+            tmp.unlink()
+            with sqlite3.connect(path) as c:
+                c.execute("UPDATE statements SET text = ? || text", (PAYLOAD,))
+        run.state, run.applied = "done", dict(run.settings)
+    plan.restored = True
+    save(plan, folder)
+    if flags and HAS_FLAGS:  # as the runner stores them with the run in experiment.json
+        data = json.loads((folder / "experiment.json").read_text())
+        for r in data["runs"]:
+            r["flags"] = flags.get(r["index"], [])
+        (folder / "experiment.json").write_text(json.dumps(data))
+    if statements and HAS_STATEMENTS:
+        data = json.loads((folder / "experiment.json").read_text())
+        for r in data["runs"]:
+            r["statements"] = statements.get(r["index"], [])
+        (folder / "experiment.json").write_text(json.dumps(data))
+    return plan
+
+
+def report(folder: Path, capsys, *args: str) -> str:
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(folder), *args]) == 0
+    return capsys.readouterr().out
+
+
+def window_ticks(c: sqlite3.Connection) -> list[tuple]:
+    """(tick, t, dt) of the workload's run, dt from the previous tick's time (the first: the interval),
+    straight from the file."""
+    start, stop = c.execute("SELECT start_t, stop_t FROM workloads").fetchone()
+    rows = c.execute("SELECT tick, t FROM ticks ORDER BY tick").fetchall()
+    out, prev = [], None
+    for tick, t in rows:
+        if start - 1e-6 <= t <= stop + 1e-6:
+            out.append((tick, t, (t - prev) if prev is not None else 1.0))
+        prev = t
+    return out
+
+
+def independent(path: Path) -> dict[str, float]:
+    """A few figures computed from the file with SQL and arithmetic, not with pgio-tui's analysis."""
+    c = sqlite3.connect(path)
+    win = window_ticks(c)
+    ticks = {tick: dt for tick, _, dt in win}
+    lo, hi = min(ticks), max(ticks)
+
+    def integral(col: str) -> float:
+        vals = dict(c.execute(f'SELECT tick, "{col}" FROM ticks WHERE tick BETWEEN ? AND ?', (lo, hi)).fetchall())
+        return math.fsum((vals[t] or 0.0) * dt for t, dt in ticks.items())
+
+    out = {"writes_backend": integral("writes.backend"), "writes_checkpointer": integral("writes.checkpointer"),
+           "wal_mib": integral("wal.bytes_s") / 2 ** 20}
+    out["over_100"] = c.execute('SELECT sum("latency.over_100ms") FROM ticks WHERE tick BETWEEN ? AND ?',
+                                (lo, hi)).fetchone()[0]
+    dirty = [v for (v,) in c.execute('SELECT "mem.dirty_kb" FROM ticks WHERE tick BETWEEN ? AND ?', (lo, hi))]
+    out["dirty_mean"] = sum(dirty) / len(dirty) / 1024
+    util = c.execute("SELECT d.util_pct FROM disk d JOIN devices v ON v.id = d.device_id "
+                     "WHERE v.role = 'data' AND d.tick BETWEEN ? AND ?", (lo, hi)).fetchall()
+    out["pgdata_util"] = sum(u for (u,) in util) / len(util)
+    calls, time_us, sq = c.execute(
+        "SELECT sum(s.calls), sum(s.time_us), sum(s.calls * s.stddev_us * s.stddev_us + s.time_us * 1.0 * s.time_us "
+        "/ s.calls) FROM statement_stats s JOIN statements st ON st.id = s.statement_id "
+        "WHERE st.text LIKE 'UPDATE pgbench_accounts%' AND s.tick BETWEEN ? AND ?", (lo, hi)).fetchone()
+    out["stmt_mean"] = time_us / calls / 1000
+    out["stmt_stddev"] = math.sqrt(sq / calls / 1e6 - out["stmt_mean"] ** 2)
+    return out
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("grid") / "exp"
+    make_folder(folder, {"shared_buffers": ["64MB", "128MB"], "os.page_cache": ["100MB", "200MB", "400MB"]},
+                flags={2: [{"kind": "autovacuum", "text": "autovacuum ran in the run's window: VACUUM pgbench_accounts"}],
+                       5: [{"kind": "dirty_at_start", "text": "started with Dirty 900 MB above the background threshold"}]})
+    return folder
+
+
+def test_figures_equal_independent_computations(grid, capsys):
+    """Per run: buffers written, WAL generated, Dirty mean, PGDATA util, transactions over 100 ms and the
+    UPDATE pgbench_accounts statement's mean and stddev as computed from the file; per combination the
+    mean of the repeats and the 95 % t-interval (t 12.706 for 2 repeats)."""
+    data = json.loads(report(grid, capsys, "--format", "json"))
+    plan = json.loads((grid / "experiment.json").read_text())
+    stmt = next(f for f in data["figures"] if f["group"] == "statements" and
+                f["statement"].startswith("UPDATE pgbench_accounts") and f["key"].endswith("_mean"))["key"]
+    assert stmt.startswith("stmt1_")  # the busiest statement of the fixture comes first
+    for row in data["rows"]:
+        files = [r["file"] for r in plan["runs"] if r["settings"] == row["settings"]]
+        assert row["repeats"] == len(files) == 2
+        want = [independent(grid / f) for f in files]
+        for got, exp in zip(row["runs"], want):
+            for key in ("writes_backend", "writes_checkpointer", "wal_mib", "dirty_mean", "pgdata_util"):
+                assert got[key] == pytest.approx(exp[key], rel=1e-9), key
+            assert got["over_100"] == exp["over_100"]
+            assert got[stmt] == pytest.approx(exp["stmt_mean"], rel=1e-9)
+            assert got[stmt.replace("_mean", "_stddev")] == pytest.approx(exp["stmt_stddev"], rel=1e-6)
+        for key in ("writes_backend", "wal_mib", stmt):
+            xs = [r[key] for r in row["runs"]]
+            f = row["figures"][key]
+            half = 12.7062 * np.std(xs, ddof=1) / math.sqrt(2)
+            assert f["mean"] == pytest.approx(np.mean(xs)) and f["sd"] == pytest.approx(np.std(xs, ddof=1))
+            assert (f["ci95_low"], f["ci95_high"]) == pytest.approx((np.mean(xs) - half, np.mean(xs) + half))
+    assert t975(1) == pytest.approx(12.7062)
+    base, other = data["rows"][0], data["rows"][1]
+    assert base["settings"] == data["baseline"] == {"shared_buffers": "64MB", "os.page_cache": "100MB"}
+    f = other["figures"]["wal_mib"]
+    a, b = [r["wal_mib"] for r in base["runs"]], [r["wal_mib"] for r in other["runs"]]
+    assert f["change_pct"] == pytest.approx(100 * (np.mean(b) / np.mean(a) - 1))
+    assert f["noise_floor_pct"] == pytest.approx(100 * max(abs(x / y - 1) for x in a for y in a))
+    # no transaction histograms in the fixture: no percentiles rather than a mean of per-tick ones
+    assert "lat_p99" not in {x["key"] for x in data["figures"]}
+    assert not HAS_FLAGS or [r["flags"] for r in data["runs"]][1] == ["autovacuum ran in the run's window: VACUUM pgbench_accounts"]
+
+
+def test_text_formats_have_their_shapes(grid, capsys):
+    table = report(grid, capsys)
+    head = table.splitlines()[0].split()
+    assert head[:3] == ["figure", "unit", "settings"] and head[-1] == "verdict"
+    combos = 6
+    body = [ln for ln in table.split("\n\n")[0].splitlines()[1:]]
+    assert len(body) % combos == 0 and sum("baseline" in ln for ln in body) == len(body) // combos
+    assert not HAS_FLAGS or "flags:" in table and "run 2 (shared_buffers=64MB os.page_cache=200MB, repeat 1): autovacuum" in table
+    assert re.search(r"^WAL device w_await +ms +shared_buffers=64MB os.page_cache=100MB +2 ", table, re.M)
+
+    md = report(grid, capsys, "--format", "markdown")
+    rows = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert rows[0] == "| figure | unit | settings | n | mean | 95 % interval | change | noise floor | verdict |"
+    assert all(ln.count(" | ") == 8 for ln in rows[2:]) and len(rows) - 2 == len(body)
+    assert not HAS_FLAGS or "**flags**" in md
+
+    rows = list(csv.reader(io.StringIO(report(grid, capsys, "--format", "csv"))))
+    assert rows[0] == ["figure", "unit", "settings", "n", "mean", "ci95_low", "ci95_high", "change_pct",
+                       "noise_floor_pct", "verdict"]
+    assert len(rows) - 1 == len(body) and all(len(r) == 10 for r in rows)
+    wal = [r for r in rows if r[0] == "WAL generated"]
+    assert len(wal) == combos and wal[0][7] == "" and float(wal[1][7]) == pytest.approx(float(wal[1][7]))
+
+    data = json.loads(report(grid, capsys, "--format", "json", "--baseline", "os.page_cache=200MB"))
+    assert data["baseline"] == {"shared_buffers": "64MB", "os.page_cache": "200MB"}
+    assert len(data["rows"]) == combos and {r["repeats"] for r in data["rows"]} == {2}
+    keys = [f["key"] for f in data["figures"]]
+    assert all(set(r["figures"]) == set(keys) for r in data["rows"])
+    assert {"tps", "writes_backend", "share_backend", "dirty_mean", "pgdata_util", "wal_util", "wal_mib",
+            "checkpoints", "over_100"} <= set(keys)
+
+
+def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert cli.main(["experiment", "report", str(grid), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "</html>" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
+    assert "<script src" not in page and "@import" not in page
+    titles = re.findall(r"<details open><summary><b>([^<]+)</b>", page)  # one folding table per group
+    assert titles[:2] == ["Throughput and latency (transactions)",
+                          "Statements (pg_stat_statements: execution time, not transaction latency)"]
+    assert {"Buffers written by source", "Devices", "WAL"} <= set(titles)
+    # a heat map per figure of the 2 × 3 grid, with 6 cells each
+    heats = re.findall(r'<svg class="heat".*?</svg>', page, re.S)
+    assert heats and all(h.count("<rect") == 6 for h in heats)
+    assert "shared_buffers" in heats[0] and "os.page_cache" in heats[0]
+    # small multiples: three charts per run; a scatter per run with its r
+    assert page.count('class="grid3"') == 12 and len(re.findall(r"PGDATA w_await", page)) >= 12
+    rs = dict(re.findall(r'aria-label="run (\d+): r = ([+-]\d\.\d\d)"', page))
+    assert len(rs) == 12
+    plan = json.loads((grid / "experiment.json").read_text())
+    for run in plan["runs"][:3]:  # Pearson's r of Writeback and the tick's p99, from the file
+        c = sqlite3.connect(grid / run["file"])
+        ticks = [t for t, _, _ in window_ticks(c)]
+        wb, p99 = zip(*c.execute('SELECT "mem.writeback_kb", "latency.p99_ms" FROM ticks WHERE tick BETWEEN ? AND ?',
+                                 (min(ticks), max(ticks))).fetchall())
+        assert float(rs[str(run["index"])]) == pytest.approx(np.corrcoef(wb, p99)[0, 1], abs=0.006)
+    assert not HAS_FLAGS or "autovacuum ran in the run" in page and "Dirty 900 MB" in page
+
+
+def test_html_escapes_hostile_text(tmp_path, capsys):
+    """Device names, statement texts, hosts, settings from a recording, and a swept value itself,
+    carry <script> and escape sequences: none arrives as markup or as a control byte."""
+    folder = tmp_path / "exp"
+    make_folder(folder, {"application_name": ["<b>x</b>", "y"]}, hostile=True,
+                flags={1: [{"kind": "x", "text": HTML}]})
+    out = tmp_path / "r.html"
+    assert cli.main(["experiment", "report", str(folder), "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "<script>alert" not in page and "<img src=x" not in page and "<b>x</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", page)
+    assert "\\x1b" in page  # the escape shown, not sent
+    md = report(folder, capsys, "--format", "markdown")
+    assert "<script>" not in md and "\x1b" not in md
+    table = report(folder, capsys)
+    assert "\x1b" not in table and "\x9b" not in table
+
+
+@pytest.mark.skipif(not HAS_STATEMENTS, reason="the runner does not keep pg_stat_statements per run yet")
+def test_statements_from_the_server_at_each_runs_end(tmp_path, capsys):
+    """When the runner kept pg_stat_statements as each run left it, those are the statement figures
+    (the server's own for the whole run), matched between runs by their text."""
+    upd = "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+    rows = {i: [{"queryid": "-5", "query": upd, "calls": 1000 * i, "total_ms": 900.0 * i, "mean_ms": 0.5 + i / 10,
+                 "stddev_ms": 0.25 * i},
+                {"queryid": "7", "query": "SELECT 1", "calls": 3, "total_ms": 0.1, "mean_ms": 0.03, "stddev_ms": 0.0},
+                # pgio-tui's own and utility statements are left out, as the recorder leaves them out
+                {"queryid": "8", "query": "/* pgio-tui settings */ SELECT 1", "calls": 1, "total_ms": 9e9,
+                 "mean_ms": 9e9, "stddev_ms": 0.0},
+                {"queryid": "9", "query": "CREATE FUNCTION f() ...", "calls": 1, "total_ms": 8e9, "mean_ms": 8e9,
+                 "stddev_ms": 0.0}]
+            for i in range(1, 5)}
+    folder = tmp_path / "exp"
+    make_folder(folder, {"backend_flush_after": ["0", "2MB"]}, statements=rows)
+    data = json.loads(report(folder, capsys, "--format", "json"))
+    first = [f for f in data["figures"] if f["group"] == "statements"][:3]
+    assert [(f["key"], f["statement"]) for f in first] == [("stmt1_mean", upd), ("stmt1_stddev", upd),
+                                                           ("stmt1_calls", upd)]
+    base, other = data["rows"]
+    assert [r["stmt1_mean"] for r in base["runs"]] == [0.6, 0.8] and [r["stmt1_stddev"] for r in other["runs"]] == [0.5, 1.0]
+    ch = other["figures"]["stmt1_stddev"]
+    assert ch["change_pct"] == pytest.approx(100 * (0.75 / 0.5 - 1)) and ch["noise_floor_pct"] == pytest.approx(200.0)
+    assert ch["verdict"] == "within noise"
+    assert "statements: pg_stat_statements as each run left it (reset before the run)" in data["notes"]
+    assert [f["statement"] for f in data["figures"] if f["key"].endswith("_mean") and "statement" in f] == [upd, "SELECT 1"]
+
+
+def test_report_errors_are_one_line(tmp_path, capsys):
+    folder = tmp_path / "exp"
+    make_folder(folder, {"a": ["1", "2"]}, repeat=1)
+    assert cli.main(["experiment", "report", str(folder), "--baseline", "a=3"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--baseline" in err
+    (folder / next((folder / "runs").iterdir()).name).write_bytes(b"")
+    victim = sorted((folder / "runs").iterdir())[0]
+    victim.write_bytes(b"not a recording")
+    assert cli.main(["experiment", "report", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_queryids_beyond_1e18_are_read(tmp_path):
+    """pg_stat_statements' queryids use all 64 bits: a statement with one is a statement."""
+    path = write_fixture(tmp_path / "r.pgio", n=20, incidents=False)
+    with sqlite3.connect(path) as c:
+        c.execute("UPDATE statements SET queryid = -8911997112549436027 WHERE queryid = 1000")
+    with Recording(path) as rec:
+        assert rec.statement_texts()[-8911997112549436027].startswith("UPDATE pgbench_accounts")
+        assert rec.statement_totals()[-8911997112549436027]["calls"] > 0
+        assert any(s["queryid"] == -8911997112549436027 for f in rec.frames() for s in f.statements)
+
+
+def pgbench_log(logdir: Path) -> list[tuple[float, list[float]]]:
+    """(first end time, latencies in ms) of each per-transaction log file pgbench wrote: lines
+    `client transaction latency_us script epoch_s epoch_us [lag]`."""
+    out = []
+    for f in sorted(logdir.iterdir()):
+        rows = [ln.split() for ln in f.read_text().splitlines() if ln.strip()]
+        ok = [r for r in rows if r[2].isdigit()]  # failed/skipped transactions log a word there
+        out.append((int(rows[0][4]) + int(rows[0][5]) / 1e6, [int(r[2]) / 1000 for r in ok]))
+    return out
+
+
+@pytest.mark.pg
+def test_transaction_figures_equal_pgbench_log(make_cluster, tmp_path, capsys):
+    """A real sweep (2 values × 2 repeats, 2 s runs) with pgbench's own per-transaction log kept: each
+    run's latency mean, stddev, p50/p95/p99 and counts over 100-500 ms equal those of its log's
+    transactions (percentiles within the histogram's 0.5 % buckets), its tps the one pgbench printed."""
+    cluster = make_cluster()
+    with cluster.connect() as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    out = tmp_path / "exp"
+    rc = cli.main(["experiment", "run", "-h", str(cluster.sockdir), "-p", str(cluster.port), "-U", "postgres",
+                   "-d", "postgres", "--allow-settings", "--init-scale", "1", "--no-discard-first",
+                   "--set", "backend_flush_after=0,256kB", "--repeat", "2", "-o", str(out), "--quiet",
+                   "pgbench", "--", "-c", "2", "-T", "2", "-l", f"--log-prefix={logs}/tx"])
+    assert rc == 0, capsys.readouterr().err
+    data = json.loads(report(out, capsys, "--format", "json"))
+    plan = json.loads((out / "experiment.json").read_text())
+    files = pgbench_log(logs)
+    checked = 0
+    for row in data["rows"]:
+        paths = [out / r["file"] for r in plan["runs"] if r["settings"] == row["settings"]]
+        for got, path in zip(row["runs"], paths):
+            with Recording(path) as rec:
+                w = rec.workloads()[0]
+                printed = [ln for _, s, ln in rec.workload_output(w["id"]) if ln.startswith("tps = ")]
+            lat = next(lat for first, lat in files if w["start_t"] - 1 <= first <= w["stop_t"] + 1)
+            assert got["tps"] == pytest.approx(float(printed[0].split()[2]), rel=1e-6)
+            assert got["lat_mean"] == pytest.approx(np.mean(lat), abs=0.0015)  # pgbench prints 3 decimals
+            assert got["lat_stddev"] == pytest.approx(np.std(lat), abs=0.0015, rel=1e-3)
+            for p in (50, 95, 99):
+                assert got[f"lat_p{p}"] == pytest.approx(np.percentile(lat, p), rel=0.01), p
+            for ms in (100, 200, 300, 400, 500):
+                assert got[f"over_{ms}"] == sum(x > ms for x in lat)
+            checked += 1
+        assert row["figures"]["lat_p99"]["mean"] == pytest.approx(np.mean([r["lat_p99"] for r in row["runs"]]))
+    assert checked == 4
