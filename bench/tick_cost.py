@@ -58,7 +58,7 @@ def main() -> None:
         conns = [cluster.connect() for _ in range(args.backends)]
         sampler = Sampler(cluster.conninfo(), interval=args.interval)
         sampler.open()
-        server, collect, cpu = [], [], []
+        server, collect, cpu, pgss, stmt_ticks = [], [], [], [], 0
         t0 = time.monotonic()
         try:
             for k, frame in enumerate(sampler.frames(duration=args.ticks * args.interval)):
@@ -72,6 +72,9 @@ def main() -> None:
                 collect.append(v["observer.collect_ms"])
                 if v.get("observer.cpu_ms") is not None:
                     cpu.append(v["observer.cpu_ms"])
+                if v.get("observer.statements_ms") is not None:
+                    pgss.append(v["observer.statements_ms"])
+                stmt_ticks += v.get("statements.mean_ms") is not None
         finally:
             sampler.close()
             for conn in conns:
@@ -86,6 +89,8 @@ def main() -> None:
     if steady:
         print(f"server ms per tick after the first 30 ticks (start-up: the first read of every entry and "
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
+    print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
+          f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f}")
 

@@ -11,6 +11,10 @@ On a lab cluster under pgbench load, in real terminals (tmux panes):
 3. Start-up: from exec to the first frame drawn (pgio-tui writes the moment to
    $PGIO_TUI_FIRST_FRAME_FILE), --starts times.
 
+Each tree measured runs from bytecode compiled beforehand (its __pycache__ folders, as `pip install`
+compiles an installed package), so no run pays for compiling pgio_tui: with PYTHONDONTWRITEBYTECODE
+set, every start would otherwise compile each of its modules it imports.
+
 pg_activity is not a dependency of pgio-tui: the bench installs it with pip into a throwaway venv
 (--venv, created when missing; `python -m venv V && V/bin/pip install pg_activity "psycopg[binary]"`).
 --baseline DIR runs a second pgio-tui from another source tree (e.g. a worktree of an older commit)
@@ -139,6 +143,13 @@ def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str, Path]], si
     return out
 
 
+def compiled(tree: Path) -> str:
+    """`env` arguments that run `tree`, its bytecode compiled first (as an installed package has it)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "pgio_tui")], check=True,
+                   stdout=subprocess.DEVNULL)
+    return f"PYTHONPATH={tree}"
+
+
 def first_frame_times(conninfo: str, runs: int, outdir: Path, tree: Path = ROOT) -> tuple[list[float], list[float]]:
     """Seconds from launch to the first frame drawn, and the CPU seconds the process used by then
     (the second does not depend on how busy the machine is)."""
@@ -148,7 +159,8 @@ def first_frame_times(conninfo: str, runs: int, outdir: Path, tree: Path = ROOT)
         marker.unlink(missing_ok=True)
         name = f"start{i}"
         t0 = time.time()
-        start_pane(name, 80, 24, f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' --interval 1",
+        start_pane(name, 80, 24, f"env {compiled(tree)} {sys.executable} -m pgio_tui live '{conninfo}' "
+                   "--interval 1",
                    {"PGIO_TUI_FIRST_FRAME_FILE": str(marker), "XDG_CONFIG_HOME": str(outdir)}, tree)
         deadline = time.monotonic() + 20
         while not marker.exists() or not marker.read_text().strip():
@@ -210,7 +222,7 @@ def main() -> int:
         try:
             commands = {}
             for name, tree in trees.items():
-                commands[name] = (f"env PYTHONPATH={tree} {sys.executable} -m pgio_tui live '{conninfo}' "
+                commands[name] = (f"env {compiled(tree)} {sys.executable} -m pgio_tui live '{conninfo}' "
                                   f"--interval 1", "pgio-tui", tree)
             commands["pg_activity"] = (f"{pg_activity} -h {host} -p {port} -U postgres -d postgres --refresh 1",
                                        "pg_activity", ROOT)

@@ -113,6 +113,8 @@ CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
 CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
 LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
 LATENCY_OVER: dict[int, str] = {ms: f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}  # per threshold
+# statements.log_over_<N>ms: the server log's duration: lines over the same thresholds (sources/slowlog.py)
+STATEMENTS_LOG_OVER: dict[int, str] = {ms: f"statements.log_over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")  # writes.<source>
 
 
@@ -245,16 +247,25 @@ CATALOG: tuple[Metric, ...] = (
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
     # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
     _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
-       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out), over the "
+       "window since the previous read of pg_stat_statements: every tick while that read is cheap, every few "
+       "ticks on a server with thousands of entries (null in between: reads stay within the observer's budget).",
        _PGSS),
     _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
-       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "Mean execution time of the statements completed in that window: a statement's time inside the server, "
        "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
        "are left out so microsecond statements do not pull it down).",
        _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
     _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
-       "Standard deviation of the execution time of the statements completed in the tick.",
+       "Standard deviation of the execution time of the statements completed in that window.",
        _PGSS + "; from calls, mean and stddev (sum of squares)"),
+    *(_m(STATEMENTS_LOG_OVER[ms], "count", "gauge", "latency",
+         f"Statements, server log: statements of any client that ran longer than {ms} ms, counted from the "
+         f"`duration:` lines read at this tick (statement executions; parse/bind phases, auto_explain plans, "
+         f"PL/pgSQL RAISE look-alikes and pgio-tui's own left out); null when log_min_duration_statement "
+         f"is above {ms} ms (the log misses some).",
+         "server log (logging_collector through pg_read_binary_file, or the file on the database host) with "
+         "log_min_duration_statement >= 0; stderr, csvlog, jsonlog", label=f"log>{ms}") for ms in LATENCY_THRESHOLDS_MS),
     # --- database --------------------------------------------------------------------------
     _m(PGIO_READS_S, "blocks/s", "rate", "reads",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",

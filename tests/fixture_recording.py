@@ -136,6 +136,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
         "latency.failed": 0,
         **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},
+        **{f"statements.log_over_{n}ms": None for n in (100, 200, 300, 400, 500)},  # no server log here
         "pgio.reads_s": None,  # only while a pgio workload runs
         "pgio.hits_s": None,
         "db.blks_read_s": rate(850 * wave),
@@ -271,7 +272,9 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
                 "end_tick": tick, "kind": "time", "buffers": 8241, "write_s": 17.9, "sync_s": 0.4,
                 "total_s": 18.5, "distance_kb": 301_234, "estimate_kb": 320_000,
                 "lsn": f"0/{cp_id:X}8000028", "redo_lsn": f"0/{cp_id:X}0000060", "source": "log",
-                "wal_files_added": 0, "wal_files_recycled": 3,
+                "wal_files_added": 0, "wal_files_recycled": 3,  # unknown keys (test_store: kept in `extra`)
+                "log_buffers": 8241, "buffers_pct": 50.3, "wal_added": 0, "wal_removed": 1, "wal_recycled": 3,
+                "sync_files": 41, "longest_s": 0.112, "average_s": 0.009,
             })
         if incidents:
             if tick == GAP_AT + 2:

@@ -273,8 +273,12 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["experiment", "report", str(folder), "--baseline", "a=3"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--baseline" in err
-    (folder / next((folder / "runs").iterdir()).name).write_bytes(b"")
     victim = sorted((folder / "runs").iterdir())[0]
+    with sqlite3.connect(victim) as c:
+        c.execute("DELETE FROM ticks")  # a recording that holds no tick
+    assert cli.main(["experiment", "report", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and victim.name in err
     victim.write_bytes(b"not a recording")
     assert cli.main(["experiment", "report", str(folder)]) == 1
     err = capsys.readouterr().err
@@ -340,3 +344,30 @@ def test_transaction_figures_equal_pgbench_log(make_cluster, tmp_path, capsys):
             checked += 1
         assert row["figures"]["lat_p99"]["mean"] == pytest.approx(np.mean([r["lat_p99"] for r in row["runs"]]))
     assert checked == 4
+
+
+def test_small_multiples_share_a_scale_that_one_spike_does_not_flatten():
+    from pgio_tui.experiments.charts import robust_top
+    assert robust_top([0.5, 1.0, 2.5]) == (3.0, False)  # every value fits
+    top, cut = robust_top([1.0] * 500 + [650.0])  # one 650 ms await among 1 ms ones
+    assert cut and 1.0 < top < 2.0
+    assert robust_top([]) == (1.0, False)
+
+
+def test_pgio_reads_and_sql_elapsed_come_from_the_workloads_own_summary(tmp_path, capsys):
+    """pgio runs: RIOPS and CACHE_HITS/s as pgio reported them, hit ratio = hits / (hits + reads);
+    sql runs: the mean of the timed executions. Other figures of such runs stay as they are."""
+    folder = tmp_path / "exp"
+    plan = make_folder(folder, {"shared_buffers": ["16MB", "64MB"]}, repeat=1)
+    summaries = [("pgio", {"riops": 900.0, "cache_hits_s": 100.0}), ("sql", {"elapsed_ms": [1000.0, 3000.0]})]
+    for run, (kind, summary) in zip(plan.runs, summaries):
+        with sqlite3.connect(folder / run.file) as c:
+            c.execute("UPDATE workloads SET kind = ?, summary = ?, params = ?",
+                      (kind, json.dumps(summary), json.dumps({"sampling_rate": 0.05})))
+    data = json.loads(report(folder, capsys, "--format", "json"))
+    pgio, sql = (row["runs"][0] for row in data["rows"])
+    assert (pgio["pgio_riops"], pgio["pgio_hits_s"], pgio["pgio_hit_ratio"]) == (900.0, 100.0, 10.0)
+    assert pgio["sql_elapsed"] is None and sql["pgio_riops"] is None
+    assert sql["sql_elapsed"] == 2.0
+    assert any("0.05 sample" in n for n in data["notes"])  # counts over 100-500 ms of a sample say so
+    assert {"pgio_riops", "pgio_hit_ratio", "sql_elapsed"} <= {f["key"] for f in data["figures"]}

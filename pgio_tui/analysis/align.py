@@ -9,8 +9,10 @@ and mean covers the same length of time in A and in B.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pgio_tui.store.reader import Recording
+if TYPE_CHECKING:
+    from pgio_tui.store.reader import Recording  # annotations only: sqlite-utils stays unloaded
 
 ALIGNMENTS = ("auto", "start", "workload", "checkpoint")
 DEFAULT_ALIGN = "auto"  # diff, report and the diff screen: the workload's run when every recording has one

@@ -8,9 +8,13 @@ statements a diff is about is all of them. Statements are matched between runs b
 
 from __future__ import annotations
 
-from pgio_tui.analysis.align import Window
+from typing import TYPE_CHECKING
+
 from pgio_tui.safe_text import printable
-from pgio_tui.store.reader import Recording
+
+if TYPE_CHECKING:
+    from pgio_tui.analysis.align import Window
+    from pgio_tui.store.reader import Recording  # annotations only: sqlite-utils stays unloaded
 
 TOP_STATEMENTS = 10  # statements per run in a summary, by total time
 NAME_WIDTH = 60

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pgio_tui.analysis.svg import _path, decimate, label, nice_step, time_step
 from pgio_tui.format import clock
 from pgio_tui.safe_text import html_text as escape
+from pgio_tui.stats import percentile
 
 MINI_W, MINI_H = 320, 96
 M_LEFT, M_RIGHT, M_TOP, M_BOTTOM = 38, 8, 16, 14
@@ -40,6 +41,19 @@ def y_top(values: Sequence[float | None]) -> float:
     top = max((v for v in values if v is not None), default=0.0) or 1.0
     step = nice_step(top, 3)
     return step * max(1, math.ceil(top / step))
+
+
+def robust_top(values: Sequence[float | None]) -> tuple[float, bool]:
+    """A shared y top for small multiples: past every value, unless a few spikes (above twice the
+    99th percentile) would flatten every other chart; then the 99th percentile's top, and True (the
+    spikes are drawn at the edge and the title says so)."""
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return 1.0, False
+    p99 = percentile(xs, 99) or 0.0
+    if xs[-1] <= 2 * p99 or p99 <= 0:
+        return y_top(xs), False
+    return y_top([p99 * 1.1]), True
 
 
 def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: float, color: str) -> str:
@@ -100,9 +114,13 @@ def scatter(title: str, x_unit: str, y_unit: str, xs: Sequence[float | None], ys
         parts.append(f'<text x="{sx(v):.0f}" y="{M_TOP + plot_h + 12}" class="xl">{label(v)}</text>')
         v += step
     parts.append(f'<text x="{M_LEFT + plot_w / 2:.0f}" y="{SCATTER_H - 2}" class="xl">{escape(x_unit)}</text>')
-    at = dict.fromkeys((round(sx(x)), round(sy(y))) for x, y in zip(xs, ys) if x is not None and y is not None)
-    dots = "".join(f'<circle cx="{cx}" cy="{cy}" r="2"/>' for cx, cy in at)  # one per pixel: an hour stays small
-    parts.append(f'<g fill="{color}" fill-opacity=".6">{dots}</g>')
+    # one dot per 2-pixel cell, each a zero-length round-capped stroke (~10 bytes): an hour stays small
+    at = dict.fromkeys((2 * round(sx(x) / 2), 2 * round(sy(y) / 2)) for x, y in zip(xs, ys)
+                       if x is not None and y is not None)
+    dots = "".join(f"M{cx} {cy}h0" for cx, cy in at)
+    if dots:
+        parts.append(f'<path d="{dots}" stroke="{color}" style="stroke-width:4;stroke-linecap:round;'
+                     'stroke-opacity:.6"/>')
     parts.append(f'<text x="{M_LEFT}" y="11" class="t">{escape(title)} <tspan class="u">({escape(y_unit)})</tspan>'
                  "</text></svg>")
     return "".join(parts)

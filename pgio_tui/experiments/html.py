@@ -37,7 +37,7 @@ STYLE = """<style>
 figure { margin: 0; } figcaption { font-size: .85em; color: #555; }
 .run { font-size: .9em; margin: .5em 0 0; } .flag { color: #b35900; }
 svg.mini text { font-size: 9px; } svg.heat text { font-size: 11px; }
-svg circle { stroke: none; } td.flag { font-size: .9em; }
+td.flag { font-size: .9em; }
 </style>"""
 
 
@@ -154,9 +154,10 @@ def small_multiples(series: list[Series]) -> str:
     if not drawn:
         return ""
     x1 = max((s.x[-1] for s in drawn if s.x), default=1.0) or 1.0
-    tops = {k: charts.y_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
+    tops = {k: charts.robust_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
     out = ["<h2>PGDATA over time, per run</h2><p class=muted>Seconds from the workload's start; every run on the "
-           "same scales.</p>"]
+           "same scales (where a few peaks would flatten every other run, they are cut at the top and the "
+           "chart says so).</p>"]
     for s in drawn:
         r = s.result
         flags = f' <span class="flag">⚑ {escape("; ".join(r.flags))}</span>' if r.flags else ""
@@ -164,7 +165,10 @@ def small_multiples(series: list[Series]) -> str:
                    f'{" · " + escape(s.pgdata) if s.pgdata else ""}{flags}</p><div class="grid3">')
         for k, title, unit, f, color in panels:
             pts = list(zip(s.x, _scaled(s.col(k), f)))
-            out.append(charts.mini_time(title, unit, pts, x1, tops[k], color))
+            top, cut = tops[k]
+            above = cut and any(y is not None and y > top for _, y in pts)
+            out.append(charts.mini_time(f"{title} (peaks above {svg.label(top)} cut)" if above else title, unit,
+                                        pts, x1, top, color))
         out.append("</div>")
     return "".join(out)
 

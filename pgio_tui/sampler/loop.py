@@ -24,6 +24,7 @@ from pgio_tui.sources import disks, kernel, logaccess, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.slowlog import SlowStatements
 from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
@@ -48,6 +49,7 @@ class Sampler(PostgresTick):
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
+        self.slowlog: SlowStatements | None = None  # counts the server log's duration: lines
         self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
         self.spreader = Spreader()  # counters published in bursts, paid out evenly
         self._final = False  # this tick is the session's last
@@ -85,6 +87,7 @@ class Sampler(PostgresTick):
         if not features.logfile and self.os_mode == "local":
             logaccess.find_local_log(self.pg, self.settings)
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
+        self.slowlog = logaccess.slow_statements(self.pg, self.settings)
         for note in features.notes:
             self._pending.append(Event("note", note))
 

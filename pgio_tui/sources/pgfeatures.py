@@ -26,7 +26,7 @@ IO_SETTINGS = (
     "io_method", "io_workers", "track_io_timing", "track_wal_io_timing",
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
-    "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
+    "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector", "log_min_duration_statement",
     "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 

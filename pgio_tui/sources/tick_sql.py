@@ -30,11 +30,12 @@ class RawSample(TypedDict):
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
-    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
-    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a read of either kind)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read, which also gives pgss): statement_rows_sql()
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
-    statements_t0: float  # server clock before and after the pg_stat_statements part
-    statements_t1: float
+    statements_t0: float  # server clock before the pg_stat_statements part,
+    statements_tm: float | None  # between its sums and its rows (and texts),
+    statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
@@ -82,16 +83,19 @@ def tick_sql(f: Features) -> str:
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
     # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
-    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
-    # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
-    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    # sampler picks per tick what to read (%(pgss)s, bit flags: 1 the sums, 2 every entry's
+    # counters, which give the sums from the same scan) and asks for query texts only for new
+    # queryids (%(texts)s). Subqueries under a CASE run only when that branch is taken.
+    # statements_t0/tm/t1 time the two parts of the read.
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
-        cols.append(_json_row(statements_sql(f)) + " AS pgss")
-        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN %(pgss)s::int & 1 = 1 THEN {_json_row(statements_sql(f))} END AS pgss")
+        cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_tm")
+        cols.append(f"CASE WHEN %(pgss)s::int & 2 = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
         cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
-        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+        cols.append("NULL::json AS pgss, NULL::float8 AS statements_tm, NULL::json AS pgss_rows, "
+                    "NULL::json AS pgss_texts")
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
     cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"

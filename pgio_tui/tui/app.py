@@ -10,6 +10,7 @@ timer runs while nothing happens).
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -26,6 +27,7 @@ from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
+from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.io_view import IOViewScreen
@@ -52,6 +54,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
         Binding("S", "statements", "Statements", id="statements",
                 tooltip="Statements: top statements by time and I/O (o: sort, esc: back)"),
+        Binding("H", "checkpoints", "Checkpoints", id="checkpoints",
+                tooltip="Checkpoints: the last ones as a table, and too-frequent warnings (esc: back)"),
         Binding("W", "io_view('wal')", "WAL", id="wal_view",
                 tooltip="WAL: bytes, records, full-page images, writes and syncs, the WAL device's flushes"),
         Binding("R", "io_view('reads')", "Reads", id="reads_view",
@@ -163,7 +167,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, (StatementsScreen, IOViewScreen)):
+        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, IOViewScreen)):
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -172,6 +176,9 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def _first_frame_drawn(self) -> None:
         self.source.ui_ready()
+        # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
+        # collector's way, so the collections a tick's garbage triggers do not walk it each time.
+        gc.freeze()
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
@@ -228,6 +235,19 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         if monitor is not None:
             self.push_screen(StatementsScreen(self.history, self.session, at=lambda: monitor.view().t1))
 
+    def action_checkpoints(self) -> None:
+        """The last checkpoints at the monitor's position (H again, or escape, goes back)."""
+        if isinstance(self.screen, CheckpointsScreen):
+            self.pop_screen()
+            return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(CheckpointsScreen(self.checkpoint_log, at=lambda: monitor.view().t1))
+
+    def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
+        """Finished checkpoints and too-frequent warnings, oldest first (replay: the whole file)."""
+        return self.history.checkpoints, self.history.checkpoint_warnings
+
     def action_io_view(self, name: str) -> None:
         """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
         escape, goes back; the other key switches."""
@@ -261,6 +281,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
         yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
         yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
+        yield SystemCommand("Checkpoints", "The last checkpoints and too-frequent warnings (H)", self.action_checkpoints)
         yield SystemCommand("WAL", "WAL bytes, records, FPI, writes, syncs, WAL device flushes (W)",
                             lambda: self.action_io_view("wal"))
         yield SystemCommand("Reads & cache", "Misses vs hits, by source, shared buffers, page cache (R)",

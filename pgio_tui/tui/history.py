@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
+from pgio_tui.sources.checkpoint import too_frequent
 
+CHECKPOINTS_KEPT = 20  # finished checkpoints (and too-frequent warnings) kept for the history screen
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
 EVENT_KINDS_SHOWN = ("annotation", "gap", "reconnect", "server_restart", "stats_reset", "setting_change",
                      "workload_start", "workload_stop")
@@ -56,7 +58,8 @@ class FrameHistory:
         self.sources: list[dict[str, dict[str, float | None]]] = []  # per tick: pg_stat_io rows by backend type
         self.events: list[TimedEvent] = []
         self.spans: list[Span] = []
-        self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last 20)
+        self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
+        self.checkpoint_warnings: list[tuple[float, str]] = []  # (t, "checkpoints are occurring too frequently ...")
         self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
         self.statements: list[tuple[float, float | None, list[dict[str, Any]]]] = []  # (t, window s, top rows)
         self.statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
@@ -93,12 +96,14 @@ class FrameHistory:
         for e in frame.events:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
+            elif e.kind == "note" and too_frequent(e.text) is not None:
+                self.checkpoint_warnings = (self.checkpoint_warnings + [(frame.t, e.text)])[-CHECKPOINTS_KEPT:]
         self._track_checkpoint(frame)
         self.statement_texts.update(frame.statement_texts)
         if frame.statements:
             self.statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S), frame.statements))
         if frame.checkpoints:
-            self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-20:]
+            self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-CHECKPOINTS_KEPT:]
         self.last = frame
         self.version += 1
         if len(self.t) > self.capacity + max(64, self.capacity // 8):

@@ -9,19 +9,19 @@ Two choices keep the bytes sent to the terminal low:
 - the x axis is aligned to absolute time (dot column = floor(t / seconds per dot)), so between two
   column shifts only the newest column changes and the widget repaints only the cells that did.
 
-A ChartCache kept by the caller makes a tick cost what changed: Columns reduce only the new
-samples, and the Raster (raster.py) redraws only the dot columns whose entries changed.
+A ChartCache kept by the caller makes a tick cost what changed: Columns (columns.py) reduce only
+the new samples, and the Raster (raster.py) redraws only the dot columns whose entries changed.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui import format as fmt
+from pgio_tui.tui.columns import Columns, finite
 from pgio_tui.tui.drawing import fit, nice_ceiling
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.raster import Canvas, Raster
@@ -75,119 +75,6 @@ class ChartSpec:
     empty_text: str = "no data yet"
 
 
-def _finite(v) -> float | None:
-    if v is None or isinstance(v, str):
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-class Columns:
-    """One series reduced to absolute dot columns (x = floor(t / seconds per dot)) and kept between
-    redraws: a redraw reduces only the samples that arrived since the previous one.
-
-    An entry is [x, first, last, min, max, first_tick, last_tick] of consecutive ticks; None marks
-    a break (a missing value). Rebuilt when the history, the metric or the dot width changes, or
-    when the window's end moves back (replay seeking).
-    """
-
-    __slots__ = ("key", "entries", "last_t", "dirty", "top")
-
-    def __init__(self):
-        self.key: tuple | None = None
-        self.entries: list = []
-        self.last_t = -math.inf
-        self.dirty: list[tuple[float, float]] = []  # x ranges the last update changed (-inf: all)
-        self.top: float | None = None  # the largest value in the entries
-
-    def update(self, history: FrameHistory, metric: str, t0: float, t1: float, dot_s: float) -> list:
-        """The entries of the samples in [t0, t1]; `dirty` says which x ranges changed."""
-        key = (id(history), history.epoch, metric, dot_s)
-        self.dirty = []
-        if key != self.key or t1 < self.last_t:
-            self.key, self.entries, self.last_t, self.top = key, [], -math.inf, None
-            self.dirty.append((-math.inf, math.inf))
-        ts = history.t
-        i = bisect_right(ts, self.last_t) if self.last_t > t0 else bisect_left(ts, t0)
-        j = bisect_right(ts, t1)
-        col = history.series.get(metric)
-        entries = self.entries
-        n_before = len(entries)
-        if col is not None and i < j:
-            self.top = _reduce(col, ts, history.ticks, i, j, dot_s, entries, self.top)
-            # from the entry before the first changed one: its join into it moved too
-            m = max(0, n_before - 2)
-            while m < len(entries) and entries[m] is None:
-                m += 1
-            if m < len(entries):
-                self.dirty.append((entries[m][0], math.inf))
-        if j:
-            self.last_t = max(self.last_t, ts[j - 1])
-        left = math.floor(t0 / dot_s)
-        if entries and (entries[0] is None or entries[0][0] <= left):
-            self._trim(history, col, ts, t0, j, left, dot_s)
-        return entries
-
-    def _trim(self, history: FrameHistory, col: list | None, ts: list, t0: float, j: int, left: int,
-              dot_s: float) -> None:
-        """Drop what is left of the window, and reduce the first dot column again from the samples
-        at or after t0 only: it may hold older samples of the same column (so the picture is the one
-        a fresh reduction of the window gives)."""
-        entries = self.entries
-        k = 0
-        while k < len(entries) and (entries[k] is None or entries[k][0] <= left):
-            k += 1
-        gone = entries[:k]
-        del entries[:k]
-        front: list = []
-        if col is not None:
-            i0 = bisect_left(ts, t0)
-            end = j
-            if entries:  # up to the first sample of the first entry kept
-                end = i0
-                while end < j and history.ticks[end] != entries[0][5]:
-                    end += 1
-            if i0 < end:
-                _reduce(col, ts, history.ticks, i0, end, dot_s, front, None)
-                if front and front[-1] is None and not entries:
-                    front.pop()
-        entries[:0] = front
-        while entries and entries[0] is None:
-            del entries[0]
-        self.dirty.append((left, entries[0][0] if entries else left))
-        if self.top is not None and any(e is not None and e[4] >= self.top for e in gone):
-            self.top = max((e[4] for e in entries if e is not None), default=None)
-
-
-def _reduce(col: list, ts: list, ticks: list, i: int, j: int, dot_s: float, entries: list,
-            top: float | None) -> float | None:
-    """Append samples i..j-1 to `entries` (see Columns); returns the new largest value."""
-    floor = math.floor
-    cur = entries[-1] if entries else None
-    for k in range(i, j):
-        raw = col[k]
-        if raw is None or raw.__class__ is str or raw != raw or raw in (math.inf, -math.inf):
-            if cur is not None:
-                entries.append(None)
-            cur = None
-            continue
-        v, tick = float(raw), ticks[k]
-        if top is None or v > top:
-            top = v
-        x = floor(ts[k] / dot_s)
-        if cur is not None and cur[0] == x and tick - cur[6] == 1:
-            cur[2] = v
-            if v < cur[3]:
-                cur[3] = v
-            elif v > cur[4]:
-                cur[4] = v
-            cur[6] = tick
-        else:
-            cur = [x, v, v, v, v, tick, tick]
-            entries.append(cur)
-    return top
-
-
 class ChartCache:
     """What a chart keeps between redraws: the series' Columns and the plot's Raster."""
 
@@ -225,7 +112,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
             c = cache.columns[s.key] = Columns()
         columns.append(c.update(_own(s, history), s.metric, t0, t1, dot_s))
         cols.append(c)
-    hl_values = [_finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
+    hl_values = [finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
 
     # y scales per group: data maximum, thresholds within 4x of it, rounded up to a nice number.
     gmax: dict[int, float] = {}
@@ -293,7 +180,7 @@ def reference_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float
     plot_w = width - GUTTER
     dot_s = (t1 - t0) / (plot_w * 2) if t1 > t0 else 1.0
     columns = [Columns().update(_own(s, history), s.metric, t0, t1, dot_s) for s in series]
-    hl_values = [_finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
+    hl_values = [finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
     gmax: dict[int, float] = {}
     for s, entries in zip(series, columns):
         top = max((e[4] for e in entries if e is not None), default=None)
@@ -345,7 +232,7 @@ def _message(rows: list[list[Run]], text: str, width: int) -> list[list[Run]]:
 def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
     runs: list[Run] = []
     for s in series:
-        v = _finite(_own(s, history).latest(s.metric, t1))
+        v = finite(_own(s, history).latest(s.metric, t1))
         runs += [("■", s.style), (f"{s.label} ", "muted"), (s.fmt(v), None)]
         if s.group != 0:
             runs.append((f"/{s.fmt(scale.get(s.group))}", "muted"))

@@ -16,7 +16,8 @@ from the entry before the range gives what a full draw gives.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 
 Run = tuple[str, str | None]
 
@@ -30,6 +31,43 @@ LEFT = tuple(sum(BITS[r][0] for r in range(4) if p >> r & 1) for p in range(16))
 RIGHT = tuple(sum(BITS[r][1] for r in range(4) if p >> r & 1) for p in range(16))
 ROWS4 = tuple(tuple(((1 << (b - a + 1)) - 1) << a if a <= b else 0 for b in range(4)) for a in range(4))
 CHARS = tuple(chr(0x2800 + m) if m else " " for m in range(256))
+
+
+def dot_runs(entries: list, start: int, top: float, ydots: int, stop: float = math.inf
+             ) -> Iterator[tuple[int, int, int]]:
+    """The vertical dot runs (x, y0, y1) that draw one series from its Columns entries, from
+    entries[start] on, up to column `stop`: a run per dot column (min..max), joined to the previous
+    column when the ticks are consecutive (a gap in ticks leaves a gap): by widening the run when
+    the columns touch, by a line of runs across the columns between them when they do not. Values
+    off the scale are drawn at its edge (0..ydots); Canvas and Raster both draw from here."""
+    k = ydots / top if top else 0.0
+    px = py = ptick = None
+    for n in range(start, len(entries)):
+        e = entries[n]
+        if e is None:
+            px = None
+            continue
+        x = e[0]
+        if x > stop and (px is None or px > stop):
+            break  # beyond the range, and no join reaching back into it
+        lo = ydots - round(e[4] * k)  # the maximum is the top of the run
+        hi = ydots - round(e[3] * k)
+        if px is not None and e[5] - ptick == 1:
+            if x - px == 1:  # the usual case: join by widening this column's run
+                if py < lo:
+                    lo = py
+                elif py > hi:
+                    hi = py
+            else:
+                first = ydots - round(e[1] * k)
+                y0, y1 = min(ydots, max(0, py)), min(ydots, max(0, first))
+                prev = y0
+                for xx in range(px, x + 1):
+                    y = round(y0 + (y1 - y0) * (xx - px) / (x - px))
+                    yield xx, prev, y
+                    prev = y
+        px, py, ptick = x, ydots - round(e[2] * k), e[6]
+        yield x, 0 if lo < 0 else (ydots if lo > ydots else lo), 0 if hi < 0 else (ydots if hi > ydots else hi)
 
 
 class Canvas:
@@ -80,41 +118,10 @@ class Canvas:
             self.dot(x, y, owner)
 
     def trace(self, entries: list, owner: int, top: float, right: int) -> None:
-        """Draw one series from its Columns entries: a vertical run per dot column (min..max),
-        joined to the previous column when the ticks are consecutive (a gap in ticks leaves a gap).
-        Values off the scale are drawn at its edge."""
+        """Draw one series from its Columns entries (see dot_runs), the newest column at the right."""
         shift = self.xd - 1 - right
-        ydots = self.yd - 1
-        k = ydots / top if top else 0.0
-        xd, w, mask, own = self.xd, self.w, self.mask, self.owner
-        px = py = ptick = None
-        for e in entries:
-            if e is None:
-                px = None
-                continue
-            x = e[0] + shift
-            lo = ydots - round(e[4] * k)  # the maximum is the top of the run
-            hi = ydots - round(e[3] * k)
-            if px is not None and e[5] - ptick == 1:
-                if x - px == 1:  # the usual case: join by widening this column's run
-                    if py < lo:
-                        lo = py
-                    elif py > hi:
-                        hi = py
-                else:
-                    first = ydots - round(e[1] * k)
-                    self.line(px, min(ydots, max(0, py)), x, min(ydots, max(0, first)), owner)
-            px, py, ptick = x, ydots - round(e[2] * k), e[6]
-            if not 0 <= x < xd:
-                continue
-            lo = 0 if lo < 0 else (ydots if lo > ydots else lo)
-            hi = 0 if hi < 0 else (ydots if hi > ydots else hi)
-            spans, c = SPANS[x & 1], x >> 1
-            for r in range(lo >> 2, (hi >> 2) + 1):
-                t = r << 2
-                cell = r * w + c
-                mask[cell] |= spans[(lo if lo > t else t) - t][(hi if hi < t + 3 else t + 3) - t]
-                own[cell] = owner
+        for x, y0, y1 in dot_runs(entries, 0, top, self.yd - 1):
+            self.vspan(x + shift, y0, y1, owner)
 
     def rows(self, styles: Sequence[str | None]) -> list[list[Run]]:
         out = []
@@ -192,44 +199,16 @@ class Raster:
             cols[x] = (bytearray(plot_h), bytearray(plot_h))
         ydots = plot_h * 4 - 1
         for ents, top, owner in series:
-            k = ydots / top if top else 0.0
             # start at the entry before the first one at or after a: its join reaches into the range
             i = len(ents)
             while i > 0 and (ents[i - 1] is None or ents[i - 1][0] >= a):
                 i -= 1
-            i = max(0, i - 1)
-            px = py = ptick = None
-            for e in ents[i:]:
-                if e is None:
-                    px = None
-                    continue
-                x = e[0]
-                if x > b and (px is None or px > b):
-                    break  # beyond the range, and no join reaching back into it
-                lo = ydots - round(e[4] * k)
-                hi = ydots - round(e[3] * k)
-                if px is not None and e[5] - ptick == 1:
-                    if x - px == 1:
-                        if py < lo:
-                            lo = py
-                        elif py > hi:
-                            hi = py
-                    else:
-                        first = ydots - round(e[1] * k)
-                        y0, y1 = min(ydots, max(0, py)), min(ydots, max(0, first))
-                        prev = y0
-                        for xx in range(px, x + 1):
-                            y = round(y0 + (y1 - y0) * (xx - px) / (x - px))
-                            if a <= xx <= b:
-                                self._vspan(xx, prev, y, owner, ydots)
-                            prev = y
-                px, py, ptick = x, ydots - round(e[2] * k), e[6]
-                if a <= x <= b:  # off the scale: at its edge, as Canvas.trace draws it
-                    self._vspan(x, 0 if lo < 0 else (ydots if lo > ydots else lo),
-                                0 if hi < 0 else (ydots if hi > ydots else hi), owner, ydots)
+            for x, y0, y1 in dot_runs(ents, max(0, i - 1), top, ydots, b):
+                if a <= x <= b:
+                    self._vspan(x, y0, y1, owner)
 
-    def _vspan(self, x: int, y0: int, y1: int, owner: int, ydots: int) -> None:
-        """Dots y0..y1 (both within 0..ydots) of column x."""
+    def _vspan(self, x: int, y0: int, y1: int, owner: int) -> None:
+        """Dots y0..y1 (both within the plot) of column x."""
         if y0 > y1:
             y0, y1 = y1, y0
         dots, own = self.cols[x]

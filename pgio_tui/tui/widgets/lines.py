@@ -15,15 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
 from pgio_tui.safe_text import printable
 from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
+from pgio_tui.tui.widgets import framed
 from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
@@ -124,10 +126,14 @@ class LinesView(Widget):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
+        if framed.FITS:
+            self._styles_cache = framed.FramedLines()  # changed rows framed from kept border segments
         self._lines: list[Line] = []
         self._strips: list[Strip | None] = []
         self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
         self._styles = None  # styles_for(base, palette): rebuilt with the base or the theme
+        self._area: Size = Size(0, 0)
+        self._area_of: Size | None = None  # the outer size `_area` was worked out from
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
@@ -137,9 +143,21 @@ class LinesView(Widget):
         self._base = self._styles = None
         self.refresh()
 
+    @property
+    def area(self) -> Size:
+        """The content size (Widget.size), worked out again only when the widget is laid out anew
+        or its styles change: Widget.size asks the screen's compositor on every call, and a tick
+        asks once per line."""
+        outer = self.outer_size
+        if outer is not self._area_of:
+            gutter = self.styles.gutter
+            self._area_of = outer
+            self._area = Size(max(0, outer.width - gutter.width), max(0, outer.height - gutter.height))
+        return self._area
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._base = self._styles = None
+        self._base = self._styles = self._area_of = None
         self._strips = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
@@ -154,7 +172,7 @@ class LinesView(Widget):
             self._strips = [None] * len(lines)
             self.refresh()
             return
-        width = self.size.width
+        width = self.area.width
         changed = []
         for y, (a, b) in enumerate(zip(old, lines)):
             if a != b:
@@ -165,7 +183,7 @@ class LinesView(Widget):
             self.refresh(*merge_rows(changed))
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.area.width
         base = self._base
         if base is None:
             base = self._base = self.rich_style
@@ -176,6 +194,14 @@ class LinesView(Widget):
             styles = self._styles
             if styles is None or styles[None][0] is not base:
                 styles = self._styles = styles_for(base, palette_of(self.app))
-            strip = Strip(segments(self._lines[y], base, {}, styles)).adjust_cell_length(width, base)
+            segs = segments(self._lines[y], base, {}, styles)
+            text = "".join(t for t, _, _ in segs)
+            n = len(text)
+            if n <= width and cell_len(text) == n:  # the usual case: the length is known, pad here
+                if n < width:
+                    segs.append(Segment(" " * (width - n), base))
+                strip = Strip(segs, width)
+            else:
+                strip = Strip(segs).adjust_cell_length(width, base)
             self._strips[y] = strip
         return strip

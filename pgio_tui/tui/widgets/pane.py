@@ -63,7 +63,7 @@ class Pane(LinesView, can_focus=True):
     def draw(self, view: View, force: bool = False) -> None:
         """Redraw from the view unless nothing it shows has changed."""
         self._view = view
-        width, height = self.size
+        width, height = self.area
         key = (view.history.version, view.t0, view.t1, width, height)
         if not width or not height or (not force and key == self._drawn):
             return

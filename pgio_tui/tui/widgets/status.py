@@ -66,7 +66,7 @@ class StatusBar(LinesView):
     """
 
     def draw(self, view: View, state: HeaderState) -> None:
-        self.set_lines([self.line(view, state, self.size.width or 80)])
+        self.set_lines([self.line(view, state, self.area.width or 80)])
 
     @staticmethod
     def line(view: View, state: HeaderState, width: int) -> Line:
@@ -107,7 +107,7 @@ class Vitals(LinesView):
     """
 
     def draw(self, view: View) -> None:
-        self.set_lines([self.line(view, self.size.width or 80)])
+        self.set_lines([self.line(view, self.area.width or 80)])
 
     @staticmethod
     def line(view: View, width: int = 200) -> Line:
@@ -166,7 +166,7 @@ class WorkloadStrip(LinesView):
             kind, state, tail = "workload", [("?", "warn")], [f"(cannot read the workload: {exc})"]
         lines: list[Line] = [((f" {kind} ", "primary"), *state)]
         for text in (tail + ["", ""])[:2]:
-            lines.append(fit(((" " + str(text).rstrip(), None),), self.size.width or 80))
+            lines.append(fit(((" " + str(text).rstrip(), None),), self.area.width or 80))
         self.set_lines(lines)
 
     @staticmethod
