@@ -20,6 +20,7 @@ from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.schema import RecordingError, quote
 from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version_of
 from pgio_tui.store.rebuild import rebuild_frames
@@ -111,6 +112,7 @@ class Recording:
         self._has_latency_hist = "latency_hist" in tables
         self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
         self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
+        self._backends = StoredBackends(conn, "backend_io" in tables)
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -321,7 +323,7 @@ class Recording:
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
-                                      disk_flush=self._has_disk_flush)
+                                      backends=self._backends, disk_flush=self._has_disk_flush)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:
