@@ -252,8 +252,26 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         """Finished checkpoints and too-frequent warnings, oldest first (replay: the whole file)."""
         return self.history.checkpoints, self.history.checkpoint_warnings
 
-        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, BackendsScreen,
-                                                  IOViewScreen)):
+    def action_backends(self) -> None:
+        """The backends at the monitor's position (B again, or escape, goes back)."""
+        if isinstance(self.screen, BackendsScreen):
+            self.pop_screen()
+            return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(BackendsScreen(self.history, self.session, at=lambda: monitor.view().t1))
+
+    def action_io_view(self, name: str) -> None:
+        """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
+        escape, goes back; the other key switches."""
+        top = self.screen
+        if isinstance(top, IOViewScreen):
+            self.pop_screen()
+            if top.view_name == name:
+                return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(IOViewScreen(name, monitor.view))
 
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
