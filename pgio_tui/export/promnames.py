@@ -141,6 +141,7 @@ _counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S]
 # --- waits --------------------------------------------------------------------------------------
 _gauge(M.SESSIONS_ACTIVE, "sessions_active")
 _gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
+_gauge(M.AIO_IN_FLIGHT, "aio_in_flight")
 _gauge(M.SESSIONS_LOCK_WAIT, "sessions_lock_wait")
 WAITS = _family("wait_sessions", "gauge", "Backends sampled in a wait event (CPU/Running: not waiting).")
 # --- observer -----------------------------------------------------------------------------------

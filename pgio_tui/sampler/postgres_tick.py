@@ -117,6 +117,7 @@ class PostgresTick:
         self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
+        self._backends(raw, dt, frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -171,6 +172,7 @@ class PostgresTick:
         self._prev_raw = None
         self._prev_sums = self._prev_rows_t = None
         self.statements.reset()
+        self.backends.reset()
 
     def _statements(self, raw: dict, frame: Frame) -> None:
         """pg_stat_statements: all-statement latency over the window since the last read of the

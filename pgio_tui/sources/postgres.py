@@ -121,6 +121,7 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
+        self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
@@ -200,6 +201,7 @@ class PostgresSource:
             cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
                                                 "log_offset": self._log_offset,
                                                 "pgss": statements, "texts": list(texts),
+                                                "recent_s": self.recent_s,
                                                 **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))

@@ -218,6 +218,10 @@ class StatementTracker:
                     pos[i] += 1
         return sorted(picked.values(), key=lambda s: -(s["time_ms_s"] or 0))
 
+    def want_texts(self, queryids) -> None:
+        """Ask for the texts of these queryids too (the statements the busiest backends run)."""
+        self._wanted.update(q for q in queryids if q not in self.texts)
+
     def wanted_texts(self) -> list[int]:
         """Queryids to read the text of (each asked at most 3 times)."""
         return sorted(q for q in self._wanted if self._asked.get(q, 0) < 3)[:TEXTS_MAX]
