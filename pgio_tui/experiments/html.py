@@ -1,6 +1,7 @@
 """`experiment report DIR --format html -o FILE`: the experiment on one self-contained page.
 
-The plan, the results table (the text report's lines, grouped, with verdicts), the runs with their
+The plan, at a glance (key figures and the top statements per setting, changes against the
+baseline), the results table (the text report's lines, grouped, with verdicts), the runs with their
 flags, and charts drawn here as inline SVG: per run, PGDATA's util / write MiB/s / w_await over time
 as small multiples on shared scales; the latency CDF of every setting combination (all its
 repeats' transactions); a heat map per figure for a two-setting grid; Writeback against latency per
@@ -19,6 +20,7 @@ from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
+from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
 from pgio_tui.experiments import charts
 from pgio_tui.experiments.figures import GROUP_TITLES
 from pgio_tui.experiments.report import flag_lines, lines
@@ -31,7 +33,6 @@ from pgio_tui.workload_facts import workload_command
 GLANCE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
           "pgdata_r_s", "pgdata_w_await", "writes_backend")
 HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "pgdata_r_s", "sql_elapsed")
-KIB_PER_MIB = 1024
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
 .grid3 svg, .scatters svg { width: 100%; height: auto; }
