@@ -55,6 +55,8 @@ def _run(args: argparse.Namespace) -> int:
                 discard_first=args.discard_first, seed=args.seed, interval=args.interval,
                 reinit=args.reinit, dirty_wait_s=args.dirty_wait)
     plan.check()
+    from pgio_tui.experiments.runner import check_host
+    check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
     plan.make_runs()
     folder.mkdir(parents=True, exist_ok=True)
     save(plan, folder)
