@@ -38,6 +38,28 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+PART_RUNS = 300
+
+
+def part_cost(sampler: Sampler) -> dict[str, list[float]]:
+    """Server ms the tick's backends part (the per-process list, 18: pg_stat_get_backend_io, pg_aios)
+    adds to a statement that reads pg_stat_activity, the two run alternately on the sampler's
+    connection so that the machine's load weighs on both alike."""
+    from pgio_tui.sources.tick_sql import aios_sql, backends_sql
+    f = sampler.pg.features
+    ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
+    part = f"({backends_sql(f)})" + (f", ({aios_sql()})" if f.aios else "")
+    # The tick reads pg_stat_activity anyway (its snapshot is taken once per statement): the
+    # baseline does too, so the difference is what the backends part adds to a tick.
+    base = "(SELECT count(*) FROM pg_stat_activity)"
+    runs = {"empty": [], "backends": []}
+    for _ in range(PART_RUNS):
+        for name, sql in (("empty", f"SELECT {base}, {ms}"), ("backends", f"SELECT {base}, {part}, {ms}")):
+            row = sampler.pg.conn.execute(sql, {"recent_s": sampler.pg.recent_s}).fetchone()
+            runs[name].append(row[-1])
+    return runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=120)
@@ -58,7 +80,7 @@ def main() -> None:
         conns = [cluster.connect() for _ in range(args.backends)]
         sampler = Sampler(cluster.conninfo(), interval=args.interval)
         sampler.open()
-        server, collect, cpu = [], [], []
+        server, collect, cpu, pgss, stmt_ticks = [], [], [], [], 0
         t0 = time.monotonic()
         try:
             for k, frame in enumerate(sampler.frames(duration=args.ticks * args.interval)):
@@ -72,6 +94,10 @@ def main() -> None:
                 collect.append(v["observer.collect_ms"])
                 if v.get("observer.cpu_ms") is not None:
                     cpu.append(v["observer.cpu_ms"])
+                if v.get("observer.statements_ms") is not None:
+                    pgss.append(v["observer.statements_ms"])
+                stmt_ticks += v.get("statements.mean_ms") is not None
+            part = part_cost(sampler)
         finally:
             sampler.close()
             for conn in conns:
@@ -86,6 +112,12 @@ def main() -> None:
     if steady:
         print(f"server ms per tick after the first 30 ticks (start-up: the first read of every entry and "
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
+    print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
+          f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
+    e, b = part["empty"], part["backends"]
+    print(f"backends part ({PART_RUNS} runs, alternating with a pg_stat_activity count alone): median "
+          f"{statistics.median(b):.3f} ms vs {statistics.median(e):.3f} ms (+{statistics.median(b) - statistics.median(e):.3f}); "
+          f"mean {statistics.mean(b):.3f} vs {statistics.mean(e):.3f}")
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f}")
 

@@ -30,6 +30,14 @@ STATEMENT_FIELDS = ("calls_s", "time_ms_s", "mean_ms", "stddev_ms", "rows_s", "h
                     "dirtied_s", "written_s", "read_time_ms_s", "write_time_ms_s", "temp_written_s",
                     "wal_bytes_s")
 
+# Per-backend (pg_stat_activity pid) figures, all bytes per second: read_bytes_s / write_bytes_s
+# from /proc/<pid>/io (on the database host), pg_read_bytes_s / pg_write_bytes_s from
+# pg_stat_get_backend_io(pid) (18+). See sources/backends.py and metrics.BACKEND_METRICS.
+BACKEND_RATES = ("read_bytes_s", "write_bytes_s", "pg_read_bytes_s", "pg_write_bytes_s")
+# ... and what the backend is (text from the server: untrusted, shown as plain text).
+BACKEND_LABELS = ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
+BACKENDS_TOP = 3  # backends a recording keeps per tick: those with any I/O, most first (file size)
+
 
 @dataclass(slots=True)
 class Event:
@@ -82,6 +90,11 @@ class Frame:
     # A launched workload's latencies of this tick as sparse histogram buckets (pgio_tui.quantiles):
     # bucket -> transactions (pgio: statements), so any window's percentiles come from transactions.
     latency_buckets: dict[int, int] = field(default_factory=dict)
+    # Backends sorted by I/O, most first: {"pid", "query_start" (epoch s), "query_id", **BACKEND_LABELS,
+    # **BACKEND_RATES}. Live: every process the tick saw; a recording keeps the top few with I/O.
+    backends: list[dict[str, Any]] = field(default_factory=list)
+    # Asynchronous I/O handles in use (pg_aios, 18+): (state, operation, count).
+    aio: list[tuple[str, str, int]] = field(default_factory=list)
 
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""

@@ -19,14 +19,16 @@ from pgio_tui.frame import Frame
 from pgio_tui.session import STOP_GRACE_S, Session, end_workload, on_signals
 
 
-def run_headless(session: Session, *, label: str, quiet: bool = False, keep_recording: bool = False) -> str:
+def run_headless(session: Session, *, label: str, quiet: bool = False, keep_recording: bool = False,
+                 status: StatusLine | None = None, show_output: bool = True) -> str:
     """Run `session` until it ends (duration, signal, workload end unless `keep_recording`: then
     until a signal); returns the stop reason. The
     recording is closed (its tail written) whatever happens; a failing recorder is a CliError that
-    says the ticks so far are kept."""
-    status = StatusLine(enabled=not quiet)
+    says the ticks so far are kept. `status`: another status line (an experiment's progress bar);
+    `show_output` False: the workload's output only goes into the recording."""
+    status = status if status is not None else StatusLine(enabled=not quiet)
     workload = session.workload
-    printer = OutputPrinter(workload, status) if workload is not None else None
+    printer = OutputPrinter(workload, status) if workload is not None and show_output else None
     signals: list[str] = []
 
     def on_signal(sig) -> None:

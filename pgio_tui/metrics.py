@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import BACKEND_RATES, BACKENDS_TOP, DEVICE_FIELDS, DISK_PREFIX, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 
@@ -101,10 +101,13 @@ STATEMENTS_MEAN_MS = "statements.mean_ms"
 STATEMENTS_STDDEV_MS = "statements.stddev_ms"
 STATEMENTS_WINDOW_S = "statements.window_s"
 OBSERVER_STATEMENTS_MS = "observer.statements_ms"
+AIO_IN_FLIGHT = "aio.in_flight"
 CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
 CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
 LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
 LATENCY_OVER: dict[int, str] = {ms: f"latency.over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}  # per threshold
+# statements.log_over_<N>ms: the server log's duration: lines over the same thresholds (sources/slowlog.py)
+STATEMENTS_LOG_OVER: dict[int, str] = {ms: f"statements.log_over_{ms}ms" for ms in LATENCY_THRESHOLDS_MS}
 WRITE_SOURCES = ("checkpointer", "bgwriter", "backend", "autovacuum", "other")  # writes.<source>
 
 
@@ -236,16 +239,25 @@ CATALOG: tuple[Metric, ...] = (
          _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
     # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
     _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
-       "Statements completed per second (top-level; utility statements and pgio-tui's own left out).",
+       "Statements completed per second (top-level; utility statements and pgio-tui's own left out), over the "
+       "window since the previous read of pg_stat_statements: every tick while that read is cheap, every few "
+       "ticks on a server with thousands of entries (null in between: reads stay within the observer's budget).",
        _PGSS),
     _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
-       "Mean execution time of the statements completed in the tick: a statement's time inside the server, "
+       "Mean execution time of the statements completed in that window: a statement's time inside the server, "
        "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
        "are left out so microsecond statements do not pull it down).",
        _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
     _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
-       "Standard deviation of the execution time of the statements completed in the tick.",
+       "Standard deviation of the execution time of the statements completed in that window.",
        _PGSS + "; from calls, mean and stddev (sum of squares)"),
+    *(_m(STATEMENTS_LOG_OVER[ms], "count", "gauge", "latency",
+         f"Statements, server log: statements of any client that ran longer than {ms} ms, counted from the "
+         f"`duration:` lines read at this tick (statement executions; parse/bind phases, auto_explain plans, "
+         f"PL/pgSQL RAISE look-alikes and pgio-tui's own left out); null when log_min_duration_statement "
+         f"is above {ms} ms (the log misses some).",
+         "server log (logging_collector through pg_read_binary_file, or the file on the database host) with "
+         "log_min_duration_statement >= 0; stderr, csvlog, jsonlog", label=f"log>{ms}") for ms in LATENCY_THRESHOLDS_MS),
     # --- database --------------------------------------------------------------------------
     _m(PGIO_READS_S, "blocks/s", "rate", "database",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
@@ -273,6 +285,10 @@ CATALOG: tuple[Metric, ...] = (
     _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity"),
     _m(SESSIONS_IO_WAIT, "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity", label="IO wait"),
     _m(SESSIONS_LOCK_WAIT, "count", "gauge", "waits", "Backends waiting on a Lock or LWLock.", "pg_stat_activity", label="lock wait"),
+    _m(AIO_IN_FLIGHT, "count", "gauge", "waits",
+       "Asynchronous I/O handles in use (defined, staged, submitted or completed, not yet reclaimed); the "
+       "Backends view (B) splits them by state and operation.", "18+ pg_aios (needs pg_read_all_stats)",
+       label="AIO in flight"),
     # --- observer --------------------------------------------------------------------------
     _m(OBSERVER_COLLECT_MS, "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock"),
     _m(OBSERVER_CPU_MS, "ms", "gauge", "observer", "Client CPU time (user+system) used by pgio-tui since the last tick.",
@@ -324,6 +340,24 @@ STATEMENT_METRICS: tuple[Metric, ...] = (
 assert tuple(m.name.rsplit(".", 1)[1] for m in STATEMENT_METRICS) == STATEMENT_FIELDS
 STATEMENT_UNITS: dict[str, str] = {m.name.rsplit(".", 1)[1]: m.unit for m in STATEMENT_METRICS}
 
+_PROC_IO = ("/proc/<pid>/io delta over the tick (on the database host only; root or the server's OS user "
+            "may read it)")
+_BACKEND_IO = "18+ pg_stat_get_backend_io(pid) delta over the tick, summed over objects and contexts"
+BACKEND_METRICS: tuple[Metric, ...] = (
+    _m("backend.<pid>.read_bytes_s", "bytes/s", "rate", "backends",
+       "Bytes the process made the kernel read from storage (page-cache hits are not counted).",
+       f"read_bytes; {_PROC_IO}"),
+    _m("backend.<pid>.write_bytes_s", "bytes/s", "rate", "backends",
+       "Bytes the process caused to be sent to storage (counted when it dirties the page cache).",
+       f"write_bytes; {_PROC_IO}"),
+    _m("backend.<pid>.pg_read_bytes_s", "bytes/s", "rate", "backends",
+       "Bytes PostgreSQL read for this backend (from the kernel, page cache or disk), as published "
+       "(a backend flushes its statistics at most about once a second).", f"read_bytes; {_BACKEND_IO}"),
+    _m("backend.<pid>.pg_write_bytes_s", "bytes/s", "rate", "backends",
+       "Bytes PostgreSQL wrote for this backend (buffers and WAL), as published.", f"write_bytes; {_BACKEND_IO}"),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in BACKEND_METRICS) == BACKEND_RATES
+
 DISK_METRICS: tuple[Metric, ...] = (
     _m("disk.<device>.r_s", "1/s", "rate", "devices", "Reads completed per second (iostat r/s).", "/proc/diskstats field 1"),
     _m("disk.<device>.w_s", "1/s", "rate", "devices", "Writes completed per second (iostat w/s).", "/proc/diskstats field 5"),
@@ -369,6 +403,10 @@ def markdown() -> str:
         "statements by time and by each I/O figure, per statement window), not `ticks` columns; the",
         "query text is stored once per queryid in `statements`.",
         "",
+        f"`backend.<pid>.*` are rows of the recording's `backend_io` table (per tick, the top {BACKENDS_TOP} backends",
+        "by I/O among those with any; the live Backends view shows every process the tick saw), not",
+        "`ticks` columns; what the backend is (type, application, database) is stored once in `backends`.",
+        "",
         "Percentiles (the per-tick p50/p95/p99, a recording's p99 in replay, the p95 rows of `diff`, the",
         f"bootstrap interval) have one definition: {PERCENTILE_DEFINITION}.",
         f"Latency thresholds (`latency.over_<N>ms`): {', '.join(str(ms) for ms in LATENCY_THRESHOLDS_MS)} ms.",
@@ -389,7 +427,7 @@ def markdown() -> str:
         "",
     ]
     panes: dict[str, list[Metric]] = {}
-    for m in CATALOG + DISK_METRICS + STATEMENT_METRICS:
+    for m in CATALOG + DISK_METRICS + STATEMENT_METRICS + BACKEND_METRICS:
         panes.setdefault(m.pane, []).append(m)
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
+from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 
@@ -136,6 +136,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "latency.txns": round(3200 * wave * dt),  # a launched pgbench's per-tick figures (issue 4)
         "latency.failed": 0,
         **{f"latency.over_{n}ms": (rng.randrange(3) if n == 100 else 0) for n in (100, 200, 300, 400, 500)},
+        **{f"statements.log_over_{n}ms": None for n in (100, 200, 300, 400, 500)},  # no server log here
         "pgio.reads_s": None,  # only while a pgio workload runs
         "pgio.hits_s": None,
         "db.blks_read_s": rate(850 * wave),
@@ -158,6 +159,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "observer.late_ms": ms(0.2),
         "observer.statements_ms": None,  # set by _statements (own random stream)
         "statements.window_s": None,
+        "aio.in_flight": None,  # 18+ (set by _aio)
     }
     assert set(v) == {m.name for m in CATALOG}, "fixture must carry the full catalog"
     return v
@@ -211,11 +213,71 @@ def _statements(rng: random.Random, f: Frame, window: float) -> None:
             f.statement_texts[1000 + k] = statement_text(k)
 
 
+# Backends as the tick sees them (pgbench's clients, the background processes, one client whose
+# application_name is what a hostile user could set): (pid, backend_type, application, database).
+BACKENDS = (*((4100 + k, "client backend", "pgbench", "bench") for k in range(8)),
+            (4200, "client backend", "[red]psql[/]\x1b[2J", "bench"),
+            (3001, "checkpointer", "", None), (3002, "background writer", "", None), (3003, "walwriter", "", None),
+            (3010, "autovacuum worker", "", "bench"))
+IO_WORKERS = (3020, 3021, 3022)  # 18: io_method = worker
+BACKEND_WAITS = (("active", "IO", "DataFileRead"), ("active", "LWLock", "WALWrite"), ("active", None, None),
+                 ("idle in transaction", "Client", "ClientRead"), ("active", "IO", "WALSync"))
+
+
+def _backends(rng: random.Random, f: Frame, dt: float, checkpointing: bool, major: int) -> None:
+    """The tick's backends, sorted by I/O as the sampler sorts them (pg_* figures on 18 only)."""
+    rows = []
+    procs = BACKENDS + tuple((pid, "io worker", "", None) for pid in IO_WORKERS) if major >= 18 else BACKENDS
+    for pid, bt, app, db in procs:
+        client = bt == "client backend"
+        busy = {"checkpointer": checkpointing, "autovacuum worker": rng.random() < 0.3,
+                "io worker": rng.random() < 0.6}.get(bt, True)
+        read = round(rng.gauss(600_000, 200_000)) if busy and (client or bt in ("autovacuum worker", "io worker")) else 0
+        write = {"client backend": 900_000, "checkpointer": 3_300_000, "background writer": 280_000,
+                 "walwriter": 2_400_000, "autovacuum worker": 120_000, "io worker": 0}[bt] if busy else 0
+        write = max(0, round(rng.gauss(write, write * 0.2) / 4096)) * 4096
+        b = dict(zip(BACKEND_LABELS, (bt, app, db, None, "Activity", None)))
+        b.update(pid=pid, query_start=None, query_id=None)
+        if client:
+            state, wtype, wevent = BACKEND_WAITS[rng.randrange(len(BACKEND_WAITS))]
+            b.update(state=state, wait_event_type=wtype, wait_event=wevent, query_start=f.t - rng.uniform(0, 0.05),
+                     query_id=1000 + rng.randrange(5) if app == "pgbench" else None)
+        else:
+            b["wait_event"] = {"checkpointer": "CheckpointWriteDelay" if checkpointing else "CheckpointerMain",
+                               "background writer": "BgwriterMain", "walwriter": "WalWriterMain",
+                               "autovacuum worker": None, "io worker": "IoWorkerMain"}[bt]
+            if bt == "checkpointer" and checkpointing:
+                b["wait_event_type"] = "Timeout"
+            if bt == "autovacuum worker":
+                b.update(state="active", wait_event_type=None, query_start=f.t - 12.5)
+        b["read_bytes_s"], b["write_bytes_s"] = max(0, read) / dt, write / dt
+        b["pg_read_bytes_s"] = b["pg_write_bytes_s"] = None
+        if major >= 18 and bt != "checkpointer":
+            b["pg_read_bytes_s"] = round(b["read_bytes_s"] * dt * 1.4 / 8192) * 8192 / dt
+            b["pg_write_bytes_s"] = round(b["write_bytes_s"] * dt * 0.9 / 8192) * 8192 / dt
+        assert set(BACKEND_RATES) <= set(b)
+        rows.append(b)
+    f.backends = sorted(rows, key=lambda b: -(b["read_bytes_s"] + b["write_bytes_s"]))
+
+
+AIO_STATES = ("SUBMITTED", "COMPLETED_IO", "STAGED", "DEFINED")
+
+
+def _aio(rng: random.Random, f: Frame) -> None:
+    """18: asynchronous I/O handles in use by state and operation."""
+    f.aio = [(st, op, n) for st in AIO_STATES for op in ("readv", "writev")
+             if (n := max(0, round(rng.gauss({"readv": 6, "writev": 1}[op] * (3 if st == "SUBMITTED" else 1), 2))))]
+    f.values["aio.in_flight"] = sum(n for _, _, n in f.aio)
+
+
 def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start_t: float = START_T,
-                     devices: dict[str, str | None] | None = None, incidents: bool = True) -> Iterator[Frame]:
-    """n ticks (fewer Frames when `incidents` makes a gap) of a busy, checkpointing server."""
+                     devices: dict[str, str | None] | None = None, incidents: bool = True,
+                     major: int = 17) -> Iterator[Frame]:
+    """n ticks (fewer Frames when `incidents` makes a gap) of a busy, checkpointing server
+    (`major` 18: backends' pg_stat_get_backend_io figures, io workers and pg_aios too)."""
     rng = random.Random(seed)
     srng = random.Random(seed + 7919)  # statements: their own stream, so other figures stay as they were
+    brng = random.Random(seed + 104729)  # backends and AIO: theirs
     devices = DEVICES if devices is None else devices
     cp_id = 0
     for tick in range(n):
@@ -239,6 +301,11 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]
         if tick and tick % STATEMENT_EVERY == 0:
             _statements(srng, f, STATEMENT_EVERY * interval)
+        if not first:
+            _backends(brng, f, rate_dt, cp_tick is not None, major)
+            if major >= 18:
+                _aio(brng, f)
+                f.waits.append(("client backend", "IO", "AioIoCompletion", brng.randrange(2, 9)))
         if cp_tick == 0:
             f.events.append(Event("checkpoint_start", "checkpoint starting: time", {"kind": "time"}))
         if cp_tick == CHECKPOINT_LENGTH - 1:
@@ -250,7 +317,9 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
                 "end_tick": tick, "kind": "time", "buffers": 8241, "write_s": 17.9, "sync_s": 0.4,
                 "total_s": 18.5, "distance_kb": 301_234, "estimate_kb": 320_000,
                 "lsn": f"0/{cp_id:X}8000028", "redo_lsn": f"0/{cp_id:X}0000060", "source": "log",
-                "wal_files_added": 0, "wal_files_recycled": 3,
+                "wal_files_added": 0, "wal_files_recycled": 3,  # unknown keys (test_store: kept in `extra`)
+                "log_buffers": 8241, "buffers_pct": 50.3, "wal_added": 0, "wal_removed": 1, "wal_recycled": 3,
+                "sync_files": 41, "longest_s": 0.112, "average_s": 0.009,
             })
         if incidents:
             if tick == GAP_AT + 2:
@@ -266,11 +335,18 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
 
 
 def write_fixture(path: str | Path, n: int = 60, *, interval: float = 1.0, seed: int = 0,
-                  force: bool = False, incidents: bool = True) -> Path:
-    """Record synthetic_frames() to `path` with fixed metadata, settings and a pgbench workload."""
-    frames = list(synthetic_frames(n, interval=interval, seed=seed, incidents=incidents))
-    with Recorder(path, force=force, meta={**META, "interval_s": interval}) as rec:
-        rec.set_settings(SETTINGS)
+                  force: bool = False, incidents: bool = True, major: int = 17) -> Path:
+    """Record synthetic_frames() to `path` with fixed metadata, settings and a pgbench workload
+    (`major` 18: as a PostgreSQL 18 server with io_method = worker would give them)."""
+    frames = list(synthetic_frames(n, interval=interval, seed=seed, incidents=incidents, major=major))
+    meta = {**META, "interval_s": interval}
+    settings = SETTINGS
+    if major >= 18:
+        meta.update(server_version="18.1", server_version_num=180001,
+                    features={**META["features"], "pg_stat_get_backend_io": True, "pg_aios": True})
+        settings = SETTINGS + (("io_method", "worker", "", "postgres"), ("io_workers", "3", "", "postgres"))
+    with Recorder(path, force=force, meta=meta) as rec:
+        rec.set_settings(settings)
         wid = rec.workload_start("pgbench", ["pgbench", "-c", "8", "-T", str(int(n * interval)), "bench"],
                                  {"clients": 8}, t=START_T)
         for f in frames:

@@ -28,6 +28,9 @@ def test_every_captured_checkpoint_line_parses(major):
         assert what == "complete", ln
         assert info["log_buffers"] == int(ln.split("wrote ")[1].split()[0])
         assert info["total_s"] >= info["write_s"]
+        assert info["buffers_pct"] == float(ln.split(" buffers (")[1].split("%")[0])
+        assert info["longest_s"] == float(ln.split("longest=")[1].split()[0])
+        assert info["average_s"] <= info["longest_s"] and info["sync_files"] >= 0
         assert (info["lsn"] is not None) == (major >= 16)  # lsn/redo lsn appear in 16
         assert (info["slru_buffers"] is not None) == (major >= 18)  # SLRU split out in 18
     for ln in (ln for ln in lines if "occurring too frequently" in ln):

@@ -5,7 +5,6 @@ folder. Every column of an N-way diff must be the two-way diff of the baseline a
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import shutil
@@ -17,9 +16,7 @@ from test_diff_fixtures import write_run
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.compare_many import compare_many
 from pgio_tui.cli import main
-from pgio_tui.experiments.plan import Plan, Run, save
-
-HAS_FLAGS = "flags" in {f.name for f in dataclasses.fields(Run)}
+from pgio_tui.experiments.plan import Plan, save
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +41,8 @@ def folder(three, tmp_path_factory):
         if src is not None:
             shutil.copy(src, d / run.file)
     plan.runs[3].note = "stopped by the user"
-    if HAS_FLAGS:  # plan format 2 (the runner's hygiene flags)
-        plan.runs[2].flags = [{"kind": "autovacuum", "text": "autovacuum of pgbench_accounts ran during the run"},
-                              {"kind": "dirty_at_start", "text": "Dirty was 1.2 GiB at the start\x1b[31m"}]
+    plan.runs[2].flags = [{"kind": "autovacuum", "text": "autovacuum of pgbench_accounts ran during the run"},
+                          {"kind": "dirty_at_start", "text": "Dirty was 1.2 GiB at the start\x1b[31m"}]
     plan.restored = True
     save(plan, d)
     return d
@@ -173,10 +169,21 @@ def test_info_lists_an_experiment(folder, capsys):
     assert runs[0][6] == "runs/001-backend_flush_after=0-r1.pgio"
     assert runs[3][5] == "missing"  # its recording was never written
     assert "run 4: stopped by the user" in text
-    if not HAS_FLAGS:
-        return
     assert runs[2][4] == "autovacuum," and runs[2][5] == "dirty_at_start"  # the kinds in the table
     assert "run 3: autovacuum of pgbench_accounts ran during the run" in text  # the texts below it
     assert "\x1b" not in text and "Dirty was 1.2 GiB at the start" in text
     assert main(["info", str(Path(folder) / "runs")]) == 1
     assert "is it an experiment folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given,value,unit,same", [
+    ("512kB", "64", "8kB", True), ("2MB", "256", "8kB", True), ("1GB", "131072", "8kB", True),
+    ("5min", "300", "s", True), ("300s", "300", "s", True), ("100ms", "100", "ms", True),
+    ("200", "200", "ms", True),  # a bare number is in the setting's own unit, as ALTER SYSTEM reads it
+    ("0", "0", "8kB", True), ("0.3", "0.3", "", True), ("on", "on", "", True),
+    ("512kB", "65", "8kB", False), ("5min", "301", "s", False), ("off", "on", "", False), ("200", "100", "ms", False),
+    ("1MB", "1", "s", False),  # a size is never a time
+])
+def test_a_setting_written_as_alter_system_takes_it(given, value, unit, same):
+    from pgio_tui.analysis.settings_diff import same_setting
+    assert same_setting(given, value, unit) is same

@@ -273,8 +273,12 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["experiment", "report", str(folder), "--baseline", "a=3"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--baseline" in err
-    (folder / next((folder / "runs").iterdir()).name).write_bytes(b"")
     victim = sorted((folder / "runs").iterdir())[0]
+    with sqlite3.connect(victim) as c:
+        c.execute("DELETE FROM ticks")  # a recording that holds no tick
+    assert cli.main(["experiment", "report", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and victim.name in err
     victim.write_bytes(b"not a recording")
     assert cli.main(["experiment", "report", str(folder)]) == 1
     err = capsys.readouterr().err
@@ -358,10 +362,12 @@ def test_pgio_reads_and_sql_elapsed_come_from_the_workloads_own_summary(tmp_path
     summaries = [("pgio", {"riops": 900.0, "cache_hits_s": 100.0}), ("sql", {"elapsed_ms": [1000.0, 3000.0]})]
     for run, (kind, summary) in zip(plan.runs, summaries):
         with sqlite3.connect(folder / run.file) as c:
-            c.execute("UPDATE workloads SET kind = ?, summary = ?", (kind, json.dumps(summary)))
+            c.execute("UPDATE workloads SET kind = ?, summary = ?, params = ?",
+                      (kind, json.dumps(summary), json.dumps({"sampling_rate": 0.05})))
     data = json.loads(report(folder, capsys, "--format", "json"))
     pgio, sql = (row["runs"][0] for row in data["rows"])
     assert (pgio["pgio_riops"], pgio["pgio_hits_s"], pgio["pgio_hit_ratio"]) == (900.0, 100.0, 10.0)
     assert pgio["sql_elapsed"] is None and sql["pgio_riops"] is None
     assert sql["sql_elapsed"] == 2.0
+    assert any("0.05 sample" in n for n in data["notes"])  # counts over 100-500 ms of a sample say so
     assert {"pgio_riops", "pgio_hit_ratio", "sql_elapsed"} <= {f["key"] for f in data["figures"]}

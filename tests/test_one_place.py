@@ -57,7 +57,7 @@ def test_no_metric_name_literal_outside_the_catalog():
 def test_every_catalog_metric_has_its_constant_and_a_label_and_format():
     constants = {v for k, v in vars(M).items() if k.isupper() and isinstance(v, str)}
     for m in M.CATALOG:
-        assert m.name in constants or m.name in M.LATENCY_OVER.values(), m.name
+        assert m.name in constants or m.name in (*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()), m.name
         assert m.label and callable(m.fmt)
     assert M.BY_NAME[M.MEM_DIRTY_KB].fmt(2048) == fmt.kib(2048) == "2.0M"
     assert M.BY_NAME[M.CHECKPOINT_PROGRESS].fmt(0.5) == "50%"

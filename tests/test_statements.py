@@ -54,14 +54,14 @@ def test_statement_figures_equal_independent_pg_stat_statements_deltas(pg_cluste
     sampler.open()
     try:
         base = sampler.sample(0, 0.0)  # the baseline read of every entry
-        assert sampler._stmt_kind == ROWS and base.statements == []
+        assert sampler._stmt_kind & ROWS and base.statements == []
         before = _independent(work, names)
         for sql, n in WORK.items():
             for i in range(n):
                 work.execute(sql, (i + 2,) * sql.count("%s"))
         after = _independent(work, names)
         frame = sampler.sample(5, 5.0)  # the next read of every entry (5 s window at 1 Hz)
-        assert sampler._stmt_kind == ROWS
+        assert sampler._stmt_kind & ROWS
     finally:
         sampler.close()
         work.close()
@@ -116,31 +116,85 @@ def test_texts_come_once_and_only_changed_entries_are_returned(make_cluster):
     assert any(s["queryid"] in texts for s in f3.statements) and not set(f3.statement_texts) & set(texts)
 
 
+def _latency_reference(conn) -> tuple[float, float]:
+    """Calls and total time of the plannable top-level statements, read directly (our own marked)."""
+    top = "toplevel AND " if conn.execute(
+        "/* pgio-tui ref */ SELECT count(*) FROM pg_attribute WHERE attrelid = 'pg_stat_statements'::regclass "
+        "AND attname = 'toplevel'").fetchone()[0] else ""
+    calls, total = conn.execute(
+        f"/* pgio-tui ref */ SELECT sum(calls), sum(total_exec_time) FROM pg_stat_statements WHERE {top}"
+        "query NOT LIKE '/* pgio-tui%%' AND query ~* '^\\s*(select|insert|update|delete|with)'").fetchone()
+    return float(calls), float(total)
+
+
+@pytest.mark.matrix
+def test_statement_latency_from_reads_of_the_sums_and_of_every_entry(make_cluster):
+    """statements.* come from whichever read the schedule made (the sums, or every entry, which
+    gives the sums from the same scan): summed over the ticks they equal pg_stat_statements."""
+    cluster = make_cluster()
+    work = cluster.connect()
+    work.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    work.execute("CREATE TABLE acct (id int PRIMARY KEY, bal int); CREATE TABLE hist (a int, b int)")
+    work.execute("INSERT INTO acct SELECT g, 0 FROM generate_series(1, 1000) g")
+    for sql in WORK:
+        work.execute(sql, (1,) * sql.count("%s"))
+    sampler = Sampler(cluster.conninfo(), interval=1.0)
+    sampler.open()
+    kinds, calls, total = [], 0.0, 0.0
+    try:
+        sampler.sample(0, 0.0)
+        prev_t = sampler._prev_raw["server_t"]
+        ref0 = _latency_reference(work)
+        for tick in range(1, 100):  # work for 10 ticks, then tick on until a read covers the last of it
+            if tick > 10 and kinds[-1]:
+                break
+            for sql, n in WORK.items():
+                for i in range(n // 5 + 1) if tick <= 10 else ():
+                    work.execute(sql, (i + 2,) * sql.count("%s"))
+            v = sampler.sample(tick, float(tick)).values
+            kinds.append(sampler._stmt_kind)
+            if not kinds[-1]:  # no read this tick (over budget): the next read covers it
+                assert v["statements.calls_s"] is None
+                continue
+            server_t = sampler._prev_raw["server_t"]  # the window is from one read to the next
+            calls += v["statements.calls_s"] * (server_t - prev_t)
+            total += (v["statements.mean_ms"] or 0.0) * v["statements.calls_s"] * (server_t - prev_t)
+            prev_t = server_t
+        ref1 = _latency_reference(work)
+    finally:
+        sampler.close()
+        work.close()
+    assert ROWS in kinds and SUMS in kinds and kinds[-1]
+    assert calls == pytest.approx(ref1[0] - ref0[0], rel=1e-9)
+    assert total == pytest.approx(ref1[1] - ref0[1], rel=1e-6)
+
+
 # --- the read schedule ----------------------------------------------------------------------------
 
 def test_schedule_keeps_the_mean_cost_within_the_budget_as_costs_drift():
-    for sums_ms in (6.0, 1.0):  # sums as dear as the rows (they come with the rows) or cheaper
+    for sums_ms in (6.0, 1.0):  # sums as dear as the rows or cheaper
         s = StatementSchedule(interval=1.0)
         assert s.kind(0) == ROWS
-        s.done(0, ROWS, None)  # the baseline: not charged
+        s.done(0, ROWS, {SUMS: None, ROWS: None})  # the baseline: not charged
         kinds, spent = [], 0.0
         for tick in range(1, 601):
             k = s.kind(tick)
             kinds.append(k)
-            cost = {ROWS: 8.0 + tick / 20, SUMS: sums_ms + tick / 100, NONE: None}[k]  # the server slows down
+            cost = {SUMS: sums_ms + tick / 100 if k & SUMS else None,
+                    ROWS: 8.0 + tick / 20 if k & ROWS else None}  # the server slows down
             s.done(tick, k, cost)
-            spent += cost or 0.0
-        rows, sums = kinds.count(ROWS), kinds.count(SUMS)
+            spent += sum(c for c in cost.values() if c is not None)
+        rows, sums = sum(bool(k & ROWS) for k in kinds), sum(bool(k & SUMS) for k in kinds)
         assert rows >= 5 and spent / len(kinds) <= BUDGET_MS[ROWS] + BUDGET_MS[SUMS] + 0.05
         assert sums >= rows if sums_ms == 1.0 else sums >= 1
     cheap = StatementSchedule(interval=1.0)
     cheap.kind(0)
-    cheap.done(0, ROWS, 0.3)
+    cheap.done(0, ROWS, {SUMS: 0.0, ROWS: 0.3})
     kinds = []
     for tick in range(1, 11):
         kinds.append(cheap.kind(tick))
-        cheap.done(tick, kinds[-1], 0.2 if kinds[-1] == SUMS else 0.3)
-    assert kinds == [SUMS] * 4 + [ROWS] + [SUMS] * 4 + [ROWS]  # sums every tick, rows every 5 s
+        cheap.done(tick, kinds[-1], {SUMS: 0.2, ROWS: 0.3})
+    assert kinds == ([SUMS] * 4 + [ROWS]) * 2  # sums every tick, rows (with the sums) every 5 s
     assert StatementSchedule(interval=1.0, enabled=False).kind(0) == NONE
 
 

@@ -322,7 +322,7 @@ DISK_FULL_CHILD = textwrap.dedent("""
     from fixture_recording import synthetic_frames
     from pgio_tui.store.writer import Recorder, RecordingError
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, resource.RLIM_INFINITY))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, resource.RLIM_INFINITY))
     rec = Recorder({path!r}, meta={{"interval_s": 1.0}})
     try:
         for f in synthetic_frames(100_000, incidents=False):

@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+from textual.widgets import DataTable
 from tui_support import text_of, wait_for
 
 from pgio_tui.sampler import Sampler
@@ -70,6 +71,13 @@ async def test_live_app_populates_panes_from_a_real_cluster(make_cluster, tmp_pa
             assert "tps" in scr.query_one("#latency").section_text("chart")
             waits = scr.query_one("#waits").section_text("bars")
             assert waits.strip()  # bars, or the reason there are none
+            await pilot.press("B")  # Backends: the loader's backend writes (WAL, /proc/<pid>/io on this host)
+            t, rows, _ = h.backends_at()
+            writers = [b for b in rows if b["backend_type"] == "client backend" and (b["write_bytes_s"] or 0) > 0]
+            assert writers and sampler.backends.proc_mode == "local"
+            table = app.screen.query_one(DataTable)
+            assert str(writers[0]["pid"]) in {k.value for k in table.rows}
+            await pilot.press("escape")
             await pilot.press("q")
         assert feed.wait_closed(10)
     finally:

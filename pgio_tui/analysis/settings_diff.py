@@ -45,6 +45,45 @@ def show(value: Any, unit: str | None = None) -> str:
     return f"{text} {unit}" if unit else text
 
 
+_SIZE = {"b": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3, "tb": 1024 ** 4}
+_TIME = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _quantity(text: str) -> tuple[str, float] | None:
+    """'512kB' -> ('size', 524288), '5min' -> ('time', 300), '0.9' -> ('', 0.9); None if not a number."""
+    t = text.strip().replace(" ", "").lower()
+    for kind, units in (("size", _SIZE), ("time", _TIME)):
+        for u in sorted(units, key=len, reverse=True):
+            if t.endswith(u):
+                try:
+                    return kind, float(t[: -len(u)]) * units[u]
+                except ValueError:
+                    break
+    try:
+        return "", float(t)
+    except ValueError:
+        return None
+
+
+def same_setting(given: str, value: Any, unit: str | None = None) -> bool:
+    """Is `given` (as one writes it to ALTER SYSTEM: 512kB, 5min, on) the value a recording holds
+    (pg_settings' value and unit: 64 × 8kB, 300 s)? Units are PostgreSQL's, sizes in 1024s."""
+    recorded = str(value)
+    plain = _quantity(given)
+    if unit and plain is not None and not plain[0]:  # a bare number is in the setting's own unit
+        raw = _quantity(recorded)
+        return raw is not None and not raw[0] and raw[1] == plain[1]
+    if unit:
+        base = _quantity(unit if unit[0].isdigit() else f"1{unit}")
+        number = _quantity(recorded)
+        if base is not None and number is not None and base[0]:
+            recorded = f"{number[1] * base[1]}{'b' if base[0] == 'size' else 's'}"
+    if given.strip().lower() == recorded.strip().lower():
+        return True
+    a, b = _quantity(given), _quantity(recorded)
+    return a is not None and b is not None and a[0] == b[0] and a[1] == b[1]
+
+
 from pgio_tui.naming import machine_of  # noqa: E402  (one function names the server)
 
 

@@ -82,6 +82,7 @@ def _scalar_metrics() -> list[str]:
              M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS, M.LATENCY_MAX_MS]
             + list(M.LATENCY_OVER.values())
             + [M.STATEMENTS_MEAN_MS, M.STATEMENTS_STDDEV_MS, M.STATEMENTS_CALLS_S]
+            + list(M.STATEMENTS_LOG_OVER.values())
             + [M.writes(src) for src in M.WRITE_SOURCES] + [M.FSYNCS_BACKEND]
             + [M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, M.MEM_DIRTY_THRESHOLD_KB]
             + [M.PGIO_READS_S, M.PGIO_HITS_S, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S])
@@ -107,6 +108,11 @@ def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -
 def _statements(s: Summary, t: Ticks) -> None:
     """Statement execution time (not transaction latency): mean and stddev weighted by the calls
     of each tick, pooled; calls per second."""
+    for ms, metric in M.STATEMENTS_LOG_OVER.items():  # any client's statements, from the server log
+        col = t.col(metric)
+        if has_values(col):
+            est = total_estimate([v or 0.0 for v in col])
+            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric)
     mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
     if not has_values(mean):
         return

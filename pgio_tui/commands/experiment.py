@@ -79,6 +79,9 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
     from pgio_tui.commands.common import conninfo_of
     from pgio_tui.experiments import runner, workloads
     from pgio_tui.experiments import settings as guc
+    from pgio_tui.commands.experiment_progress import Reporter
+    from pgio_tui.experiments.progress import Progress
+    shown = Reporter(Progress(plan, folder), quiet=args.quiet)
     previous = _term_as_interrupt()
     cluster = None
     try:
@@ -90,11 +93,13 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
             conninfo = conninfo_of(args)
             restart = guc.server_restart(conninfo) if args.allow_restart else None
         runner.check_target(plan, conninfo, lab=lab, restart_allowed=bool(args.allow_restart))
-        workloads.setup(plan.workload, conninfo, say=lambda text: say(f"{PROG}: experiment: {text}"))
+        workloads.setup(plan.workload, conninfo, say=shown.say)
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
-        runner.run_all(plan, folder, target, lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet),
-                       say=lambda text: say(f"{PROG}: experiment: {text}"))
+        runner.run_all(plan, folder, target,
+                       shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
+                       say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
+        shown.results_table()
         done = sum(r.state == "done" for r in plan.runs)
         say(f"{PROG}: experiment interrupted: {done} of {len(plan.runs)} runs kept; continue with "
             f"`{PROG} experiment resume {folder}`")
@@ -104,6 +109,7 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
             cluster.destroy()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    shown.results_table()
     failed = [r for r in plan.runs if r.state == "failed"]
     say(f"{PROG}: experiment: {len(plan.runs) - len(failed)} runs done"
         + (f", {len(failed)} failed (see experiment.json)" if failed else "")
@@ -128,7 +134,8 @@ def _lab(plan: Plan):
     return cluster
 
 
-def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool) -> tuple[str, str]:
+def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
+             status=None) -> tuple[str, str]:
     """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
     from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
@@ -141,7 +148,8 @@ def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: boo
         session = Session(sampler, workload=workload)
         if path is not None:
             session.record(str(path))
-        run_headless(session, label=str(path) if path else kind, quiet=quiet)
+        run_headless(session, label=str(path) if path else kind, quiet=quiet, status=status,
+                     show_output=False)  # kept in the recording; the runs' lines say how each went
     finally:
         sampler.close()
     if workload.stop_requested:

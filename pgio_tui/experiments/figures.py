@@ -120,6 +120,10 @@ def run_figures(path: str | Path) -> RunFigures:
         _integrated(out.values, rec, win, s.role_devices.get("PGDATA"))
         _pgio(out.values, s)
         out.values["sql_elapsed"] = sql_elapsed(out.workload)
+        rate = (out.workload.get("params") or {}).get("sampling_rate")
+        if isinstance(rate, (int, float)) and 0 < rate < 1:
+            out.notes.append(f"latency over 100-500 ms counts the transactions pgbench logged: a {rate:g} sample "
+                             "(--sampling-rate)")
         out.statements = statements(rec, win)
     return out
 

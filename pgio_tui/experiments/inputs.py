@@ -3,7 +3,7 @@ runs (in run order, each named by its settings and repeat), and which one is the
 
 `--baseline FILE` names one of them (its path or file name); `--baseline NAME=V` the first whose
 setting NAME has value V: in an experiment folder the value the plan set, in a plain recording
-the value it recorded (512kB, 2MB and 64 × 8kB are one value; see settings_diff.show).
+the value it recorded (512kB and 64 × 8kB are one value, 5min and 300 s: settings_diff.same_setting).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgio_tui.analysis.settings_diff import show
+from pgio_tui.analysis.settings_diff import same_setting
 from pgio_tui.experiments.plan import PLAN_FILE, PlanError, load
 
 
@@ -83,23 +83,15 @@ def _norm(text: str) -> str:
     return text.replace(" ", "").lower()
 
 
-def _matches(given: str, value: str) -> bool:
-    if _norm(given) == _norm(value):
-        return True
-    try:
-        return float(given) == float(value)
-    except ValueError:
-        return False
-
-
-def _recorded(path: Path, name: str) -> str | None:
+def _recorded(path: Path, name: str, value: str) -> bool:
+    """Does the recording hold setting `name` = `value` (2MB = 256 × 8kB, 5min = 300 s)?"""
     from pgio_tui.store.reader import Recording, RecordingError
     try:
         with Recording(path) as rec:
             s = rec.settings().get(name)
     except (RecordingError, OSError):
-        return None
-    return None if s is None else show(s.value, s.unit)
+        return False
+    return s is not None and same_setting(value, s.value, s.unit)
 
 
 def _baseline(text: str, files: list[Path], labels: list[str], settings: list[dict[str, str] | None]) -> int:
@@ -116,8 +108,10 @@ def _baseline(text: str, files: list[Path], labels: list[str], settings: list[di
     name, value = name.strip().lower(), value.strip()
     if sep and name and value:
         for i, (f, s) in enumerate(zip(files, settings)):
-            got = s[name] if s is not None and name in s else _recorded(f, name)
-            if got is not None and _matches(value, got):
+            if s is not None and name in s:
+                if _norm(s[name]) == _norm(value) or same_setting(value, s[name]):
+                    return i
+            elif _recorded(f, name, value):
                 return i
         raise InputError(f"--baseline {text}: no recording compared has {name} = {value}")
     raise InputError(f"--baseline {text}: give a FILE among the recordings, or NAME=V (a setting's value in one)")

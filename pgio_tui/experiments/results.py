@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pgio_tui.analysis import repeats
+from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments.figures import FIGURES, Figure, RunFigures, catalog, run_figures
 from pgio_tui.experiments.plan import Plan, PlanError, Run
@@ -121,8 +122,9 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
         if run.state == "done" and run.file:
             try:
                 figs = run_figures(folder / run.file)
-            except (RecordingError, OSError) as exc:
-                raise PlanError(f"{run.file}: {exc}") from None
+            except (RecordingError, AlignError, OSError) as exc:
+                raise PlanError(f"{run.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
+                    from None
             from_server = server_statements(run)
             if from_server is not None:
                 figs.statements = from_server

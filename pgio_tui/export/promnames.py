@@ -121,6 +121,9 @@ for _ms, _metric in M.LATENCY_OVER.items():
 _counter(M.STATEMENTS_CALLS_S, "statements", BY_NAME[M.STATEMENTS_CALLS_S].help)
 _gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
 _gauge(M.STATEMENTS_STDDEV_MS, "statement_exec_stddev_seconds", MS)
+for _ms, _metric in M.STATEMENTS_LOG_OVER.items():
+    _counter(_metric, "statements_slower_logged", "Statements of any client slower than `threshold` seconds, "
+             "counted from the server log's duration: lines.", how="count", threshold=f"{_ms / 1000:g}")
 # --- database -----------------------------------------------------------------------------------
 _counter(M.PGIO_READS_S, "workload_blocks_read", BY_NAME[M.PGIO_READS_S].help)
 _counter(M.PGIO_HITS_S, "workload_blocks_hit", BY_NAME[M.PGIO_HITS_S].help)
@@ -138,6 +141,7 @@ _counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S]
 # --- waits --------------------------------------------------------------------------------------
 _gauge(M.SESSIONS_ACTIVE, "sessions_active")
 _gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
+_gauge(M.AIO_IN_FLIGHT, "aio_in_flight")
 _gauge(M.SESSIONS_LOCK_WAIT, "sessions_lock_wait")
 WAITS = _family("wait_sessions", "gauge", "Backends sampled in a wait event (CPU/Running: not waiting).")
 # --- observer -----------------------------------------------------------------------------------

@@ -19,11 +19,14 @@ from pgio_tui import __version__
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
 from pgio_tui.publication import Spreader
+from pgio_tui.sampler.backends_tick import BackendsTick
 from pgio_tui.sampler.postgres_tick import PostgresTick
 from pgio_tui.sources import disks, kernel, logaccess, procfs
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
+from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE, BackendTracker, proc_io_mode
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
+from pgio_tui.sources.slowlog import SlowStatements
 from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
@@ -34,7 +37,7 @@ class UnknownDevices(SourceError):
     """--devices named a device the database host does not have."""
 
 
-class Sampler(PostgresTick):
+class Sampler(PostgresTick, BackendsTick):
     def __init__(self, conninfo: str, interval: float = 1.0, devices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic):
         if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
@@ -48,6 +51,7 @@ class Sampler(PostgresTick):
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
         self.tracker: CheckpointTracker | None = None
+        self.slowlog: SlowStatements | None = None  # counts the server log's duration: lines
         self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
         self.spreader = Spreader()  # counters published in bursts, paid out evenly
         self._final = False  # this tick is the session's last
@@ -63,6 +67,8 @@ class Sampler(PostgresTick):
         self._connecting: PendingConnect | None = None
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
+        self.backends = BackendTracker()  # per-process I/O (its /proc mode is set in _setup_os)
+        self.pg.recent_s = interval + 2  # an idle client is listed once after its last state change
         self.statement_schedule = StatementSchedule(interval)
         self.statements = StatementTracker()
         self._stmt_kind = 0  # what this tick reads of pg_stat_statements
@@ -81,9 +87,12 @@ class Sampler(PostgresTick):
         self.statement_schedule.enabled = features.pgss_schema is not None
         self._load_settings()
         self._setup_os()
+        if self.backends.proc_mode != LOCAL:  # said in the banner and the Backends view
+            features.notes.append(DENIED_NOTE if self.backends.proc_mode == DENIED else NOT_LOCAL_NOTE)
         if not features.logfile and self.os_mode == "local":
             logaccess.find_local_log(self.pg, self.settings)
         self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
+        self.slowlog = logaccess.slow_statements(self.pg, self.settings)
         for note in features.notes:
             self._pending.append(Event("note", note))
 
@@ -93,6 +102,7 @@ class Sampler(PostgresTick):
         reader = None
         if procfs.same_cluster_locally(datadir, self.pg):
             reader, self.os_mode = LocalProc(), "local"
+            self.backends.proc_mode = proc_io_mode(self.pg.conn.info.backend_pid)
         elif RemoteProc.available(self.pg.conn):
             reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
         else:

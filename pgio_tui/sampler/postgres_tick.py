@@ -14,7 +14,7 @@ from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
 from pgio_tui.sources.pgfeatures import TICK_MARKER
 from pgio_tui.sources.postgres import PendingConnect, SourceError
-from pgio_tui.sources.statements import ROWS
+from pgio_tui.sources.statements import ROWS, SUMS
 from pgio_tui.sources.tick_sql import RawSample
 
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
@@ -44,7 +44,7 @@ class PostgresTick:
         texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
         self._stmt_texts = texts
         try:
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind == ROWS else None)
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
@@ -117,6 +117,7 @@ class PostgresTick:
         self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
+        self._backends(raw, dt, frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -133,6 +134,9 @@ class PostgresTick:
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)
+        if self.slowlog is not None:  # statements over 100-500 ms, whoever ran them
+            for ms, n in self.slowlog.count(raw["log_lines"]).items():
+                frame.values[M.STATEMENTS_LOG_OVER[ms]] = n
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw = raw
 
@@ -157,7 +161,6 @@ class PostgresTick:
         v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
-        statement_latency(raw.get("pgss"), prev.get("pgss"), dt, v)
         pio = prev.get("io") or {}
         for btype, cols in (raw["io"] or {}).items():
             pcols = pio.get(btype) or [None] * len(cols)
@@ -169,15 +172,26 @@ class PostgresTick:
         self._prev_raw = None
         self._prev_sums = self._prev_rows_t = None
         self.statements.reset()
+        self.backends.reset()
 
     def _statements(self, raw: dict, frame: Frame) -> None:
-        """pg_stat_statements: the top statements over the window since the last read of every
-        entry (the all-statement sums are read every tick: see _rates)."""
+        """pg_stat_statements: all-statement latency over the window since the last read of the
+        sums, and the top statements over the window since the last read of every entry. Both
+        are read on the schedule's budget (StatementSchedule), not every tick."""
         kind, v = self._stmt_kind, frame.values
-        t0, t1 = raw.get("statements_t0"), raw.get("statements_t1")
-        baseline = kind == ROWS and self.statements.baseline  # reads every entry: not the usual cost
-        self.statement_schedule.done(frame.tick, kind, (t1 - t0) * 1000 if t0 and t1 and not baseline else None,
-                                     texts=bool(self._stmt_texts))
+        t0, tm, t1 = raw.get("statements_t0"), raw.get("statements_tm"), raw.get("statements_t1")
+        baseline = kind & ROWS and self.statements.baseline  # reads every entry: not the usual cost
+        parts = {SUMS: (tm - t0) * 1000 if t0 and tm else None,
+                 ROWS: (t1 - tm) * 1000 if tm and t1 and not baseline else None}
+        self.statement_schedule.done(frame.tick, kind, parts, texts=bool(self._stmt_texts))
+        server_t = raw["server_t"]
+        sums = raw.get("pgss")  # from a read of the sums, or of every entry
+        if sums is not None:
+            prev = self._prev_sums
+            statement_latency(sums, prev[0] if prev else None, server_t - prev[1] if prev else None, v)
+            self._prev_sums = (sums, server_t)
+        else:  # no read this tick: unknown, not zero
+            v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
         own = [q for q, text in new_texts.items() if text.startswith(TICK_MARKER)]
         if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
@@ -186,8 +200,7 @@ class PostgresTick:
                 del new_texts[q]
         if new_texts:
             frame.statement_texts.update(new_texts)
-        server_t = raw["server_t"]
-        if kind == ROWS:
+        if kind & ROWS:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
             frame.statements = self.statements.update(raw.get("pgss_rows"), window)
             if window is not None:
@@ -213,6 +226,8 @@ class PostgresTick:
                 frame.events.append(Event("setting_change", f"{name}: {old.get(name)} -> {value} {unit}".rstrip(),
                                           {"name": name, "old": old.get(name), "new": value, "unit": unit}))
         self.tracker.settings = CheckpointSettings.from_settings(self.settings)
+        if old.get("log_min_duration_statement") != self.settings.get("log_min_duration_statement"):
+            self.slowlog = logaccess.slow_statements(self.pg, self.settings)
         if old.get("log_line_prefix") != self.settings.get("log_line_prefix") and self.tracker.mode == "log":
             if not self._log_trusted():
                 self.tracker.mode = "counters"

@@ -35,8 +35,9 @@ def rate(cur, prev, dt) -> float | None:
 
 
 def statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:
-    """Interval mean/stddev of the statements pg_stat_statements timed (top-level, utility and
-    our own left out): statement execution time, not transaction latency (`latency.*`)."""
+    """Mean/stddev over the `dt` seconds (server clock) between two reads of the sums, of the
+    statements pg_stat_statements timed (top-level, utility and our own left out): statement
+    execution time, not transaction latency (`latency.*`)."""
     v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
     if not cur or not prev or not dt:
         return

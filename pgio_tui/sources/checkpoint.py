@@ -25,7 +25,7 @@ from pgio_tui import metrics as M
 
 _START = re.compile(r"\b(?P<what>checkpoint|restartpoint) starting:(?P<flags>(?: [a-z-]+)*)\s*$")
 _COMPLETE = re.compile(
-    r"\b(?P<what>checkpoint|restartpoint) complete: wrote (?P<buffers>\d+) buffers \([\d.]+%\)"
+    r"\b(?P<what>checkpoint|restartpoint) complete: wrote (?P<buffers>\d+) buffers \((?P<pct>[\d.]+)%\)"
     r"(?:, wrote (?P<slru>\d+) SLRU buffers)?; "
     r"(?P<added>\d+) WAL file\(s\) added, (?P<removed>\d+) removed, (?P<recycled>\d+) recycled; "
     r"write=(?P<write>[\d.]+) s, sync=(?P<sync>[\d.]+) s, total=(?P<total>[\d.]+) s; "
@@ -33,6 +33,13 @@ _COMPLETE = re.compile(
     r"distance=(?P<distance>\d+) kB, estimate=(?P<estimate>\d+) kB"
     r"(?:; lsn=(?P<lsn>[0-9A-F]+/[0-9A-F]+), redo lsn=(?P<redo>[0-9A-F]+/[0-9A-F]+))?")
 _TOO_FREQUENT = re.compile(r"checkpoints are occurring too frequently \((?P<s>\d+) seconds? apart\)")
+
+
+def too_frequent(text: str) -> int | None:
+    """Seconds apart, when an event's text is the server's "checkpoints are occurring too
+    frequently" warning (a `note` event of the tracker), else None."""
+    m = _TOO_FREQUENT.search(text)
+    return int(m["s"]) if m else None
 
 
 def kind_from_flags(flags: str) -> str:
@@ -55,7 +62,9 @@ def parse_log_line(line: str) -> tuple[str, dict] | None:
                      "wal_added": int(d["added"]), "wal_removed": int(d["removed"]),
                      "wal_recycled": int(d["recycled"]), "write_s": float(d["write"]),
                      "sync_s": float(d["sync"]), "total_s": float(d["total"]),
-                     "sync_files": int(d["files"]), "distance_kb": int(d["distance"]),
+                     "sync_files": int(d["files"]), "longest_s": float(d["longest"]),
+                     "average_s": float(d["average"]), "buffers_pct": float(d["pct"]),
+                     "distance_kb": int(d["distance"]),
                      "estimate_kb": int(d["estimate"]), "lsn": d["lsn"], "redo_lsn": d["redo"]}
         return "complete", out
     if m := _TOO_FREQUENT.search(line):
@@ -102,6 +111,7 @@ class CheckpointSettings:
     max_wal_size_mb: float = 1024.0
     wal_segment_size: int = 16 * 1024 * 1024
     log_checkpoints: bool = False
+    shared_buffers: int | None = None  # in buffers (pg_settings' unit): a checkpoint's % of them
 
     @classmethod
     def from_settings(cls, settings: dict[str, str]) -> CheckpointSettings:
@@ -110,9 +120,10 @@ class CheckpointSettings:
                 return float(settings[name])
             except (KeyError, TypeError, ValueError):
                 return default
+        buffers = num("shared_buffers", 0.0)
         return cls(num("checkpoint_timeout", 300.0), num("checkpoint_completion_target", 0.9),
                    num("max_wal_size", 1024.0), int(num("wal_segment_size", 16 * 1024 * 1024)),
-                   settings.get("log_checkpoints") == "on")
+                   settings.get("log_checkpoints") == "on", int(buffers) if buffers > 0 else None)
 
     @property
     def wal_trigger_bytes(self) -> float:
@@ -212,6 +223,10 @@ class CheckpointTracker:
                     and c["buffers"] == pc["buffers"] and x.checkpoint_lsn == prev.checkpoint_lsn:
                 self._last_start_t = x.t  # a skipped checkpoint (idle system) still resets the timer
         else:
+            for _stamp, message in x.log_entries:  # log_checkpoints off: the warning still counts
+                parsed = parse_log_line(message)
+                if parsed is not None and parsed[0] == "too_frequent":
+                    events.append(("note", message.strip(), parsed[1]))
             lsn_moved = x.checkpoint_lsn != prev.checkpoint_lsn
             done_rose = c["done"] is not None and pc["done"] is not None and c["done"] > pc["done"]
             started_rose = c["started"] > pc["started"]
@@ -297,6 +312,8 @@ class CheckpointTracker:
                "sync_s": (c["sync_ms"] - r.sync_ms_before) / 1000.0}
         if r.log:  # the log's own figures win where it has them
             row.update({k: v for k, v in r.log.items() if k != "what" and v is not None})
+        if "buffers_pct" not in row and self.settings.shared_buffers:
+            row["buffers_pct"] = 100.0 * row["buffers"] / self.settings.shared_buffers
         return row
 
     def _progress(self, x: TickInput, r: _Running, written: float, elapsed: float) -> float | None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pgio_tui.sources import locallog, pgfeatures, serverlog
+from pgio_tui import metrics as M
+from pgio_tui.sources import locallog, pgfeatures, serverlog, slowlog
 from pgio_tui.sources.postgres import PostgresSource
 
 PID_HIDDEN = ("the checkpointer's PID is hidden (needs pg_monitor): its log lines cannot be told from "
@@ -37,6 +38,20 @@ def find_local_log(pg: PostgresSource, settings: dict[str, str]) -> None:
     pg.local_log = locallog.LogTail(path)
     f.log_path = path
     f.notes[:] = [n for n in f.notes if n != pgfeatures.LOG_NOT_READABLE]
+
+
+def slow_statements(pg: PostgresSource, settings: dict[str, str]) -> slowlog.SlowStatements | None:
+    """The counter of `duration:` lines, when the log is readable and log_min_duration_statement
+    is set (>= 0); else None (no figures, rather than zeros)."""
+    if not (pg.features.logfile or pg.local_log is not None):
+        return None
+    try:
+        min_ms = float(settings.get("log_min_duration_statement", "-1"))
+    except ValueError:
+        return None
+    if min_ms < 0:
+        return None
+    return slowlog.SlowStatements(serverlog.log_format(pg.log_file), min_ms, M.LATENCY_THRESHOLDS_MS)
 
 
 def checkpoint_log(pg: PostgresSource, settings: dict[str, str], on_host: bool) -> tuple[CheckpointLog, str | None]:

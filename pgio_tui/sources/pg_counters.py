@@ -98,3 +98,20 @@ def checkpointer_busy(activity: list | None) -> bool | None:
     """True/False from the checkpointer's wait event; None when it can't be seen (no pg_monitor)."""
     wait = checkpointer_wait(activity)
     return None if wait is None else wait not in _CKPT_IDLE
+
+
+# 18's asynchronous I/O wait events (pg_wait_events: type, name), named as AIO's wherever waits are shown.
+AIO_WAITS = frozenset({
+    ("IO", "AioIoCompletion"), ("IO", "AioIoUringSubmit"), ("IO", "AioIoUringExecution"),
+    ("LWLock", "AioWorkerSubmissionQueue"), ("LWLock", "AioUringCompletion"),
+})
+
+
+def is_aio_wait(wait_type: str | None, event: str | None) -> bool:
+    return (wait_type, event) in AIO_WAITS
+
+
+def wait_name(wait_type: str | None, event: str | None) -> str:
+    """How a wait event is written wherever waits are shown: type:event, AIO's marked as such."""
+    name = f"{wait_type or 'CPU'}:{event or 'Running'}"
+    return f"AIO {name}" if is_aio_wait(wait_type, event) else name

@@ -26,7 +26,7 @@ IO_SETTINGS = (
     "io_method", "io_workers", "track_io_timing", "track_wal_io_timing",
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
-    "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector",
+    "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector", "log_min_duration_statement",
     "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 
@@ -50,6 +50,9 @@ class Features:
     pgss_cols: frozenset[str] = frozenset()
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
+    activity_query_id: bool = False  # 14+: pg_stat_activity.query_id (with compute_query_id)
+    backend_io: bool = False  # 18+: pg_stat_get_backend_io(pid)
+    aios: bool = False  # 18+: pg_aios readable (pg_read_all_stats)
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
     log_path: str | None = None  # else the log file read directly on the database host (locallog)
@@ -68,6 +71,7 @@ class Features:
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
             "pg_buffercache_summary": self.buffercache_summary is not None,
+            "pg_stat_get_backend_io": self.backend_io, "pg_aios": self.aios,
             "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
@@ -88,6 +92,10 @@ def _try(conn: psycopg.Connection, sql: str, params=()) -> object | None:
         return row[0] if row else None
     except psycopg.Error:
         return None
+
+
+def to_regclass_exists(conn: psycopg.Connection, relation: str) -> bool:
+    return bool(_try(conn, "SELECT to_regclass(%s) IS NOT NULL", (relation,)))
 
 
 def detect(conn: psycopg.Connection) -> Features:
@@ -121,6 +129,12 @@ def detect(conn: psycopg.Connection) -> Features:
             f.buffercache_summary = f"{bc}.pg_buffercache_summary()"
         elif _try(conn, f"SELECT has_table_privilege('{bc}.pg_buffercache', 'SELECT')"):
             f.buffercache_view = f"{bc}.pg_buffercache"
+
+    f.activity_query_id = "query_id" in _columns(conn, "pg_catalog.pg_stat_activity")
+    f.backend_io = _try(conn, "SELECT count(*) FROM pg_stat_get_backend_io(pg_backend_pid())") is not None
+    f.aios = _try(conn, "SELECT count(*) FROM pg_aios") is not None
+    if not f.aios and to_regclass_exists(conn, "pg_catalog.pg_aios"):
+        f.notes.append("asynchronous I/O in flight (pg_aios) needs pg_monitor (pg_read_all_stats)")
 
     if not f.read_all_stats:
         f.notes.append("needs pg_monitor (pg_read_all_stats): wait events and the checkpointer's state are hidden")

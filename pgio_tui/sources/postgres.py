@@ -121,6 +121,7 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
+        self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
@@ -190,7 +191,7 @@ class PostgresSource:
                known: dict | None = None) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
-        `statements`: what to read of pg_stat_statements (0 nothing, 1 sums, 2 every entry);
+        `statements`: what to read of pg_stat_statements (bit flags: 1 the sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
         (StatementTracker.known()), so that only changed ones come back.
         """
@@ -200,9 +201,13 @@ class PostgresSource:
             cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
                                                 "log_offset": self._log_offset,
                                                 "pgss": statements, "texts": list(texts),
+                                                "recent_s": self.recent_s,
                                                 **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
             raw = dict(zip(names, cur.fetchone()))
+            if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
+                raw["pgss_rows"], sums = raw["pgss_rows"]
+                raw["pgss"] = raw.get("pgss") or sums
             pgss = raw.get("pgss")
             if pgss is not None and pgss.get("entries") != self._pgss_entries:
                 raw["pgss"] = self._reclassify(pgss)
@@ -230,10 +235,13 @@ class PostgresSource:
         """New statements appeared: classify them (utility, ours) and take this tick's sums again
         with the new list, so every delta compares sums over the same statements."""
         f = self.features
+        sums_sql = f"{pgfeatures.OWN_MARKER} statement sums */ {statements_sql(f)}"
         try:
+            if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
+                self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
+                self.conn.execute(skip_queryids_sql(f))
             self._skip_queryids = list(self.conn.execute(skip_queryids_sql(f)).fetchone()[0])
-            cur = self.conn.execute(f"{pgfeatures.OWN_MARKER} statement sums */ {statements_sql(f)}",
-                                    {"skip_queryids": self._skip_queryids})
+            cur = self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
             names = [d.name for d in cur.description]
             pgss = dict(zip(names, cur.fetchone()))
         except psycopg.Error:

@@ -4,7 +4,8 @@ Reading pg_stat_statements costs the server time in proportion to its entries (e
 copied out, ~1-3 us each: 5,000 entries cost milliseconds), so the observer does not read it
 every tick regardless. `StatementSchedule` picks, tick by tick, the cheapest read that keeps
 within a budget measured on the server itself: the sums (for the all-statement latency) as often
-as they fit, every entry's counters (for the top statements) at most every STATEMENT_WINDOW_S.
+as they fit (every tick while they are cheap), every entry's counters (for the top statements)
+at most every STATEMENT_WINDOW_S.
 `StatementTracker` turns two reads of every entry into per-queryid figures over the window between
 them, picks the top rows by time and by each I/O figure, and asks for the text of a queryid once.
 """
@@ -19,11 +20,11 @@ from pgio_tui.sources.statements_sql import STATEMENT_COUNTERS
 
 STATEMENT_WINDOW_S = 5.0  # shortest window of the per-statement figures (file size, server cost)
 STATEMENTS_TOP = 20  # statements kept per window
-MAX_STRIDE_S = 60.0  # read at least this often, whatever it costs
+MAX_STRIDE_S = 60.0  # read at least this often while the budget allows (see StatementSchedule._due)
 TEXT_EVERY_S = 30.0  # query texts are read at most this often (pg_stat_statements(true) reads a file)
 TEXTS_MAX = 200  # query texts asked for at once
 
-NONE, SUMS, ROWS = 0, 1, 2
+NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROWS) gives the sums too
 BUDGET_MS = {SUMS: 0.4, ROWS: 0.6}  # mean server ms per tick each kind of read may cost
 
 # Sort keys of the top-N pick, in turn: time, then each I/O figure (a statement that only writes
@@ -40,13 +41,15 @@ assert set(_RATES) | {"mean_ms", "stddev_ms"} == set(STATEMENT_FIELDS)
 
 
 class StatementSchedule:
-    """Which pg_stat_statements read a tick makes, so that reads cost the server at most BUDGET_MS
+    """Which pg_stat_statements reads a tick makes, so that reads cost the server at most BUDGET_MS
     per tick on average.
 
     Each kind of read has an account that earns its budget every tick and pays what each read
     really cost (measured on the server); a read happens when the account covers its expected
     cost (a smoothed average of the last ones). The long-run mean stays within the budget even
-    when the costs drift; the first read of every entry (the baseline) is not charged.
+    when the costs drift; the first read of every entry (the baseline) is not charged. A read of
+    every entry gives the sums from the same scan, so a tick reads one or the other; cheap sums
+    are read every tick.
     """
 
     def __init__(self, interval: float, enabled: bool = True):
@@ -71,40 +74,44 @@ class StatementSchedule:
                                          BUDGET_MS[kind] * self._cap())
         self._earned_to = tick if self._earned_to is None else max(tick, self._earned_to)
 
-    def _due(self, kind: int, tick: int, since: int) -> bool:
-        return since >= self._cap() or (since >= self._floor(kind) and self.balance[kind] >= self.cost_ms[kind])
+    def _due(self, kind: int, tick: int) -> bool:
+        """Due when the account covers the expected cost, or after MAX_STRIDE_S when it is not in
+        debt (a read dearer than MAX_STRIDE_S of budget then waits until it is paid off)."""
+        since = tick - (self._last[ROWS] if kind == ROWS else max(self._last[SUMS], self._last[ROWS]))
+        if since < self._floor(kind):
+            return False
+        return self.balance[kind] >= self.cost_ms[kind] or (since >= self._cap() and self.balance[kind] >= 0)
 
     def kind(self, tick: int) -> int:
+        """The read of this tick: NONE, SUMS or ROWS (which gives the sums too)."""
         if not self.enabled:
             return NONE
         self._earn(tick)
-        if self._due(ROWS, tick, tick - self._last[ROWS]):
-            return ROWS
-        if self._due(SUMS, tick, tick - max(self._last[SUMS], self._last[ROWS])):
-            return SUMS
-        return NONE
+        return ROWS if self._due(ROWS, tick) else SUMS if self._due(SUMS, tick) else NONE
 
     def texts_due(self, tick: int) -> bool:
         return (tick - self._last_text) * self.interval >= TEXT_EVERY_S
 
-    def done(self, tick: int, kind: int, ms: float | None, texts: bool = False) -> None:
-        """A tick that read `kind` (and texts when `texts`) took `ms` on the server for that part
-        (None: not charged)."""
+    def done(self, tick: int, kinds: int, ms: dict[int, float | None], texts: bool = False) -> None:
+        """A tick read `kinds` (and texts when `texts`); `ms` is what each part took on the server
+        (None: not charged). Texts come with the rows part: their account pays, and a read with
+        texts does not change the usual cost of a rows read."""
         if texts:
             self._last_text = tick
-        if ms is None or ms < 0:
-            ms = None
-        if kind == NONE:
-            if texts and ms is not None:
-                self.balance[ROWS] -= ms  # texts come with the rows: their account pays
-            return
-        self._last[kind] = tick
-        if ms is None:
-            return
-        self.balance[kind] -= ms
-        if not texts:  # a text read's cost is not the usual cost of this kind
-            old = self.cost_ms[kind]
-            self.cost_ms[kind] = ms if old == 0 else 0.7 * old + 0.3 * ms
+        for kind in (SUMS, ROWS):
+            cost = ms.get(kind)
+            cost = None if cost is None or cost < 0 else cost
+            if not kinds & kind:
+                if kind == ROWS and texts and cost is not None:
+                    self.balance[ROWS] -= cost
+                continue
+            self._last[kind] = tick
+            if cost is None:
+                continue
+            self.balance[kind] -= cost
+            if not (texts and kind == ROWS):
+                old = self.cost_ms[kind]
+                self.cost_ms[kind] = cost if old == 0 else 0.7 * old + 0.3 * cost
 
     def reset(self) -> None:
         """A new connection: the next tick reads again at once."""
@@ -210,6 +217,10 @@ class StatementTracker:
                     picked[r[pos[i]]["queryid"]] = r[pos[i]]
                     pos[i] += 1
         return sorted(picked.values(), key=lambda s: -(s["time_ms_s"] or 0))
+
+    def want_texts(self, queryids) -> None:
+        """Ask for the texts of these queryids too (the statements the busiest backends run)."""
+        self._wanted.update(q for q in queryids if q not in self.texts)
 
     def wanted_texts(self) -> list[int]:
         """Queryids to read the text of (each asked at most 3 times)."""

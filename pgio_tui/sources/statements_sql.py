@@ -64,24 +64,31 @@ def _pgss_from(f: Features) -> str:
 
 
 def statement_rows_sql(f: Features) -> str:
-    """The entries that changed since the client's last read, as one JSON array of arrays.
+    """The entries that changed since the client's last read, and the sums of every entry, from
+    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them)].
 
     The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
     toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
     counters, and vanished ones (evicted, reset) with NULL counters. Building JSON for every entry
-    costs the server several times the scan; for the few that changed, little.
+    costs the server several times the scan; for the few that changed, little. The sums come from
+    the same scan, so a tick that reads the rows pays nothing more for the statement latency.
     """
     toplevel = "toplevel" if "toplevel" in f.pgss_cols else "true"
     e = _pgss_exprs(f)
     counters = ", ".join(f"s.{k}" for k in e)
     inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
                        *(f"{expr} AS {k}" for k, expr in e.items())])
-    return (f"SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
-            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) "
-            f"FROM (SELECT {inner} {_pgss_from(f)}) s "
+    shown = "queryid IS NOT NULL AND toplevel"
+    return (f"WITH s AS MATERIALIZED (SELECT {inner} {_pgss_from(f)}) "
+            f"SELECT json_build_array("
+            f"(SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
+            f"coalesce(s.dbid, p.d), coalesce(s.toplevel, p.t), {counters})) FROM s "
             f"FULL JOIN unnest(%(pq)s::int8[], %(pu)s::oid[], %(pd)s::oid[], %(pt)s::bool[], %(pc)s::int8[]) "
             f"AS p(q, u, d, t, c) ON p.q = s.queryid AND p.u = s.userid AND p.d = s.dbid AND p.t = s.toplevel "
-            f"WHERE p.c IS DISTINCT FROM s.calls")
+            f"WHERE p.c IS DISTINCT FROM s.calls), "
+            f"(SELECT json_build_object('calls', (sum(calls) FILTER (WHERE {shown}))::float8, "
+            f"'total_ms', (sum(total_ms) FILTER (WHERE {shown}))::float8, "
+            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s))")
 
 
 def statement_texts_sql(f: Features) -> str:
@@ -93,7 +100,8 @@ def statement_texts_sql(f: Features) -> str:
 def statements_sql(f: Features) -> str:
     """Cumulative calls, time and sum of squares of the statements whose latency we show: top-level
     (14+), not in %(skip_queryids)s (utility statements and our own, see skip_queryids_sql), and
-    the number of entries (a change means new statements to classify). Parameter: %(skip_queryids)s."""
+    the number of entries not left out (a change means new statements to classify); the same as
+    the sums part of statement_rows_sql. Parameter: %(skip_queryids)s."""
     total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
     mean = "mean_exec_time" if "mean_exec_time" in f.pgss_cols else "mean_time"
     stddev = "stddev_exec_time" if "stddev_exec_time" in f.pgss_cols else "stddev_time"
@@ -102,7 +110,8 @@ def statements_sql(f: Features) -> str:
     return (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8 AS calls, "
             f"(sum({total}) FILTER (WHERE {shown}))::float8 AS total_ms, "
             f"(sum(calls * ({stddev} * {stddev} + {mean} * {mean})) FILTER (WHERE {shown}))::float8 AS sumsq, "
-            f"count(*) AS entries FROM {f.pgss_schema}.pg_stat_statements(false)")
+            f"count(*) FILTER (WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])) AS entries "
+            f"FROM {f.pgss_schema}.pg_stat_statements(false)")
 
 
 def skip_queryids_sql(f: Features) -> str:

@@ -30,12 +30,15 @@ class RawSample(TypedDict):
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
-    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a sums read)
-    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read): see statement_rows_sql()
+    pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a read of either kind)
+    pgss_rows: list[list[Any]] | None  # changed entries (on a rows read, which also gives pgss): statement_rows_sql()
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
-    statements_t0: float  # server clock before and after the pg_stat_statements part
-    statements_t1: float
+    statements_t0: float  # server clock before the pg_stat_statements part,
+    statements_tm: float | None  # between its sums and its rows (and texts),
+    statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
+    backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
+    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -47,8 +50,8 @@ def _json_row(sql: str) -> str:
 
 
 def tick_sql(f: Features) -> str:
-    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, and those of
-    the pg_stat_statements part (below)."""
+    """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s,
+    %(recent_s)s (backends_sql) and those of the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -86,19 +89,24 @@ def tick_sql(f: Features) -> str:
     cols.append("pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                 "ELSE pg_current_wal_insert_lsn() END, '0/0')::float8 AS wal_pos")
     # pg_stat_statements costs O(entries) per read (milliseconds with thousands of entries), so the
-    # sampler picks per tick what to read (%(pgss)s: 0 nothing, 1 the sums, 2 every entry's
-    # counters) and asks for query texts only for new queryids (%(texts)s). Subqueries under a CASE
-    # run only when that branch is taken. statements_t0/t1 time this part of the tick.
+    # sampler picks per tick what to read (%(pgss)s, bit flags: 1 the sums, 2 every entry's
+    # counters, which give the sums from the same scan) and asks for query texts only for new
+    # queryids (%(texts)s). Subqueries under a CASE run only when that branch is taken.
+    # statements_t0/tm/t1 time the two parts of the read.
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t0")
     if f.pgss_schema:
-        cols.append(_json_row(statements_sql(f)) + " AS pgss")
-        cols.append(f"CASE WHEN %(pgss)s::int = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
+        cols.append(f"CASE WHEN %(pgss)s::int & 1 = 1 THEN {_json_row(statements_sql(f))} END AS pgss")
+        cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_tm")
+        cols.append(f"CASE WHEN %(pgss)s::int & 2 = 2 THEN ({statement_rows_sql(f)}) END AS pgss_rows")
         cols.append(f"CASE WHEN cardinality(%(texts)s::int8[]) > 0 THEN ({statement_texts_sql(f)}) END AS pgss_texts")
     else:
-        cols.append("NULL::json AS pgss, NULL::json AS pgss_rows, NULL::json AS pgss_texts")
+        cols.append("NULL::json AS pgss, NULL::float8 AS statements_tm, NULL::json AS pgss_rows, "
+                    "NULL::json AS pgss_texts")
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
     cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
+    cols.append(f"({backends_sql(f)}) AS backends")
+    cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:
         cols.append("pg_current_logfile() AS logfile")
         cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
@@ -111,3 +119,26 @@ def tick_sql(f: Features) -> str:
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
 
+
+
+def backends_sql(f: Features) -> str:
+    """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
+    pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
+    in the last %(recent_s)s seconds (an idle client does no I/O; 200 idle connections cost the
+    tick nothing); background processes always (their state is NULL)."""
+    query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
+    io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
+    lateral = ("LEFT JOIN LATERAL (SELECT sum(read_bytes)::float8 AS r, sum(write_bytes)::float8 AS w "
+               "FROM pg_stat_get_backend_io(a.pid)) b ON true " if f.backend_io else "")
+    return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, a.datname, a.state, "
+            "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
+            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io})) FROM pg_stat_activity a {lateral}"
+            "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
+            "OR a.state IS DISTINCT FROM 'idle' "
+            "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
+
+
+def aios_sql() -> str:
+    """18+: asynchronous I/O handles in use, by state and operation."""
+    return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
+            "(SELECT state::text, operation::text, count(*) AS n FROM pg_aios GROUP BY 1, 2) x")

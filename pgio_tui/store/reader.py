@@ -20,6 +20,7 @@ from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.schema import RecordingError, quote
 from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version_of
 from pgio_tui.store.rebuild import rebuild_frames
@@ -109,6 +110,8 @@ class Recording:
             "SELECT id, queryid, text FROM statements")}
         self._has_latency_hist = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
+        self._backends = StoredBackends(conn, conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'backend_io'").fetchone() is not None)
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -315,7 +318,8 @@ class Recording:
             a, b = ticks[0][0], ticks[-1][0]
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
-                                      statements=self._statements, latency_hist=self._has_latency_hist)
+                                      statements=self._statements, latency_hist=self._has_latency_hist,
+                                      backends=self._backends)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
 from pgio_tui.store.validate import number, value
 
@@ -19,9 +20,10 @@ _WINDOW = M.STATEMENTS_WINDOW_S
 
 def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
-                   latency_hist: bool) -> Iterator[Frame]:
+                   latency_hist: bool, backends: StoredBackends | None = None) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
-    devices, sources, wait_events and statements are the file's name tables (Recording)."""
+    devices, sources, wait_events and statements are the file's name tables (Recording), backends
+    its backends (store/backend_rows.py)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
@@ -39,6 +41,10 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                   "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
     stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
                     "WHERE tick BETWEEN ? AND ?")
+    present = backends is not None and backends.present
+    backend_sql, aio_sql = backends.select() if present else ("", "")
+    backend_io = by_tick(backend_sql) if present else {}
+    aio = by_tick(aio_sql) if present else {}
     device_names = {id_: name for name, (id_, _, _) in devices.items()}
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
     zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
@@ -67,4 +73,6 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
                                if _WINDOW in columns else None, statements),
             latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
+            **(backends.fields(row[1], number(row[3]), backend_io.get(tick), aio.get(tick), statements)
+               if present else {}),
         )

@@ -54,6 +54,36 @@ CREATE VIEW statement_stats_named AS
     FROM statement_stats s JOIN statements st ON st.id = s.statement_id JOIN ticks t ON t.tick = s.tick;
 """
 
+# Backends (pg_stat_activity pids) and asynchronous I/O (pg_aios, 18+), added without a version bump.
+# Per tick, the few backends with the most I/O (frame.BACKENDS_TOP, only those with any): who the
+# backend is and its state and wait once in `backends` (a row per combination seen), and per tick
+# the bytes over the tick (whole numbers: rate x the tick's dt; the reader divides by dt), the
+# query's age in ms at the tick, and its statement (the `statements` row of its query_id, whose
+# text is read as the top statements' are). Column -> Frame field of backend_io's byte counts:
+BACKEND_IO_COLUMNS: dict[str, str] = {"read_bytes": "read_bytes_s", "write_bytes": "write_bytes_s",
+                                      "pg_read_bytes": "pg_read_bytes_s", "pg_write_bytes": "pg_write_bytes_s"}
+BACKENDS_DDL = f"""
+CREATE TABLE backends (
+    id INTEGER PRIMARY KEY, pid INTEGER, backend_type TEXT, application TEXT, database TEXT,
+    state TEXT, wait_event_type TEXT, wait_event TEXT, first_tick INTEGER
+);
+CREATE TABLE backend_io (
+    tick INTEGER NOT NULL, backend_id INTEGER NOT NULL REFERENCES backends (id), query_age_ms INTEGER,
+    statement_id INTEGER REFERENCES statements (id), {", ".join(f"{c} INTEGER" for c in BACKEND_IO_COLUMNS)},
+    PRIMARY KEY (tick, backend_id)
+) WITHOUT ROWID;
+CREATE TABLE aio (
+    tick INTEGER NOT NULL, state TEXT NOT NULL, operation TEXT NOT NULL, count INTEGER,
+    PRIMARY KEY (tick, state, operation)
+) WITHOUT ROWID;
+CREATE VIEW backend_io_named AS
+    SELECT b.tick, k.pid, k.backend_type, k.application, k.database, k.state, k.wait_event_type, k.wait_event,
+           t.t - b.query_age_ms / 1000.0 AS query_start, st.queryid AS query_id,
+           {", ".join(f"b.{c} / t.dt AS {c}_s" for c in BACKEND_IO_COLUMNS)}
+    FROM backend_io b JOIN backends k ON k.id = b.backend_id JOIN ticks t ON t.tick = b.tick
+    LEFT JOIN statements st ON st.id = b.statement_id;
+"""
+
 # from_version -> SQL statements that turn a file of that version into from_version + 1.
 # The reader applies them to an in-memory copy (it never writes the file it reads).
 # latency_hist: a launched workload's latencies per tick: sparse log buckets 1 % wide (pgio_tui.quantiles: bucket i
@@ -69,7 +99,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 # Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
-OPTIONAL_TABLES = ("latency_hist",)
+OPTIONAL_TABLES = ("latency_hist", "backends", "backend_io", "aio")
 
 
 class RecordingError(Exception):
@@ -141,7 +171,7 @@ CREATE VIEW io_named AS
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;
-""" + _STATEMENTS_DDL
+""" + _STATEMENTS_DDL + BACKENDS_DDL
 
 
 def column_type(metric: str) -> str:

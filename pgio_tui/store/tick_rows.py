@@ -16,6 +16,7 @@ from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.store import schema
+from pgio_tui.store.backend_rows import BackendRows
 from pgio_tui.store.schema import quantize, quote
 
 _DISK_UNITS = tuple(m.unit for m in DISK_METRICS)
@@ -39,6 +40,7 @@ class TickRows:
         self._source_ids: dict[str, int] = {}
         self._wait_ids: dict[tuple, int] = {}
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
+        self._backend_rows = BackendRows()  # backends and asynchronous I/O (store/backend_rows.py)
         self.clear()
 
     def clear(self) -> None:
@@ -57,6 +59,7 @@ class TickRows:
         self._new_statements: list[tuple] = []
         self._statement_texts: list[tuple] = []
         self._statement_stats: list[tuple] = []
+        self._backend_rows.clear()
 
     def add(self, frame: Frame, events: list[Event], q: float) -> None:
         """One tick's rows; `q` is the nominal interval the rates are quantized to (one event per tick)."""
@@ -86,6 +89,7 @@ class TickRows:
             self.event(e, tick, frame.t)
         self._checkpoints.extend(self._checkpoint_row(c, tick) for c in frame.checkpoints)
         self._statement_rows(frame)
+        self._backend_rows.add(frame, self._register_statement)
         self._latency_hist.extend((tick, int(b), int(n)) for b, n in frame.latency_buckets.items() if n)
 
     def event(self, e: Event, tick: int | None, t: float) -> None:
@@ -118,6 +122,7 @@ class TickRows:
             (_insert("statements", 4), self._new_statements),
             ("UPDATE statements SET text = ? WHERE id = ?", self._statement_texts),
             (_insert("statement_stats", 2 + len(schema.STATEMENT_COLUMNS)), self._statement_stats),
+            *self._backend_rows.statements(),
         ]
 
     def _statement_rows(self, frame: Frame) -> None:

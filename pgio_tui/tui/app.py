@@ -27,8 +27,10 @@ from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
+from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.screens.backends import BackendsScreen
 from pgio_tui.tui.screens.statements import StatementsScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
@@ -52,6 +54,10 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
         Binding("S", "statements", "Statements", id="statements",
                 tooltip="Statements: top statements by time and I/O (o: sort, esc: back)"),
+        Binding("H", "checkpoints", "Checkpoints", id="checkpoints",
+                tooltip="Checkpoints: the last ones as a table, and too-frequent warnings (esc: back)"),
+        Binding("B", "backends", "Backends", id="backends",
+                tooltip="Backends: per process I/O, state and wait; AIO in flight (o: sort, esc: back)"),
         Binding("r", "toggle_record", "Record", id="record",
                 tooltip="start / stop recording (asks for a file name)"),
         Binding("m", "annotate", "Mark", id="annotate",
@@ -159,7 +165,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, StatementsScreen):
+        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, BackendsScreen)):
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -227,6 +233,28 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         if monitor is not None:
             self.push_screen(StatementsScreen(self.history, self.session, at=lambda: monitor.view().t1))
 
+    def action_checkpoints(self) -> None:
+        """The last checkpoints at the monitor's position (H again, or escape, goes back)."""
+        if isinstance(self.screen, CheckpointsScreen):
+            self.pop_screen()
+            return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(CheckpointsScreen(self.checkpoint_log, at=lambda: monitor.view().t1))
+
+    def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
+        """Finished checkpoints and too-frequent warnings, oldest first (replay: the whole file)."""
+        return self.history.checkpoints, self.history.checkpoint_warnings
+
+    def action_backends(self) -> None:
+        """The backends at the monitor's position (B again, or escape, goes back)."""
+        if isinstance(self.screen, BackendsScreen):
+            self.pop_screen()
+            return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(BackendsScreen(self.history, self.session, at=lambda: monitor.view().t1))
+
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
         if screen is not None:
@@ -248,6 +276,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
         yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
         yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
+        yield SystemCommand("Checkpoints", "The last checkpoints and too-frequent warnings (H)", self.action_checkpoints)
+        yield SystemCommand("Backends", "Per-process I/O, state, wait; AIO in flight (B)", self.action_backends)
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))

@@ -14,7 +14,10 @@ from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
+from pgio_tui.sources.checkpoint import too_frequent
 
+BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
+CHECKPOINTS_KEPT = 20  # finished checkpoints (and too-frequent warnings) kept for the history screen
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
 EVENT_KINDS_SHOWN = ("annotation", "gap", "reconnect", "server_restart", "stats_reset", "setting_change",
                      "workload_start", "workload_stop")
@@ -55,10 +58,13 @@ class FrameHistory:
         self.waits: list[list[tuple[str, str, str, int]]] = []
         self.events: list[TimedEvent] = []
         self.spans: list[Span] = []
-        self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last 20)
+        self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
+        self.checkpoint_warnings: list[tuple[float, str]] = []  # (t, "checkpoints are occurring too frequently ...")
         self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
         self.statements: list[tuple[float, float | None, list[dict[str, Any]]]] = []  # (t, window s, top rows)
         self.statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
+        # Ticks with backends or AIO rows (the last BACKEND_TICKS): (t, backends sorted by I/O, aio rows).
+        self.backends: list[tuple[float, list[dict[str, Any]], list[tuple[str, str, int]]]] = []
         self.last: Frame | None = None
         self.version = 0  # bumped on every change: views redraw when it moved
 
@@ -91,12 +97,18 @@ class FrameHistory:
         for e in frame.events:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
+            elif e.kind == "note" and too_frequent(e.text) is not None:
+                self.checkpoint_warnings = (self.checkpoint_warnings + [(frame.t, e.text)])[-CHECKPOINTS_KEPT:]
         self._track_checkpoint(frame)
         self.statement_texts.update(frame.statement_texts)
         if frame.statements:
             self.statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S), frame.statements))
+        if frame.backends or frame.aio:
+            self.backends.append((frame.t, frame.backends, frame.aio))
+            if len(self.backends) > BACKEND_TICKS + 64:
+                del self.backends[:-BACKEND_TICKS]
         if frame.checkpoints:
-            self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-20:]
+            self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-CHECKPOINTS_KEPT:]
         self.last = frame
         self.version += 1
         if len(self.t) > self.capacity + max(64, self.capacity // 8):
@@ -119,6 +131,7 @@ class FrameHistory:
         self.events = [e for e in self.events if e.t >= t0]
         self.spans = [s for s in self.spans if s.end is None or s.end >= t0]
         self.statements = [s for s in self.statements if s[0] >= t0]
+        self.backends = [b for b in self.backends if b[0] >= t0]
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -174,6 +187,11 @@ class FrameHistory:
             if at is None or entry[0] <= at:
                 return entry
         return None
+
+    def backends_at(self, at: float | None = None) -> tuple[float, list[dict[str, Any]], list] | None:
+        """The latest tick with backends at or before `at` (None: the newest): (t, backends, aio)."""
+        i = bisect_right([b[0] for b in self.backends], float("inf") if at is None else at)
+        return self.backends[i - 1] if i else None
 
     def spans_in(self, t0: float, t1: float) -> list[Span]:
         return [s for s in self.spans if s.start <= t1 and (s.end is None or s.end >= t0)]

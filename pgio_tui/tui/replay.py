@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.screen import Screen
 
 from pgio_tui.store.moments import Moment, find_moments
+from pgio_tui.sources.checkpoint import too_frequent
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.screens.dialogs import PromptScreen
@@ -161,6 +162,16 @@ class ReplayApp(MonitorApp):
             self._settings_bucket = bucket
             self._settings = {s.name: setting_text(s.value, s.unit) for s in self.rec.settings(tick).values()}
         return self._settings
+
+    def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
+        """Every checkpoint and too-frequent warning of the file, not just the charts' window
+        (read again only when a followed file grew)."""
+        count = self.rec.tick_count
+        if getattr(self, "_ckpt_log_at", None) != count:
+            self._ckpt_log_at = count
+            warnings = [(e.t, e.event.text) for e in self.rec.events(["note"]) if too_frequent(e.event.text)]
+            self._ckpt_log = (self.rec.checkpoints(), warnings)
+        return self._ckpt_log
 
     # --- feeding the history --------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms.
+"""Latency: tps and mean/p95/p99 per tick, and how many transactions were slower than 100-500 ms
+(a launched workload) and how many statements of any client (the server log's duration: lines).
 
 Transaction latency comes only from a launched workload. Without one the pane shows statement
 execution time from pg_stat_statements, labelled as such ("stmt"), never with transaction words.
@@ -75,15 +76,25 @@ class LatencyPane(ChartPane):
             first = [("stmt mean ", "muted"), (fmt.ms(g(M.STATEMENTS_MEAN_MS)), None), ("  stmt stddev ", "muted"),
                      (fmt.ms(g(M.STATEMENTS_STDDEV_MS)), None), ("  stmts/s ", "muted"),
                      (fmt.si(g(M.STATEMENTS_CALLS_S)), None)]
+        log = _counts(h, g, t0, t1, M.STATEMENTS_LOG_OVER, "statements, server log > ms ")
         if any(h.has(m) for m in M.LATENCY_OVER.values()):
-            second: list = [("> ms ", "muted")]
-            for n, m in M.LATENCY_OVER.items():
-                now = g(m)
-                tot = sum(v for v in h.window(m, t0, t1).v if v is not None)
-                second += [(f"{n}:", "muted"), (fmt.si(now), "crit" if now else None),
-                           (f"/{fmt.si(tot)}", "muted"), (" ", None)]
+            second = _counts(h, g, t0, t1, M.LATENCY_OVER, "> ms ")
             second.append(("(tick/window)", "muted"))
-        else:
-            low, high = M.LATENCY_THRESHOLDS_MS[0], M.LATENCY_THRESHOLDS_MS[-1]
-            second = [(f"counts >{low}..{high} ms: need a workload launched by pgio-tui", "muted")]
+            return [tuple(first), tuple(second)] + ([tuple(log)] if log else [])
+        if log:
+            return [tuple(first), tuple(log)]
+        low, high = M.LATENCY_THRESHOLDS_MS[0], M.LATENCY_THRESHOLDS_MS[-1]
+        second = [(f"counts >{low}..{high} ms: need a workload launched by pgio-tui", "muted")]
         return [tuple(first), tuple(second)]
+
+
+def _counts(h, g, t0, t1, metrics: dict[int, str], title: str) -> list:
+    """`title` then, per threshold, this tick's count / the window's (empty: no such figures)."""
+    if not any(h.has(m) for m in metrics.values()):
+        return []
+    out: list = [(title, "muted")]
+    for n, m in metrics.items():
+        now = g(m)
+        tot = sum(v for v in h.window(m, t0, t1).v if v is not None)
+        out += [(f"{n}:", "muted"), (fmt.si(now), "crit" if now else None), (f"/{fmt.si(tot)}", "muted"), (" ", None)]
+    return out

@@ -6,6 +6,7 @@ import textwrap
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
+from pgio_tui.sources.pg_counters import wait_name
 from pgio_tui.tui.drawing import bar
 from pgio_tui.tui.plot import ChartSpec, Line
 from pgio_tui.tui.widgets.chart import series_of
@@ -19,7 +20,7 @@ CHART = ChartSpec(series=(
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
          "walsender": "walsnd", "background worker": "bgworker", "startup": "startup",
-         "logical replication launcher": "logrepl"}
+         "logical replication launcher": "logrepl", "io worker": "io-wrk"}
 MIN_BAR = 8
 TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
               "IPC": "chart-3", "Client": "chart-6", "BufferPin": "chart-5", "Extension": "chart-6"}
@@ -41,7 +42,7 @@ class WaitsPane(ChartPane):
             return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(view.session.why_no_waits(),
                                                                                  max(10, width - 1)))]
         # Names get the room they need; bars take what is left (at least MIN_BAR).
-        labels = [f"{wt}:{ev} ({SHORT.get(bt, bt)})" for (bt, wt, ev), _, _ in top]
+        labels = [f"{wait_name(wt, ev)} ({SHORT.get(bt, bt)})" for (bt, wt, ev), _, _ in top]
         label_w = max(14, min(max(map(len, labels)), width - 12 - MIN_BAR))
         bar_w = max(4, width - label_w - 12)
         biggest = max(mean for _, mean, _ in top) or 1.0
@@ -50,7 +51,7 @@ class WaitsPane(ChartPane):
         lines: list[Line] = [((head, "muted"),)]
         for (bt, wt, ev), mean, now in top:
             who = SHORT.get(bt, bt)
-            text = f"{wt}:{ev} ({who})"
+            text = f"{wait_name(wt, ev)} ({who})"
             if len(text) > label_w:  # the event says more than its type (the colour tells the type)
                 text = f"{ev} ({who})"
             if len(text) > label_w:

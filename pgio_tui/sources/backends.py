@@ -1,0 +1,142 @@
+"""Backends, pg_activity / iotop style: per process, who it is, what it waits on, and its I/O.
+
+The tick statement lists the server's processes (pgfeatures.backends_sql: background processes
+always, client backends when not idle or lately changed state, since an idle client does no I/O),
+each with its cumulative pg_stat_get_backend_io(pid) bytes on 18. On the database host the sampler
+reads /proc/<pid>/io of those pids (read_bytes / write_bytes: what the process made the kernel
+fetch from or send to storage; readable by root and the server's OS user only).
+
+`BackendTracker` turns both counters into per-second rates against the last value seen for the
+same process (pid + backend_start). A process absent from a tick keeps its last value (an idle
+backend's counters do not move); one started since the previous tick counts from zero; one seen
+for the first time otherwise has no rate yet.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pgio_tui.frame import BACKEND_LABELS
+
+# Columns of a row of pgfeatures.backends_sql(), in order.
+ROW = ("pid", *BACKEND_LABELS, "query_start", "query_id", "backend_start", "pg_read_bytes", "pg_write_bytes")
+assert ROW[1:7] == ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
+
+PRUNE_EVERY = 60  # ticks between looks for processes that are gone
+FORGET_AFTER = 3600  # ticks an unlisted process is remembered where /proc can't tell whether it lives
+LOCAL, DENIED, ELSEWHERE = "local", "denied", "elsewhere"  # can /proc/<pid>/io be read here?
+NOT_LOCAL_NOTE = ("backend read/write bytes (/proc/<pid>/io) only when pgio-tui runs on the database host")
+DENIED_NOTE = ("backend read/write bytes: /proc/<pid>/io is readable by root and the server's OS user "
+               "only; run pgio-tui as one of them")
+
+
+def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
+    """(read_bytes, write_bytes) of a process; None when it is gone. PermissionError when not ours."""
+    try:
+        with open(f"{proc}/{pid}/io", "rb") as fh:
+            text = fh.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    read = write = None
+    for line in text.split(b"\n"):
+        if line.startswith(b"read_bytes:"):
+            read = int(line[11:])
+        elif line.startswith(b"write_bytes:"):
+            write = int(line[12:])
+    return None if read is None or write is None else (read, write)
+
+
+def proc_io_mode(server_pid: int | None, proc: str = "/proc") -> str:
+    """LOCAL when this process may read a server process's /proc/<pid>/io (our own connection's
+    backend tells), else DENIED."""
+    try:
+        return LOCAL if server_pid and read_proc_io(server_pid, proc) is not None else DENIED
+    except PermissionError:
+        return DENIED
+
+
+def _rate(cur, prev, dt: float | None) -> float | None:
+    if cur is None or prev is None or not dt:
+        return None
+    d = float(cur) - float(prev)
+    return d / dt if d >= 0 else None  # a reset (pg_stat_reset_backend_stats): unknown this tick
+
+
+def io_key(b: dict[str, Any]) -> float:
+    """What "sorted by I/O" sorts by: the kernel's bytes where known, else PostgreSQL's."""
+    proc = (b.get("read_bytes_s") or 0) + (b.get("write_bytes_s") or 0)
+    return proc or (b.get("pg_read_bytes_s") or 0) + (b.get("pg_write_bytes_s") or 0)
+
+
+class BackendTracker:
+    """Last counters per process, and the rates of a tick."""
+
+    def __init__(self, proc_mode: str = ELSEWHERE, proc: str = "/proc"):
+        self.proc_mode = proc_mode
+        self.proc = proc
+        self._proc: dict[tuple, tuple[int, int]] = {}  # (pid, backend_start) -> /proc counters
+        self._pg: dict[tuple, tuple] = {}  # (pid, backend_start) -> pg_stat_get_backend_io bytes
+        self._prev_t: float | None = None  # server time of the previous tick
+        self._ticks = 0
+        self._seen_at: dict[tuple, int] = {}  # (pid, backend_start) -> the last tick it was listed
+
+    def reset(self) -> None:
+        """Counters start over (reconnect, server restart): every process needs a new first value."""
+        self._proc, self._pg, self._seen_at, self._prev_t = {}, {}, {}, None
+
+    def update(self, rows: list[list] | None, server_t: float, dt: float | None) -> list[dict[str, Any]]:
+        """The tick's backends with their rates, sorted by I/O (most first)."""
+        out: list[dict[str, Any]] = []
+        seen: set[tuple] = set()
+        for r in rows or ():
+            if len(r) != len(ROW) or r[0] is None:
+                continue
+            b = dict(zip(ROW, r))
+            key = (b["pid"], b["backend_start"])
+            seen.add(key)
+            new = self._prev_t is not None and b["backend_start"] is not None and b["backend_start"] > self._prev_t
+            pg = (b.pop("pg_read_bytes"), b.pop("pg_write_bytes"))
+            old_pg = self._pg.get(key, (0, 0) if new else (None, None))
+            b["pg_read_bytes_s"], b["pg_write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(pg, old_pg))
+            if pg != (None, None):
+                self._pg[key] = pg
+            b["read_bytes_s"] = b["write_bytes_s"] = None
+            if self.proc_mode == LOCAL:
+                self._proc_rates(b, key, new, dt)
+            b.pop("backend_start")
+            out.append(b)
+        self._ticks += 1
+        self._seen_at.update(dict.fromkeys(seen, self._ticks))
+        if self._ticks % PRUNE_EVERY == 0:  # forget processes that are gone (idle ones stay unlisted)
+            for key, at in list(self._seen_at.items()):
+                if self._ticks - at > PRUNE_EVERY and not self._alive(key[0], self._ticks - at):
+                    del self._seen_at[key]
+                    self._proc.pop(key, None)
+                    self._pg.pop(key, None)
+        self._prev_t = server_t
+        out.sort(key=lambda b: (-io_key(b), b["state"] != "active", b["pid"]))
+        return out
+
+    def _alive(self, pid: int, unseen: int) -> bool:
+        """Is the process still there? Locally /proc says; otherwise it is kept FORGET_AFTER ticks."""
+        if self.proc_mode == LOCAL:
+            return os.path.exists(f"{self.proc}/{pid}")
+        return unseen <= FORGET_AFTER
+
+    def _proc_rates(self, b: dict[str, Any], key: tuple, new: bool, dt: float | None) -> None:
+        try:
+            cur = read_proc_io(b["pid"], self.proc)
+        except PermissionError:
+            self.proc_mode = DENIED
+            return
+        if cur is None:
+            return
+        old = self._proc.get(key, (0, 0) if new else (None, None))
+        b["read_bytes_s"], b["write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(cur, old))
+        self._proc[key] = cur
+
+
+def recorded(backends: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
+    """The backends a recording keeps: the first `top` (already sorted) with any I/O."""
+    return [b for b in backends if io_key(b) > 0][:top]
