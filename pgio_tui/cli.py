@@ -286,7 +286,10 @@ def _add_experiment(sub) -> None:
                    help="before each run, wait up to S s for Dirty under the background threshold "
                         "(default %(default)g)")
     r.add_argument("-o", "--output", required=True, metavar="DIR", help="the experiment folder (new)")
-    r.add_argument("--quiet", action="store_true", help="no status line")
+    r.add_argument("--quiet", action="store_true", help="no progress bar (the lines per run stay)")
+    r.add_argument("--tui", action="store_true",
+                   help="show the runs in the live monitor with an experiment strip (default: headless)")
+    r.add_argument("--theme", metavar="NAME", help="colour theme of --tui")
     r.set_defaults(pgbench_args=[], workload_args=[])
     s = act.add_parser("resume", add_help=False, help="continue an interrupted experiment")
     s.add_argument("--help", action="help", help="show this help and exit")
@@ -294,7 +297,10 @@ def _add_experiment(sub) -> None:
     _conn_options(s)
     s.add_argument("--allow-settings", action="store_true", help="allow ALTER SYSTEM on a server that is not --lab")
     s.add_argument("--allow-restart", action="store_true", help="allow restarting a server that is not --lab")
-    s.add_argument("--quiet", action="store_true", help="no status line")
+    s.add_argument("--quiet", action="store_true", help="no progress bar (the lines per run stay)")
+    s.add_argument("--tui", action="store_true",
+                   help="show the runs in the live monitor with an experiment strip (default: headless)")
+    s.add_argument("--theme", metavar="NAME", help="colour theme of --tui")
     t = act.add_parser("report", help="the results table of an experiment folder")
     t.add_argument("dir", metavar="DIR")
     t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),

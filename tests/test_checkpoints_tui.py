@@ -60,7 +60,7 @@ async def test_checkpoints_rows_warnings_and_keys(utc):
         assert "from counters" in text
         await pilot.press("down")
         text = str(screen.query_one("#ckpt-detail", Static).render())
-        assert "sync files 41, longest 0.11 s" in text and "WAL files added/removed/recycled 0/1/3" in text
+        assert "sync files 41, longest 0.112 s" in text and "WAL files added/removed/recycled 0/1/3" in text
         await pilot.press("escape")
         assert isinstance(app.screen, MonitorScreen)
         await pilot.press("H", "H")
@@ -74,7 +74,7 @@ def test_detail_of_a_log_row():
            "wal_recycled": 3, "source": "log"}
     text = detail(row)
     assert "8,241 buffers (50.3% of shared_buffers)" in text  # the log's own count wins
-    assert "write 17.9 s, sync 0.40 s, total 18.5 s" in text and "distance 294M, estimate 312M" in text
+    assert "write 17.9 s, sync 0.400 s, total 18.5 s" in text and "distance 294M, estimate 312M" in text
 
 
 @pytest.mark.asyncio

@@ -216,3 +216,48 @@ def test_workload_words_parse_with_the_bench_defaults():
     for kind, bad in (("pgio", ["--update-pct", "70"]), ("pgio", ["--bogus"]), ("sql", []), ("sql", ["x", "--times", "0"])):
         with pytest.raises(PlanError):
             parse(kind, bad, None)
+
+
+def test_a_host_without_a_cgroup_memory_controller_refuses_in_one_line(tmp_path):
+    """The same command in a private mount namespace whose cgroup file systems are unmounted (the
+    host's stay as they are): one line, exit 1, no folder left behind, no server started."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to hide the cgroup file systems in a mount namespace")
+    out = tmp_path / "e"
+    script = ("for m in $(awk '$3 ~ /^cgroup/ {print $2}' /proc/self/mounts | sort -r); do umount -l \"$m\"; done; "
+              f"exec {sys.executable} -m pgio_tui experiment run --lab --set os.page_cache=64MB,128MB "
+              f"-o {out} pgio --scale 8M")
+    r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[1],
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    if "unshare failed" in r.stderr or "Operation not permitted" in r.stderr:
+        pytest.skip(f"no mount namespace here: {r.stderr.strip()}")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == ("pgio-tui: error: os.page_cache: this host has no cgroup memory controller (neither v2 "
+                        "memory.max nor v1 memory.limit_in_bytes): the page cache cannot be capped here\n")
+    assert not out.exists()
+
+
+def test_reinit_sets_pgbench_up_before_every_run(make_cluster, tmp_path, capsys):
+    """--reinit: pgbench -i before each run, so pgbench_history holds only the last run's
+    transactions (pgbench's own count); without it the runs' rows add up (-n: pgbench itself does not
+    truncate the history before a run)."""
+    cluster = make_cluster()
+
+    def history_after(name: str, *extra: str) -> tuple[int, list[int]]:
+        out = tmp_path / name
+        rc = cli.main(["experiment", "run", *conn_args(cluster), "--allow-settings", "--init-scale", "1",
+                       "--no-discard-first", *extra, "--set", "bgwriter_delay=100ms,200ms", "--repeat", "1",
+                       "-o", str(out), "--quiet", "pgbench", "--", "-n", "-c", "1", "-T", "2"])
+        assert rc == 0, capsys.readouterr().err
+        done = [summary_of(out / r["file"])["transactions"] for r in plan_of(out)["runs"]]
+        with cluster.connect() as conn:
+            return conn.execute("select count(*) from pgbench_history").fetchone()[0], done
+    rows, done = history_after("again", "--reinit")
+    assert rows == done[-1] > 0
+    rows, done = history_after("once")
+    assert rows == sum(done)

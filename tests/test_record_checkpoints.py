@@ -41,6 +41,11 @@ def log_checkpoints(text: str) -> list[dict]:
             cur["wrote"] = int(re.match(r"wrote (\d+) buffers", m["rest"])[1])
             slru = re.search(r"wrote (\d+) SLRU buffers", m["rest"])
             cur["slru"] = int(slru[1]) if slru else None
+            cur["pct"] = float(re.search(r"buffers \(([\d.]+)%\)", m["rest"])[1])
+            cur["wal"] = tuple(int(x) for x in re.search(
+                r"(\d+) WAL file\(s\) added, (\d+) removed, (\d+) recycled", m["rest"]).groups())
+            cur["files"] = int(re.search(r"sync files=(\d+)", m["rest"])[1])
+            cur["longest"] = float(re.search(r"longest=([\d.]+) s", m["rest"])[1])
             out.append(cur)
             cur = None
     return out
@@ -140,6 +145,9 @@ def test_checkpoints_and_writes_match_the_server(busy_cluster, tmp_path):
         assert abs(row["buffers"] - logged_shared) <= max(0.01 * logged_shared, 1), (row, c)
         assert row["log_buffers"] == c["wrote"]
         assert row["kind"] == ("immediate" if "immediate" in c["flags"] else "time")
+        # the checkpoint history's columns (H) are the log line's own
+        assert (row["buffers_pct"], row["sync_files"], row["longest_s"]) == (c["pct"], c["files"], c["longest"])
+        assert (row["wal_added"], row["wal_removed"], row["wal_recycled"]) == c["wal"]
 
     # Per-source write rates integrate back to the views' own deltas.
     frames = list(rec.frames())

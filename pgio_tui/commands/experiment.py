@@ -55,6 +55,8 @@ def _run(args: argparse.Namespace) -> int:
                 discard_first=args.discard_first, seed=args.seed, interval=args.interval,
                 reinit=args.reinit, dirty_wait_s=args.dirty_wait)
     plan.check()
+    from pgio_tui.experiments.runner import check_host
+    check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
     plan.make_runs()
     folder.mkdir(parents=True, exist_ok=True)
     save(plan, folder)
@@ -95,9 +97,12 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
         runner.check_target(plan, conninfo, lab=lab, restart_allowed=bool(args.allow_restart))
         workloads.setup(plan.workload, conninfo, say=shown.say)
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
-        runner.run_all(plan, folder, target,
-                       shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
-                       say=shown.say)
+        if getattr(args, "tui", False):
+            _in_tui(plan, folder, target, conninfo, shown, args)
+        else:
+            runner.run_all(plan, folder, target,
+                           shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
+                           say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
         shown.results_table()
         done = sum(r.state == "done" for r in plan.runs)
@@ -134,8 +139,37 @@ def _lab(plan: Plan):
     return cluster
 
 
+def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argparse.Namespace) -> None:
+    """The runs in the live monitor with the experiment strip (tui/experiment.py); the runner's
+    messages become notifications. Interrupted when the user quit before the end."""
+    from pgio_tui.experiments import runner
+    from pgio_tui.session import open_sampler
+    from pgio_tui.tui.experiment import run_experiment_tui
+
+    def body(feed) -> None:
+        shown.out, shown.lines_out = feed.tell, feed.finished_line
+
+        def one(kind: str, path: Path | None) -> tuple[str, str]:
+            if feed.quitting:
+                return "interrupted", "stopped by the user"
+            return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session)
+        runner.run_all(plan, folder, target, shown.wrap(one), say=shown.say)
+
+    sampler = open_sampler(conninfo, plan.interval)  # describes the server for the header
+    try:
+        feed = run_experiment_tui(sampler, body, shown.progress, theme=getattr(args, "theme", None),
+                                  say=lambda text: say(f"{PROG}: experiment: {text}"))
+    finally:
+        shown.out = shown.lines_out = None
+        sampler.close()
+    if feed.error is not None:
+        raise feed.error
+    if feed.quitting and plan.pending():
+        raise runner.Interrupted()
+
+
 def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
-             status=None) -> tuple[str, str]:
+             status=None, on_session=None) -> tuple[str, str]:
     """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
     from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
@@ -148,6 +182,8 @@ def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: boo
         session = Session(sampler, workload=workload)
         if path is not None:
             session.record(str(path))
+        if on_session is not None:
+            on_session(session)
         run_headless(session, label=str(path) if path else kind, quiet=quiet, status=status,
                      show_output=False)  # kept in the recording; the runs' lines say how each went
     finally:

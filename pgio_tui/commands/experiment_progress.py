@@ -70,6 +70,8 @@ class Reporter:
     def __init__(self, progress: Progress, quiet: bool = False):
         self.progress = progress
         self.bar = ProgressBar(progress, enabled=not quiet)
+        self.out = None  # where the lines go instead of stderr (the TUI's notifications)
+        self.lines_out = None  # where the finished runs' lines go instead (the TUI's strip)
 
     def say(self, text: str) -> None:
         self.flush()
@@ -77,13 +79,19 @@ class Reporter:
 
     def _say(self, text: str) -> None:
         from pgio_tui.errors import PROG, say
+        if self.out is not None:
+            self.out(text)
+            return
         self.bar.clear()
         say(f"{PROG}: experiment: {text}")
 
     def flush(self) -> None:
         """The lines of runs that ended since the last call."""
         for line in self.progress.finished():
-            self._say(line)
+            if self.lines_out is not None:
+                self.lines_out(line)
+            else:
+                self._say(line)
 
     def wrap(self, run_one):
         """run_one(kind, path) with the progress told when each Session starts and ends."""

@@ -2,7 +2,8 @@
 its processes — the shared_buffers × page-cache experiment without touching the rest of the host.
 
 The server's processes (the postmaster and its children; backends forked later inherit it) are moved
-into a child cgroup of the postmaster's own memory cgroup, whose limit is SIZE + the processes' memory
+into a cgroup of ours beside them (v1: a child of the postmaster's memory cgroup; v2: a sibling, since
+a v2 cgroup with processes hands no controller on), whose limit is SIZE + the processes' memory
 when capped + PROCESS_ALLOWANCE, plus shared_buffers when the server was (re)started just before the move: page cache read by the
 server is charged to that cgroup, and so is shared memory first touched by its backends (the
 buffers, after a restart) and the processes' own memory, which without swap cannot be reclaimed; so
@@ -123,13 +124,23 @@ class Cap:
             home = self.home  # already inside ours (no restart since the last run)
         elif self.path is None:
             self.home = home
-            self.path = home / f"pgio-tui-{self.tag}"
+            # v1: a child of the server's cgroup. v2 lets no cgroup with processes hand a controller
+            # on, so there: a sibling (its parent already hands on memory when home has it), or a
+            # child of the root, which may.
+            parent = home
             try:
-                if self.version == 2:  # the child gets the memory controller only if its parent hands it on
+                if self.version == 2 and home != self.mount:
+                    if "memory" not in (home / "cgroup.controllers").read_text().split():
+                        raise PageCacheError(f"{NAME}: the server's cgroup {home} has no memory controller; "
+                                             "this host allows no cgroup memory limit here")
+                    parent = home.parent
+                elif self.version == 2:
                     (home / "cgroup.subtree_control").write_text("+memory")
+                self.path = parent / f"pgio-tui-{self.tag}"
                 self.path.mkdir(exist_ok=True)
             except OSError as exc:
-                raise PageCacheError(f"{NAME}: cannot create a cgroup under {home} ({exc.strerror}); "
+                self.path = None
+                raise PageCacheError(f"{NAME}: cannot create a cgroup under {parent} ({exc.strerror}); "
                                      "a lab cluster or root is needed") from None
         for pid in server_pids(postmaster):
             try:

@@ -93,15 +93,22 @@ def check_target(plan: Plan, conninfo: str, *, lab: bool, restart_allowed: bool)
     if restarts and not (lab or restart_allowed):
         raise guc.SettingsError(f"{', '.join(restarts)} needs a server restart: add --allow-restart "
                                 "(the server is restarted with pg_ctl, then back to its settings at the end)")
-    if any(n in os_settings() for n in plan.sweep):
-        from pgio_tui.experiments import page_cache as pc
-        import os
-        for value in plan.sweep.get(pc.NAME, []):
-            pc.parse_size(value)
-        pc.hierarchy()
-        if not lab and os.geteuid() != 0:
-            raise pc.PageCacheError(f"{pc.NAME}: a lab cluster or root is needed to cap a server's page cache")
+    check_host(plan)
     return originals
+
+
+def check_host(plan: Plan) -> None:
+    """What this machine must allow, before any server is touched: os.page_cache needs a cgroup
+    memory controller, and a lab cluster or root. PageCacheError, one line."""
+    from pgio_tui.experiments import page_cache as pc
+    import os
+    if pc.NAME not in plan.sweep:
+        return
+    for value in plan.sweep[pc.NAME]:
+        pc.parse_size(value)
+    pc.hierarchy()
+    if not plan.target.get("lab") and os.geteuid() != 0:
+        raise pc.PageCacheError(f"{pc.NAME}: a lab cluster or root is needed to cap a server's page cache")
 
 
 def run_all(plan: Plan, folder: Path, conninfo: str | Target, run_one: RunOne, *,

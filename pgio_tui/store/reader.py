@@ -233,12 +233,29 @@ class Recording:
     # --- seeking and series ---------------------------------------------------------------------
 
     def tick_at(self, t: float) -> int:
-        """The last tick taken at or before wall time `t` (the first tick when `t` is earlier)."""
+        """The last tick taken at or before wall time `t` (the first tick when `t` is earlier).
+
+        Ticks are taken in time order (the sampler's one clock), so this is a binary search over
+        the tick numbers, each step one primary-key lookup: no index on `t` (it would cost 2 % of
+        the file)."""
         if self.first_tick is None:
             raise RecordingError(f"{self.path} holds no ticks")
-        row = self.db.conn.execute("SELECT tick FROM ticks WHERE t <= ? AND tick <= ? ORDER BY t DESC LIMIT 1",
-                                   (t, self.last_tick)).fetchone()
-        return self.first_tick if row is None else row[0]
+        conn = self.db.conn
+
+        def at_or_before(tick: int) -> tuple[int, float] | None:  # gaps skip tick numbers
+            return conn.execute("SELECT tick, t FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+                                (tick,)).fetchone()
+
+        lo, hi, found = self.first_tick, self.last_tick, self.first_tick
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            row = at_or_before(mid)
+            if row is None or not isinstance(row[1], (int, float)) or row[1] <= t:
+                found = found if row is None else max(found, row[0])
+                lo = mid + 1
+            else:
+                hi = row[0] - 1
+        return found
 
     def series(self, metric: str, start_tick: int | None = None,
                end_tick: int | None = None) -> list[tuple[int, float, Any]]:

@@ -144,6 +144,7 @@ def expected_objects() -> dict[tuple[str, str], tuple[str | None, dict[str, str]
         cols = {r[1]: r[2].upper() for r in mem.execute(f"PRAGMA table_info({schema.quote(name)})")}
         out[(type_, name)] = (sql, cols)
     mem.close()
+    out.update(schema.LEGACY_OBJECTS)
     return out
 
 

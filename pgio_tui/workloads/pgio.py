@@ -1,8 +1,8 @@
 """The pgio-style workload (Kevin Closson's pgio: SLOB's method on PostgreSQL), re-implemented with psycopg 3.
 
-Setup (pgio_setup.py) builds a seed table in random physical order and copies it into `pgio1..pgioN` with
-fillfactor 10, so each row has its own 8 kB block and a key range of WORK_UNIT visits that many
-random blocks. A run opens every session first, releases them together and only then starts the
+Setup (pgio_setup.py) builds a seed table in random physical order and copies it into
+`pgio1..pgioN` with fillfactor 10, so each row has its own 8 kB block and a key range of WORK_UNIT
+visits that many random blocks. A run opens every session first, releases them together and only then starts the
 clock (the original counted reads made during a slow launch against a shorter time). Sessions run
 the server-side loop in short slices, so statistics publish while the run goes on, row locks last
 one slice, and a stop (statements cancelled) takes effect at once.

@@ -28,7 +28,8 @@ WARNINGS_SHOWN = 3
 
 
 def _s(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+    """Seconds as the log writes them (ms resolution), shorter from 1 s on."""
+    return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
 
 
 def _wal_files(c: dict) -> str:
@@ -82,7 +83,7 @@ class CheckpointsScreen(Screen):
     CheckpointsScreen { layout: vertical; }
     CheckpointsScreen #ckpt-head { height: 1; padding: 0 1; background: $panel; }
     CheckpointsScreen DataTable { height: 1fr; }
-    CheckpointsScreen #ckpt-detail { height: auto; max-height: 4; padding: 0 1; border-top: solid $primary; }
+    CheckpointsScreen #ckpt-detail { height: auto; max-height: 5; padding: 0 1; border-top: solid $primary; }
     CheckpointsScreen #ckpt-warnings { height: auto; max-height: 4; padding: 0 1; color: $warning; }
     """
     BINDINGS = [
