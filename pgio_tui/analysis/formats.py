@@ -190,6 +190,11 @@ def rich_renderables(c: Comparison) -> list:
 
 def render(c: Comparison, fmt: str, width: int | None = None) -> str:
     """The comparison as text in `fmt` (one of FORMATS)."""
+    return render_with(c, fmt, width or 120, markdown=markdown, csv_text=csv_text, renderables=rich_renderables)
+
+
+def render_with(c, fmt: str, width: int, *, markdown, csv_text, renderables) -> str:
+    """`c` in `fmt` by the given writers (a two-run comparison here, N runs in formats_many)."""
     if fmt == "markdown":
         return markdown(c)
     if fmt == "csv":
@@ -199,8 +204,8 @@ def render(c: Comparison, fmt: str, width: int | None = None) -> str:
     if fmt == "table":
         from rich.console import Console
         buf = io.StringIO()
-        console = Console(file=buf, width=width or 120, force_terminal=False, color_system=None)
-        for r in rich_renderables(c):
+        console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+        for r in renderables(c):
             console.print(r)
         return buf.getvalue()
     raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")

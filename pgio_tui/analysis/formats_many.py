@@ -12,7 +12,7 @@ import io
 
 from pgio_tui.analysis.compare import Row
 from pgio_tui.analysis.compare_many import ManyComparison, ManyRow
-from pgio_tui.analysis.formats import FORMATS, change, json_text, window_text
+from pgio_tui.analysis.formats import FORMATS, change, render_with, window_text
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.analysis.summary import device_labels
 from pgio_tui.format import DASH, number
@@ -171,18 +171,7 @@ def table_width(c: ManyComparison) -> int:
 
 
 def render(c: ManyComparison, fmt: str, width: int | None = None) -> str:
-    if fmt == "markdown":
-        return markdown(c)
-    if fmt == "csv":
-        return csv_text(c)
-    if fmt == "json":
-        return json_text(c)
-    if fmt == "table":
-        from rich.console import Console
-        buf = io.StringIO()
-        console = Console(file=buf, width=width or table_width(c), force_terminal=False, color_system=None)
-        for r in rich_renderables(c):
-            console.print(r)
-        return buf.getvalue()
-    raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    """The N-way comparison as text in `fmt` (one of FORMATS)."""
+    return render_with(c, fmt, width or table_width(c), markdown=markdown, csv_text=csv_text,
+                       renderables=rich_renderables)
 
