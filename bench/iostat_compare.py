@@ -6,7 +6,8 @@ iostat is started with `-o JSON` on a pty (so each report arrives as it is print
 samples /proc/diskstats the moment each report shows up, so both cover the same second give or take
 the time to print a line. Our dt is time.monotonic() like the sampler's (`--clock uptime` uses
 /proc/uptime deltas like iostat, leaving only the sampling offset). Unless --no-load, a background
-dd reads and writes with O_DIRECT in a scratch directory under DIR (64 MB files, removed at the end).
+dd reads and writes with O_DIRECT, and another writes 8 kB blocks with O_DSYNC (flush requests, as
+WAL commits make), in a scratch directory under DIR (64 MB files, removed at the end).
 The final lines give the largest absolute difference per column (ours rounded to iostat's 2
 decimals) and the largest relative one among values iostat printed as >= 1.
 """
@@ -30,11 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pgio_tui.frame import DEVICE_FIELDS  # noqa: E402
 from pgio_tui.sources.disks import DiskSource, devices_for_path  # noqa: E402
 
-IOSTAT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util")
+IOSTAT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "util", "f/s", "f_await")
 LOAD = """
 dd if=/dev/zero of=seed bs=1M count=64 oflag=direct status=none
 while :; do dd if=/dev/zero of=direct bs=64k count=1024 oflag=direct conv=notrunc status=none; done &
 while :; do dd if=seed of=/dev/null bs=16k iflag=direct status=none; done &
+while :; do dd if=/dev/zero of=synced bs=8k count=200 oflag=dsync conv=notrunc status=none; done &
 wait
 """
 

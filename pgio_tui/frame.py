@@ -13,7 +13,8 @@ from typing import Any
 Value = float | int | str | None
 
 # Per-device figures, named as in iostat -x (see metrics.py for units).
-DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct", "f_s",
+                 "f_await_ms")
 DISK_PREFIX = "disk."  # a device's metrics are disk.<device>.<field>
 
 

@@ -21,7 +21,7 @@ class Metric:
     name: str
     unit: str
     kind: str  # "gauge" (a level now), "rate" (per second over the tick), "state" (a label or 0/1)
-    pane: str  # checkpoint, writes, memory, devices, latency, waits, database, observer
+    pane: str  # checkpoint, writes, memory, devices, latency, waits, reads, wal, database, observer, statements
     help: str
     source: str  # where it comes from, per PostgreSQL version where that differs
     label: str = ""  # its short name on a chart or in a table (default: from its name)
@@ -35,6 +35,8 @@ class Metric:
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
 _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
+_WAL_IO = "(object wal, context normal: writes zero-filling new segments are left out, as before 18)"
+_BUFCACHE = "every tick while a checkpoint starts, else at most every 10 s (costs ~0.5 us per buffer)"
 _PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
          "and those marked /* pgio-tui */ excluded")
 
@@ -88,6 +90,12 @@ WAL_BYTES_S = "wal.bytes_s"
 WAL_RECORDS_S = "wal.records_s"
 WAL_FPI_S = "wal.fpi_s"
 WAL_BUFFERS_FULL_S = "wal.buffers_full_s"
+WAL_WRITES_S = "wal.writes_s"
+WAL_SYNCS_S = "wal.syncs_s"
+WAL_WRITE_TIME_MS_S = "wal.write_time_ms_s"
+WAL_SYNC_TIME_MS_S = "wal.sync_time_ms_s"
+BUFFERS_USED = "buffers.used"
+BUFFERS_DIRTY = "buffers.dirty"
 SESSIONS_ACTIVE = "sessions.active"
 SESSIONS_IO_WAIT = "sessions.io_wait"
 SESSIONS_LOCK_WAIT = "sessions.lock_wait"
@@ -118,6 +126,7 @@ def writes(source: str) -> str:
 # Per-device metrics are disk(<device>, <field>) = disk.<device>.<field>, the fields of frame.DEVICE_FIELDS.
 DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S = "r_s", "w_s", "rkb_s", "wkb_s"
 DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT = "r_await_ms", "w_await_ms", "aqu_sz", "util_pct"
+DISK_F_S, DISK_F_AWAIT_MS = "f_s", "f_await_ms"  # flushes (cache flush requests: fsync, fdatasync, O_DSYNC)
 
 
 def _m(name, unit, kind, pane, help, source, label=""):
@@ -258,28 +267,46 @@ CATALOG: tuple[Metric, ...] = (
          "server log (logging_collector through pg_read_binary_file, or the file on the database host) with "
          "log_min_duration_statement >= 0; stderr, csvlog, jsonlog", label=f"log>{ms}") for ms in LATENCY_THRESHOLDS_MS),
     # --- database --------------------------------------------------------------------------
-    _m(PGIO_READS_S, "blocks/s", "rate", "database",
+    _m(PGIO_READS_S, "blocks/s", "rate", "reads",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
        "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_fetched - _hit of their table and index, per slice"),
-    _m(PGIO_HITS_S, "blocks/s", "rate", "database",
+    _m(PGIO_HITS_S, "blocks/s", "rate", "reads",
        "Shared-buffer hits of the pgio workload's statements, per second.",
        "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice"),
-    _m(DB_BLKS_READ_S, "blocks/s", "rate", "database",
+    _m(DB_BLKS_READ_S, "blocks/s", "rate", "reads",
        "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read"),
-    _m(DB_BLKS_HIT_S, "blocks/s", "rate", "database", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),
+    _m(DB_BLKS_HIT_S, "blocks/s", "rate", "reads", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),
     _m(DB_XACT_S, "1/s", "rate", "database", "Commits plus rollbacks, all databases.", "pg_stat_database"),
     _m(DB_TEMP_BYTES_S, "bytes/s", "rate", "database", "Temporary file bytes written.", "pg_stat_database.temp_bytes"),
-    _m(DB_BLK_READ_TIME_MS_S, "ms/s", "rate", "database",
+    _m(DB_BLK_READ_TIME_MS_S, "ms/s", "rate", "reads",
        "Time backends spent reading blocks (needs track_io_timing).", "pg_stat_database.blk_read_time"),
     _m(DB_BLK_WRITE_TIME_MS_S, "ms/s", "rate", "database",
        "Time backends spent writing blocks (needs track_io_timing).", "pg_stat_database.blk_write_time"),
     _m(DB_BACKENDS, "count", "gauge", "database", "Connected backends.", "pg_stat_database.numbackends"),
-    _m(WAL_BYTES_S, "bytes/s", "rate", "database", "WAL generated.",
+    _m(WAL_BYTES_S, "bytes/s", "rate", "wal", "WAL generated.",
        "pg_wal_lsn_diff of pg_current_wal_insert_lsn() between ticks (all versions)"),
-    _m(WAL_RECORDS_S, "1/s", "rate", "database", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13"),
-    _m(WAL_FPI_S, "1/s", "rate", "database", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13"),
-    _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "database", "WAL writes forced because wal_buffers was full.",
-       "14+ pg_stat_wal.wal_buffers_full"),
+    _m(WAL_RECORDS_S, "1/s", "rate", "wal", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13"),
+    _m(WAL_FPI_S, "1/s", "rate", "wal", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13"),
+    _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "wal", "WAL writes forced because wal_buffers was full.",
+       "14+ pg_stat_wal.wal_buffers_full; null on 13"),
+    _m(WAL_WRITES_S, "1/s", "rate", "wal",
+       "WAL write() calls (WAL buffers written out to the kernel), by every process.",
+       f"14-17 pg_stat_wal.wal_write; 18 pg_stat_io.writes {_WAL_IO}; null on 13"),
+    _m(WAL_SYNCS_S, "1/s", "rate", "wal",
+       "WAL flushes to disk (fsync/fdatasync, or the write itself with open_sync/open_datasync).",
+       f"14-17 pg_stat_wal.wal_sync; 18 pg_stat_io.fsyncs {_WAL_IO}; null on 13"),
+    _m(WAL_WRITE_TIME_MS_S, "ms/s", "rate", "wal",
+       "Time spent in WAL writes (needs track_wal_io_timing; 0 without it).",
+       f"14-17 pg_stat_wal.wal_write_time; 18 pg_stat_io.write_time {_WAL_IO}; null on 13"),
+    _m(WAL_SYNC_TIME_MS_S, "ms/s", "rate", "wal",
+       "Time spent flushing WAL to disk (needs track_wal_io_timing; 0 without it).",
+       f"14-17 pg_stat_wal.wal_sync_time; 18 pg_stat_io.fsync_time {_WAL_IO}; null on 13"),
+    _m(BUFFERS_USED, "buffers", "gauge", "reads",
+       "Shared buffers holding a page (the rest are free); read every few seconds, null in between.",
+       f"16+ pg_buffercache_summary().buffers_used, when the extension is installed; {_BUFCACHE}"),
+    _m(BUFFERS_DIRTY, "buffers", "gauge", "reads",
+       "Shared buffers modified and not yet written; read every few seconds, null in between.",
+       f"16+ pg_buffercache_summary().buffers_dirty, when the extension is installed; {_BUFCACHE}"),
     # --- waits -----------------------------------------------------------------------------
     _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity"),
     _m(SESSIONS_IO_WAIT, "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity", label="IO wait"),
@@ -369,9 +396,15 @@ DISK_METRICS: tuple[Metric, ...] = (
     _m("disk.<device>.aqu_sz", "requests", "gauge", "devices", "Average queue size.", "delta field 11 / delta ms"),
     _m("disk.<device>.util_pct", "%", "gauge", "devices",
        "Share of time the device had I/O in flight (not saturation on SSD/NVMe).", "delta field 10 / delta ms"),
+    _m("disk.<device>.f_s", "1/s", "rate", "devices",
+       "Flush requests completed per second (iostat f/s): fsync/fdatasync reaching the device's cache.",
+       "/proc/diskstats field 16 (kernel 5.5+; whole disks only, 0 on partitions and older kernels)"),
+    _m("disk.<device>.f_await_ms", "ms", "gauge", "devices",
+       "Mean time a flush request took (iostat f_await).", "delta field 17 / delta field 16"),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in DISK_METRICS) == DEVICE_FIELDS == (
-    DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S, DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT)
+    DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S, DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT,
+    DISK_F_S, DISK_F_AWAIT_MS)
 
 BY_NAME: dict[str, Metric] = {m.name: m for m in CATALOG}
 

@@ -160,20 +160,40 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "observer.statements_ms": None,  # set by _statements (own random stream)
         "statements.window_s": None,
         "aio.in_flight": None,  # 18+ (set by _aio)
+        **_wal_and_buffers(random.Random(tick * 7919 + 13), tick, dt, active),
     }
     assert set(v) == {m.name for m in CATALOG}, "fixture must carry the full catalog"
     return v
 
 
-def _device(rng: random.Random, role: str | None, dt: float, checkpointing: bool) -> dict:
+def _wal_and_buffers(rng: random.Random, tick: int, dt: float, checkpointing: bool) -> dict:
+    """WAL I/O and shared-buffer figures, from their own stream (so older figures stay as they were):
+    a walwriter-and-commit-flush pattern, buffers read every 10 ticks."""
+    syncs = max(0, round(rng.gauss(1900, 150)))
+    read_now = tick % 10 == 0
+    return {
+        "wal.writes_s": (syncs + round(rng.uniform(0, 40))) / dt,
+        "wal.syncs_s": syncs / dt,
+        "wal.write_time_ms_s": round(syncs * rng.uniform(0.01, 0.03)) / dt,
+        "wal.sync_time_ms_s": round(syncs * rng.uniform(0.35, 0.5)) / dt,
+        "buffers.used": 16384 if read_now else None,
+        "buffers.dirty": (9000 if checkpointing else 4000) + rng.randrange(800) if read_now else None,
+    }
+
+
+def _device(rng: random.Random, role: str | None, dt: float, checkpointing: bool, frng: random.Random) -> dict:
     busy = {"data": 1.0, "wal": 0.8, "tblspc": 0.3}.get(role, 0.1) * (1.6 if checkpointing else 1)
     reads = role != "wal" or rng.random() < 0.05  # WAL is written, read only by archiving/replicas
     r = max(0, round(rng.gauss(850 * busy, 120))) / dt if reads else 0.0
     w = max(0, round(rng.gauss(1200 * busy, 200))) / dt
+    # Flushes (own stream): the WAL device takes the commits' fsyncs, the data device the checkpoint's.
+    mean = {"wal": 1900, "data": 40 if checkpointing else 2}.get(role)
+    flushes = max(0, round(frng.gauss(mean, mean ** 0.5))) if mean else 0
     return {
         "r_s": r, "w_s": w, "rkb_s": r * 8, "wkb_s": w * rng.uniform(8, 24),
         "r_await_ms": abs(rng.gauss(0.12, 0.04)) if r else 0.0, "w_await_ms": abs(rng.gauss(0.6 * busy, 0.3)),
         "aqu_sz": abs(rng.gauss(1.4 * busy, 0.5)), "util_pct": min(100.0, abs(rng.gauss(55 * busy, 10))),
+        "f_s": flushes / dt, "f_await_ms": round(flushes * frng.uniform(0.3, 0.5)) / flushes if flushes else 0.0,
     }
 
 
@@ -295,7 +315,8 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
                   elapsed=tick * interval + rng.uniform(0, 0.004), dt=dt)
         f.values = _values(rng, tick, rate_dt, cp_tick)
         if not first:
-            f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None) for d, role in devices.items()}
+            frng = random.Random(tick * 104729 + 17)
+            f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None, frng) for d, role in devices.items()}
             f.sources = _sources(rng, rate_dt, cp_tick is not None)
         f.device_roles = {d: role for d, role in devices.items() if role}
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]

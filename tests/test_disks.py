@@ -34,7 +34,8 @@ PAIRS = sorted(
 )
 # our field -> iostat -x -o JSON column
 IOSTAT_COLUMNS = {"r_s": "r/s", "w_s": "w/s", "rkb_s": "rkB/s", "wkb_s": "wkB/s", "r_await_ms": "r_await",
-                  "w_await_ms": "w_await", "aqu_sz": "aqu-sz", "util_pct": "util"}
+                  "w_await_ms": "w_await", "aqu_sz": "aqu-sz", "util_pct": "util", "f_s": "f/s",
+                  "f_await_ms": "f_await"}
 PRINTED = 0.005 + 1e-9  # iostat prints 2 decimals
 
 
@@ -105,14 +106,14 @@ def _counters(**kw) -> DiskCounters:
 def test_iostat_32bit_wrap_by_hand():
     top = 2**32
     prev = _counters(rd_ios=1000, rd_sectors=8000, rd_ticks=top - 30, wr_ios=500, wr_sectors=4000,
-                     wr_ticks=top - 10, io_ticks=top - 300, time_in_queue=top - 1500)
+                     wr_ticks=top - 10, io_ticks=top - 300, time_in_queue=top - 1500, fl_ios=40, fl_ticks=top - 6)
     cur = _counters(rd_ios=1100, rd_sectors=8800, rd_ticks=170, wr_ios=550, wr_sectors=5000,
-                    wr_ticks=90, io_ticks=200, time_in_queue=500)
-    # over 2 s: 100 reads, 50 writes, 400 kB read, 500 kB written; rd 200 ms, wr 100 ms,
-    # busy 500 ms, weighted 2000 ms
+                    wr_ticks=90, io_ticks=200, time_in_queue=500, fl_ios=60, fl_ticks=14)
+    # over 2 s: 100 reads, 50 writes, 20 flushes, 400 kB read, 500 kB written; rd 200 ms, wr 100 ms,
+    # flush 20 ms, busy 500 ms, weighted 2000 ms
     assert iostat(prev, cur, 2.0) == {
         "r_s": 50.0, "w_s": 25.0, "rkb_s": 200.0, "wkb_s": 250.0,
-        "r_await_ms": 2.0, "w_await_ms": 2.0, "aqu_sz": 1.0, "util_pct": 25.0,
+        "r_await_ms": 2.0, "w_await_ms": 2.0, "aqu_sz": 1.0, "util_pct": 25.0, "f_s": 10.0, "f_await_ms": 1.0,
     }
 
 

@@ -48,13 +48,21 @@ def stored(frame: Frame) -> dict:
     q = lambda v, unit: schema.quantize(v, unit)  # noqa: E731  (fixture interval is 1 s)
     return {
         "values": {k: q(v, lookup(k).unit) for k, v in frame.values.items() if q(v, lookup(k).unit) is not None},
-        "devices": {d: {f: q(row[f], lookup(f"disk.{d}.{f}").unit) for f in DEVICE_FIELDS}
-                    for d, row in frame.devices.items()},
+        "devices": {d: _device_stored(row) for d, row in frame.devices.items()},
         "sources": {bt: {f: q(row[f], "1/s") for f in SOURCE_FIELDS} for bt, row in frame.sources.items()},
         "waits": sorted(frame.waits),
         "events": [(e.kind, e.text, e.data) for e in frame.events],
         "checkpoints": frame.checkpoints,
     }
+
+
+def _device_stored(row: dict) -> dict:
+    """A device row as stored: DEVICE_FIELDS at their precision, but the flush mean kept as flush ms
+    per second (a rate) and divided back by f/s."""
+    out = {f: schema.quantize(row[f], lookup(f"disk.x.{f}").unit) for f in DEVICE_FIELDS}
+    f_ms_s = schema.quantize(row["f_s"] * row["f_await_ms"], "ms/s")
+    out["f_await_ms"] = f_ms_s / out["f_s"] if out["f_s"] else 0.0
+    return out
 
 
 def rebuilt(frame: Frame) -> dict:

@@ -13,7 +13,8 @@ figure is computed is in docs/diff.md; the short form:
 - checkpoints: those that started inside the window;
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
 - devices: per role (PGDATA, WAL), the role's busiest device, so runs on machines with other
-  device names still compare.
+  device names still compare;
+- reads and WAL: time-weighted rates, ratios of window totals (summary_io.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio
+from pgio_tui.analysis.summary_io import READS_METRICS, WAL_METRICS, add_reads, add_wal
 from pgio_tui.analysis.summary_latency import add_latency, add_whole_run_latency
 from pgio_tui.analysis.summary_model import (KB_PER_MIB, ROLE_LABELS, Summary, Ticks, add_stat, has_values,
                                              percent_of, total_estimate)
@@ -55,6 +57,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
     disk = [M.disk(dev, f) for dev in dict.fromkeys(busiest.values())
             for f in (M.DISK_R_S, M.DISK_W_S, M.DISK_RKB_S, M.DISK_WKB_S, M.DISK_R_AWAIT_MS, M.DISK_W_AWAIT_MS,
                       M.DISK_UTIL_PCT)]
+    wal_dev = busiest.get(ROLE_LABELS["wal"])
+    disk += [M.disk(wal_dev, f) for f in (M.DISK_F_S, M.DISK_F_AWAIT_MS) if M.disk(wal_dev, f) in available]
     ticks = Ticks(rec, win, scalars + disk)
     workloads = rec.workloads()
     pgio = [w for w in workloads if w.get("kind") == "pgio"]
@@ -70,6 +74,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
     _checkpoints(s, done, win)
     _memory(s, ticks)
     _devices(s, ticks)
+    add_reads(s, ticks)
+    add_wal(s, ticks, wal_dev if wal_dev is not None and M.disk(wal_dev, M.DISK_F_S) in available else None)
     if pgio:
         _pgio(s, ticks, pgio[0])
     for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
@@ -85,7 +91,7 @@ def _scalar_metrics() -> list[str]:
             + list(M.STATEMENTS_LOG_OVER.values())
             + [M.writes(src) for src in M.WRITE_SOURCES] + [M.FSYNCS_BACKEND]
             + [M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, M.MEM_DIRTY_THRESHOLD_KB]
-            + [M.PGIO_READS_S, M.PGIO_HITS_S, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S])
+            + [M.PGIO_READS_S, M.PGIO_HITS_S] + list(dict.fromkeys(READS_METRICS + WAL_METRICS)))
 
 
 def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -> dict[str, str]:

@@ -138,6 +138,12 @@ _counter(M.WAL_BYTES_S, "wal_bytes", BY_NAME[M.WAL_BYTES_S].help)
 _counter(M.WAL_RECORDS_S, "wal_records", BY_NAME[M.WAL_RECORDS_S].help)
 _counter(M.WAL_FPI_S, "wal_fpi", BY_NAME[M.WAL_FPI_S].help)
 _counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S].help)
+_counter(M.WAL_WRITES_S, "wal_writes", BY_NAME[M.WAL_WRITES_S].help)
+_counter(M.WAL_SYNCS_S, "wal_syncs", BY_NAME[M.WAL_SYNCS_S].help)
+_counter(M.WAL_WRITE_TIME_MS_S, "wal_write_seconds", BY_NAME[M.WAL_WRITE_TIME_MS_S].help, MS)
+_counter(M.WAL_SYNC_TIME_MS_S, "wal_sync_seconds", BY_NAME[M.WAL_SYNC_TIME_MS_S].help, MS)
+_gauge(M.BUFFERS_USED, "shared_buffers_used")
+_gauge(M.BUFFERS_DIRTY, "shared_buffers_dirty")
 # --- waits --------------------------------------------------------------------------------------
 _gauge(M.SESSIONS_ACTIVE, "sessions_active")
 _gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
@@ -153,6 +159,15 @@ _gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
 _gauge(M.OBSERVER_STATEMENTS_MS, "observer_statements_seconds", MS)
 _gauge(M.STATEMENTS_WINDOW_S, "statements_window_seconds")
 UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
+# --- pg_stat_io by backend type (16+): who reads, who hits, who evicts ------------------------------
+SOURCE_RULES: list[Rule] = [  # Frame.sources fields, labelled backend_type
+    Rule("reads", _family("io_reads", "counter", "Blocks read into shared buffers (pg_stat_io, relation), "
+                          "by backend type."), "rate"),
+    Rule("hits", _family("io_hits", "counter", "Shared-buffer hits (pg_stat_io, relation), by backend type."),
+         "rate"),
+    Rule("evictions", _family("io_evictions", "counter", "Buffers evicted to make room (pg_stat_io, relation), "
+                              "by backend type."), "rate"),
+]
 
 # --- devices (iostat -x) ------------------------------------------------------------------------
 for _fld, _name, _how, _scale, _help in (
@@ -164,7 +179,9 @@ for _fld, _name, _how, _scale, _help in (
         ("w_await_ms", "disk_write_await_seconds", "level", MS, "Mean time a write took over the tick, queue included."),
         ("aqu_sz", "disk_queue_size", "level", 1.0, "Average queue size over the tick."),
         ("util_pct", "disk_utilization_ratio", "level", 0.01,
-         "Share of the tick the device had I/O in flight (not saturation on SSD/NVMe).")):
+         "Share of the tick the device had I/O in flight (not saturation on SSD/NVMe)."),
+        ("f_s", "disk_flushes_completed", "rate", 1.0, "Flush requests completed (/proc/diskstats)."),
+        ("f_await_ms", "disk_flush_await_seconds", "level", MS, "Mean time a flush request took over the tick.")):
     DISK_RULES.append(Rule(_fld, _family(_name, "counter" if _how == "rate" else "gauge", _help), _how, _scale))
 
 Sample = tuple[Family, Labels, float]
@@ -200,6 +217,10 @@ class Converter:
             labels = self._device_labels(frame, dev)
             for rule in _DISK_COUNTING:
                 self._count(rule, row.get(rule.metric), dt, labels)
+        for btype, row in frame.sources.items():
+            labels = base + (("backend_type", printable(btype)),)
+            for rule in SOURCE_RULES:
+                self._count(rule, row.get(rule.metric), dt, labels)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
@@ -215,6 +236,10 @@ class Converter:
             labels = self._device_labels(frame, dev)
             for rule in DISK_RULES:
                 self._sample(rule, row.get(rule.metric), labels, out)
+        for btype in frame.sources:
+            labels = base + (("backend_type", printable(btype)),)
+            for rule in SOURCE_RULES:
+                self._sample(rule, None, labels, out)
         for btype, wtype, event, n in frame.waits:
             out.append((WAITS, base + (("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                                        ("wait_event", printable(event))),
@@ -259,6 +284,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     Prometheus name (`pgio_disk_*`)."""
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
     sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
+    sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 
@@ -274,9 +300,13 @@ def markdown() -> str:
     seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
+    for r in SOURCE_RULES:
+        seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
     extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
+        if any(r.family is family for r in SOURCE_RULES):
+            labels.add("backend_type")
         if any(r.family is family for r in DISK_RULES):
             labels |= {"device", "role"}
         labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])

@@ -71,6 +71,7 @@ class Sampler(PostgresTick, BackendsTick):
         self.pg.recent_s = interval + 2  # an idle client is listed once after its last state change
         self.statement_schedule = StatementSchedule(interval)
         self.statements = StatementTracker()
+        self._bufcache_next = 0.0  # clock time from which the next tick reads pg_buffercache_summary()
         self._stmt_kind = 0  # what this tick reads of pg_stat_statements
         self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
         self._texts_sent: set[int] = set()  # queryids whose text went out in a frame

@@ -18,6 +18,7 @@ from pgio_tui.sources.statements import ROWS, SUMS
 from pgio_tui.sources.tick_sql import RawSample
 
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
+BUFCACHE_EVERY_S = 10.0  # pg_buffercache_summary() visits every buffer header: read it this often
 
 
 class PostgresTick:
@@ -44,11 +45,14 @@ class PostgresTick:
         texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
         self._stmt_texts = texts
         try:
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None)
+            bufcache = self.clock() >= self._bufcache_next
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None, bufcache)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
             return None
+        if bufcache:
+            self._bufcache_next = self.clock() + max(BUFCACHE_EVERY_S, self.interval) - self.interval / 2
         return raw
 
     def _down(self, tick: int, frame: Frame, why: str) -> None:
@@ -128,9 +132,11 @@ class PostgresTick:
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
             log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
             dirty_buffers=bufcache.get("buffers_dirty")))
-        if out.wants_dirty_scan and self.pg.features.buffercache_view and pcounters:
+        if out.wants_dirty_scan and pcounters:  # a checkpoint started: how many buffers are dirty now
             written = counters["buffers"] - pcounters["buffers"]
-            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_full_scan(), written)
+            self.tracker.set_dirty_estimate(self.pg.dirty_buffers_now(), written)
+        frame.values[M.BUFFERS_USED] = bufcache.get("buffers_used")
+        frame.values[M.BUFFERS_DIRTY] = bufcache.get("buffers_dirty")
         frame.values.update(out.values)
         frame.events.extend(Event(k, text, data) for k, text, data in out.events)
         frame.checkpoints.extend(out.finished)

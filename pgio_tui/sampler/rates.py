@@ -23,6 +23,10 @@ COUNTER_RATES = (
     (M.WAL_RECORDS_S, "wal", "wal_records"),
     (M.WAL_FPI_S, "wal", "wal_fpi"),
     (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
+    (M.WAL_WRITES_S, "wal", "wal_write"),
+    (M.WAL_SYNCS_S, "wal", "wal_sync"),
+    (M.WAL_WRITE_TIME_MS_S, "wal", "wal_write_time"),
+    (M.WAL_SYNC_TIME_MS_S, "wal", "wal_sync_time"),
 )
 
 

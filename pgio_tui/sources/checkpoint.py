@@ -149,7 +149,7 @@ class TickInput:
     log_entries: list[tuple[str | None, str]] = field(default_factory=list)
     wait: str | None = None  # the checkpointer's wait event, normalised (pg_counters.normalise_wait)
     server_t: float | None = None  # the server's clock at this sample (for log line times)
-    dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), every tick
+    dirty_buffers: int | None = None  # pg_buffercache_summary().buffers_dirty (16+), on the ticks that read it
 
 
 @dataclass(slots=True)
@@ -157,7 +157,7 @@ class TickOutput:
     values: dict
     events: list[tuple[str, str, dict]]  # (kind, text, data)
     finished: list[dict]  # checkpoint rows
-    wants_dirty_scan: bool = False  # 13-15: ask for one pg_buffercache count now
+    wants_dirty_scan: bool = False  # a start without a dirty count just before it: ask for one now
 
 
 @dataclass(slots=True)
@@ -249,7 +249,7 @@ class CheckpointTracker:
         return TickOutput(values, events, finished, wants_scan)
 
     def set_dirty_estimate(self, dirty_now: int | None, written_so_far: float) -> None:
-        """13-15: the one pg_buffercache count taken at a detected start."""
+        """The one dirty-buffer count taken at a detected start (no count from the tick before)."""
         if self._running is not None and dirty_now is not None:
             self._running.estimate = dirty_now + written_so_far
 

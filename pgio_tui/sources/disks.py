@@ -68,7 +68,7 @@ def iostat(prev: DiskCounters, cur: DiskCounters, dt_s: float | None) -> dict[st
     if not dt_s or dt_s <= 0 or any(getattr(cur, f) < getattr(prev, f) for f in _WIDE):
         return dict.fromkeys(DEVICE_FIELDS)
     ms = dt_s * 1000.0
-    reads, writes = cur.rd_ios - prev.rd_ios, cur.wr_ios - prev.wr_ios
+    reads, writes, flushes = cur.rd_ios - prev.rd_ios, cur.wr_ios - prev.wr_ios, cur.fl_ios - prev.fl_ios
     return {
         "r_s": reads / dt_s,
         "w_s": writes / dt_s,
@@ -78,6 +78,8 @@ def iostat(prev: DiskCounters, cur: DiskCounters, dt_s: float | None) -> dict[st
         "w_await_ms": (cur.wr_ticks - prev.wr_ticks) % _WRAP / writes if writes else 0.0,
         "aqu_sz": (cur.time_in_queue - prev.time_in_queue) % _WRAP / ms,
         "util_pct": 100.0 * ((cur.io_ticks - prev.io_ticks) % _WRAP) / ms,
+        "f_s": flushes / dt_s,
+        "f_await_ms": (cur.fl_ticks - prev.fl_ticks) % _WRAP / flushes if flushes else 0.0,
     }
 
 

@@ -46,6 +46,7 @@ class Features:
     checkpointer_cols: frozenset[str] = frozenset()  # 17+: pg_stat_checkpointer
     io_cols: frozenset[str] = frozenset()  # 16+: pg_stat_io
     wal_cols: frozenset[str] = frozenset()  # 14+: pg_stat_wal
+    io_wal: bool = False  # 18+: WAL writes and syncs are pg_stat_io rows (object 'wal'), not pg_stat_wal columns
     pgss_schema: str | None = None  # pg_stat_statements usable (installed and preloaded)
     pgss_cols: frozenset[str] = frozenset()
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
@@ -69,7 +70,8 @@ class Features:
             "version_num": self.version_num, "superuser": self.superuser,
             "read_all_stats": self.read_all_stats, "in_recovery": self.in_recovery,
             "pg_stat_checkpointer": bool(self.checkpointer_cols), "pg_stat_io": bool(self.io_cols),
-            "pg_stat_wal": bool(self.wal_cols), "pg_stat_statements": self.pgss_schema is not None,
+            "pg_stat_wal": bool(self.wal_cols), "pg_stat_io_wal": self.io_wal,
+            "pg_stat_statements": self.pgss_schema is not None,
             "pg_buffercache_summary": self.buffercache_summary is not None,
             "pg_stat_get_backend_io": self.backend_io, "pg_aios": self.aios,
             "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
@@ -112,6 +114,8 @@ def detect(conn: psycopg.Connection) -> Features:
     f.checkpointer_cols = _columns(conn, "pg_catalog.pg_stat_checkpointer")
     f.io_cols = _columns(conn, "pg_catalog.pg_stat_io")
     f.wal_cols = _columns(conn, "pg_catalog.pg_stat_wal")
+    f.io_wal = bool(f.io_cols) and "wal_write" not in f.wal_cols and bool(
+        _try(conn, "SELECT count(*) > 0 FROM pg_stat_io WHERE object = 'wal'"))
 
     schema = _try(conn, "SELECT extnamespace::regnamespace::text FROM pg_extension "
                         "WHERE extname = 'pg_stat_statements'")

@@ -17,7 +17,7 @@ from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
-from pgio_tui.sources.tick_sql import RawSample, tick_sql
+from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 _NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
@@ -188,19 +188,20 @@ class PostgresSource:
 
     # -- per tick ---------------------------------------------------------------------------
     def sample(self, statements: int = 1, texts: list[int] | tuple = (),
-               known: dict | None = None) -> RawSample:
+               known: dict | None = None, bufcache: bool = False) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (bit flags: 1 the sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
-        (StatementTracker.known()), so that only changed ones come back.
+        (StatementTracker.known()), so that only changed ones come back; `bufcache`: read
+        pg_buffercache_summary() this tick.
         """
         if self.conn is None:
             raise SourceError("not connected")
         try:
             cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
                                                 "log_offset": self._log_offset,
-                                                "pgss": statements, "texts": list(texts),
+                                                "pgss": statements, "texts": list(texts), "bufcache": bufcache,
                                                 "recent_s": self.recent_s,
                                                 **(known or _NO_ENTRIES)})
             names = [d.name for d in cur.description]
@@ -260,10 +261,14 @@ class PostgresSource:
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 
-    def dirty_buffers_full_scan(self) -> int | None:
-        """13-15: count dirty buffers with the pg_buffercache view; costly, so once per checkpoint."""
-        view = self.features.buffercache_view
-        if not view:
+    def dirty_buffers_now(self) -> int | None:
+        """Dirty shared buffers, read once (a checkpoint's start): tick_sql.dirty_buffers_sql()."""
+        sql = dirty_buffers_sql(self.features)
+        if not sql:
+            return None
+        try:
+            return self.conn.execute(sql).fetchone()[0]
+        except psycopg.Error:
             return None
         try:
             return self.conn.execute(f"{pgfeatures.OWN_MARKER} dirty */ SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]

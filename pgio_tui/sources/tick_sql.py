@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.pgfeatures import TICK_MARKER, Features
+from pgio_tui.sources.pgfeatures import OWN_MARKER, TICK_MARKER, Features
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -25,7 +25,7 @@ class RawSample(TypedDict):
     checkpointer: Row | None  # pg_stat_checkpointer (17+)
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
     io: dict[str, list[float | None]] | None
-    wal: Row | None  # pg_stat_wal (14+)
+    wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
@@ -36,7 +36,7 @@ class RawSample(TypedDict):
     statements_t0: float  # server clock before the pg_stat_statements part,
     statements_tm: float | None  # between its sums and its rows (and texts),
     statements_t1: float  # and after it
-    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used
+    bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
     aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
@@ -68,11 +68,7 @@ def tick_sql(f: Features) -> str:
             "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
     else:
         cols.append("NULL::json AS io")
-    if f.wal_cols:
-        cols.append(_json_row("SELECT wal_records, wal_fpi, wal_buffers_full, stats_reset FROM pg_stat_wal")
-                    + " AS wal")
-    else:
-        cols.append("NULL::json AS wal")
+    cols.append(_json_row(wal_sql(f)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
         "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
@@ -103,7 +99,8 @@ def tick_sql(f: Features) -> str:
         cols.append("NULL::json AS pgss, NULL::float8 AS statements_tm, NULL::json AS pgss_rows, "
                     "NULL::json AS pgss_texts")
     cols.append("extract(epoch FROM clock_timestamp())::float8 AS statements_t1")
-    cols.append(_json_row(f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}") + " AS bufcache"
+    # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
+    cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
     cols.append(f"({backends_sql(f)}) AS backends")
     cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
@@ -142,3 +139,35 @@ def aios_sql() -> str:
     """18+: asynchronous I/O handles in use, by state and operation."""
     return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
             "(SELECT state::text, operation::text, count(*) AS n FROM pg_aios GROUP BY 1, 2) x")
+
+
+# WAL I/O counters under 14-17's pg_stat_wal names, whatever the version. 18 moved them to pg_stat_io
+# (object 'wal'); its context 'init' rows (zero-filling new segment files) were never in
+# pg_stat_wal.wal_write/wal_sync, so only context 'normal' is summed: the figures mean the same on 14-18.
+WAL_IO_COLUMNS = ("wal_write", "wal_sync", "wal_write_time", "wal_sync_time")
+
+
+def wal_sql(f: Features) -> str:
+    """One row: wal_records, wal_fpi, wal_buffers_full, stats_reset and WAL_IO_COLUMNS (NULL if absent)."""
+    base = "SELECT w.wal_records, w.wal_fpi, w.wal_buffers_full, w.stats_reset"
+    if f.io_wal:
+        return (f"{base}, io.writes AS wal_write, io.fsyncs AS wal_sync, io.write_time AS wal_write_time, "
+                f"io.fsync_time AS wal_sync_time FROM pg_stat_wal w, (SELECT sum(writes) AS writes, "
+                f"sum(fsyncs) AS fsyncs, sum(write_time) AS write_time, sum(fsync_time) AS fsync_time "
+                f"FROM pg_stat_io WHERE object = 'wal' AND context = 'normal') io")
+    cols = ", ".join(f"w.{c}" if c in f.wal_cols else f"NULL::float8 AS {c}" for c in WAL_IO_COLUMNS)
+    return f"{base}, {cols} FROM pg_stat_wal w"
+
+
+def bufcache_sql(f: Features) -> str:
+    return f"SELECT buffers_dirty, buffers_used FROM {f.buffercache_summary}"
+
+
+def dirty_buffers_sql(f: Features) -> str | None:
+    """Dirty shared buffers now, once (at a checkpoint's start): 16+ the summary, 13-15 the view
+    (0.5 us per buffer, a spinlock each: never per tick)."""
+    if f.buffercache_summary:
+        return f"{OWN_MARKER} dirty */ SELECT buffers_dirty FROM {f.buffercache_summary}"
+    if f.buffercache_view:
+        return f"{OWN_MARKER} dirty */ SELECT count(*) FROM {f.buffercache_view} WHERE isdirty"
+    return None

@@ -108,10 +108,11 @@ class Recording:
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
         self._statements = {id_: (queryid_of(qid), text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
-        self._has_latency_hist = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latency_hist'").fetchone() is not None
-        self._backends = StoredBackends(conn, conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'backend_io'").fetchone() is not None)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self._has_latency_hist = "latency_hist" in tables
+        self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
+        self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
+        self._backends = StoredBackends(conn, "backend_io" in tables)
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -154,7 +155,7 @@ class Recording:
             self._data_checked_to = self.last_tick
         catalog = [c for c in BY_NAME if c in self._with_data]
         disk = [disk_metric(d, f) for d, (_, _, first) in self._devices.items() if first != NEVER
-                for f in DEVICE_FIELDS]
+                for f in self._disk_fields]
         extra = [c for c in self._columns if c in self._with_data and c not in BY_NAME]
         return catalog + disk + extra
 
@@ -273,14 +274,17 @@ class Recording:
                 continue
             dev, fld = self._disk_metric(name)
             id_, _, first = self._devices[dev]
-            alias = f"d{id_}"
+            flush = fld in schema.FLUSH_FIELDS
+            alias = f"{'f' if flush else 'd'}{id_}"
             if alias not in {j[0] for j in joins}:
                 joins.append((alias, id_))
-            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {alias}.{fld} "
+            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{fld}"
+            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
-        sql += "".join(f" LEFT JOIN disk {a} ON {a}.tick = ticks.tick AND {a}.device_id = {i}" for a, i in joins)
+        sql += "".join(f" LEFT JOIN {'disk_flush' if a[0] == 'f' else 'disk'} {a} ON {a}.tick = ticks.tick "
+                       f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         types = [self._columns.get(m, "REAL") for m in metrics]
         cursor = self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
@@ -289,7 +293,7 @@ class Recording:
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith(DISK_PREFIX):
             dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
-            if dev in self._devices and fld in DEVICE_FIELDS:
+            if dev in self._devices and fld in self._disk_fields:
                 return dev, fld
         raise KeyError(f"no metric {name!r} in {self.path}")
 
@@ -336,7 +340,7 @@ class Recording:
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
-                                      backends=self._backends)
+                                      backends=self._backends, disk_flush=self._has_disk_flush)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

@@ -20,10 +20,12 @@ _WINDOW = M.STATEMENTS_WINDOW_S
 
 def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
-                   latency_hist: bool, backends: StoredBackends | None = None) -> Iterator[Frame]:
+                   latency_hist: bool, backends: StoredBackends | None = None,
+                   disk_flush: bool = True) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
-    its backends (store/backend_rows.py)."""
+    its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
+    those tables (added later)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
@@ -31,7 +33,9 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             out.setdefault(row[0], []).append(row[1:])
         return out
 
-    disk = by_tick(f"SELECT tick, device_id, {', '.join(DEVICE_FIELDS)} FROM disk WHERE tick BETWEEN ? AND ?")
+    disk = by_tick(f"SELECT tick, device_id, {', '.join(schema.DISK_COLUMNS)} FROM disk WHERE tick BETWEEN ? AND ?")
+    flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
+                    "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
@@ -47,14 +51,16 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     aio = by_tick(aio_sql) if present else {}
     device_names = {id_: name for name, (id_, _, _) in devices.items()}
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
-    zero_dev = dict.fromkeys(DEVICE_FIELDS, 0.0)
+    zero_dev = dict.fromkeys(DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)  # no table: unknown
     zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
-        for id_, *vals in disk.get(tick, ()):
-            if id_ in device_names:
-                tick_devices[device_names[id_]] = {f: number(v) or 0.0 for f, v in zip(DEVICE_FIELDS, vals)}
+        for table, fields in ((disk, schema.DISK_COLUMNS), (flush, schema.FLUSH_FIELDS)):
+            for id_, *vals in table.get(tick, ()):
+                if id_ in device_names:
+                    dev_row = tick_devices.setdefault(device_names[id_], dict(zero_dev))
+                    dev_row.update({f: number(v) or 0.0 for f, v in zip(fields, vals)})
         tick_sources = {bt: dict(zero_src) for bt, first in sources.values() if first <= tick}
         for id_, *vals in io.get(tick, ()):
             if id_ in sources:

@@ -99,7 +99,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 # Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
-OPTIONAL_TABLES = ("latency_hist", "backends", "backend_io", "aio")
+OPTIONAL_TABLES = ("latency_hist", "backends", "backend_io", "aio", "disk_flush")
 
 
 class RecordingError(Exception):
@@ -123,7 +123,33 @@ def _cols(table: str, fields: Iterable[str]) -> str:
     return ", ".join(f"{table}.{f}" for f in fields)
 
 
-_DEVICE_COLS = ", ".join(f"{f} REAL" for f in DEVICE_FIELDS)
+# Flush requests (iostat f/s, f_await) live in their own table, `disk_flush`, one row per device and tick
+# with flushes (most devices never flush but at a checkpoint's end), added after schema 2 without a
+# version bump: a file without it has no flush figures (unknown, not 0). The mean is kept as f_ms_s
+# (ms spent flushing per second), a whole number per tick like f_s where the mean itself would take
+# an 8-byte REAL: f_await_ms = f_ms_s / f_s on reading.
+FLUSH_FIELDS = ("f_s", "f_await_ms")
+DISK_COLUMNS = tuple(f for f in DEVICE_FIELDS if f not in FLUSH_FIELDS)  # the `disk` table's
+DISK_FLUSH_DDL = """CREATE TABLE disk_flush (
+    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), f_s REAL, f_ms_s REAL,
+    PRIMARY KEY (tick, device_id)
+) WITHOUT ROWID"""
+
+
+def flush_values(fields: dict) -> tuple[float | None, float | None]:
+    """(f_s, f_ms_s) of a Frame's device row, not yet quantized."""
+    f_s, f_await = fields.get("f_s"), fields.get("f_await_ms")
+    return f_s, (f_s * f_await if f_s is not None and f_await is not None else None)
+
+
+def flush_expr(field: str, table: str) -> str:
+    """SQL for one of FLUSH_FIELDS from a `disk_flush` row (or its alias)."""
+    if field == "f_await_ms":
+        return f"CASE WHEN {table}.f_s > 0 THEN {table}.f_ms_s / {table}.f_s ELSE 0.0 END"
+    return f"{table}.{field}"
+
+
+_DEVICE_COLS = ", ".join(f"{f} REAL" for f in DISK_COLUMNS)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
@@ -158,6 +184,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_tick ON events (tick);
 {LATENCY_HIST_DDL};
+{DISK_FLUSH_DDL};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
     start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT
@@ -168,8 +195,11 @@ CREATE TABLE workload_output (
 CREATE INDEX workload_output_workload ON workload_output (workload_id, t);
 -- The per-tick tables with names instead of ids, for people reading the file with SQL.
 CREATE VIEW disk_named AS
-    SELECT disk.tick, devices.name AS device, devices.role, {_cols("disk", DEVICE_FIELDS)}
+    SELECT disk.tick, devices.name AS device, devices.role, {_cols("disk", DISK_COLUMNS)}
     FROM disk JOIN devices ON devices.id = disk.device_id;
+CREATE VIEW disk_flush_named AS
+    SELECT f.tick, devices.name AS device, devices.role, f.f_s, {flush_expr("f_await_ms", "f")} AS f_await_ms
+    FROM disk_flush f JOIN devices ON devices.id = f.device_id;
 CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;

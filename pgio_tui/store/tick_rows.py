@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
@@ -19,7 +19,8 @@ from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import BackendRows
 from pgio_tui.store.schema import quantize, quote
 
-_DISK_UNITS = tuple(m.unit for m in DISK_METRICS)
+_DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[c] for c in schema.DISK_COLUMNS)
+_FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
 _SOURCE_UNIT = "1/s"
 
 
@@ -46,6 +47,7 @@ class TickRows:
     def clear(self) -> None:
         self._ticks: list[dict] = []
         self._disk: list[tuple] = []
+        self._disk_flush: list[tuple] = []
         self._io: list[tuple] = []
         self._waits: list[tuple] = []
         self._events: list[tuple] = []
@@ -71,9 +73,12 @@ class TickRows:
         for name in {**frame.devices, **frame.device_roles}:
             self._register_device(name, frame.device_roles.get(name), tick if name in frame.devices else None)
         for name, fields in frame.devices.items():
-            vals = [quantize(fields.get(f), u, q) for f, u in zip(DEVICE_FIELDS, _DISK_UNITS)]
+            vals = [quantize(fields.get(f), u, q) for f, u in zip(schema.DISK_COLUMNS, _DISK_UNITS)]
             if not schema.all_zero(vals):
                 self._disk.append((tick, self._device_ids[name], *vals))
+            flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
+            if not schema.all_zero(flush):
+                self._disk_flush.append((tick, self._device_ids[name], *flush))
         for backend_type, fields in frame.sources.items():
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
             vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
@@ -111,7 +116,8 @@ class TickRows:
              ticks),
             (_insert("sources", 3), self._new_sources),
             (_insert("wait_events", 4), self._new_waits),
-            (_insert("disk", 2 + len(DEVICE_FIELDS)), self._disk),
+            (_insert("disk", 2 + len(schema.DISK_COLUMNS)), self._disk),
+            (_insert("disk_flush", 4), self._disk_flush),
             (_insert("io", 2 + len(SOURCE_FIELDS)), self._io),
             (_insert("waits", 3), self._waits),
             ("INSERT INTO events (tick, t, kind, text, data) VALUES (?, ?, ?, ?, ?)", self._events),

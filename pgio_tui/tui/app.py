@@ -31,6 +31,7 @@ from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.backends import BackendsScreen
+from pgio_tui.tui.screens.io_view import IOViewScreen
 from pgio_tui.tui.screens.statements import StatementsScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
@@ -58,6 +59,10 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
                 tooltip="Checkpoints: the last ones as a table, and too-frequent warnings (esc: back)"),
         Binding("B", "backends", "Backends", id="backends",
                 tooltip="Backends: per process I/O, state and wait; AIO in flight (o: sort, esc: back)"),
+        Binding("W", "io_view('wal')", "WAL", id="wal_view",
+                tooltip="WAL: bytes, records, full-page images, writes and syncs, the WAL device's flushes"),
+        Binding("R", "io_view('reads')", "Reads", id="reads_view",
+                tooltip="Reads & cache: misses vs hits, read time, by source, shared buffers, page cache"),
         Binding("r", "toggle_record", "Record", id="record",
                 tooltip="start / stop recording (asks for a file name)"),
         Binding("m", "annotate", "Mark", id="annotate",
@@ -165,7 +170,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, BackendsScreen)):
+        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, BackendsScreen,
+                                                  IOViewScreen)):
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -255,6 +261,18 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         if monitor is not None:
             self.push_screen(BackendsScreen(self.history, self.session, at=lambda: monitor.view().t1))
 
+    def action_io_view(self, name: str) -> None:
+        """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
+        escape, goes back; the other key switches."""
+        top = self.screen
+        if isinstance(top, IOViewScreen):
+            self.pop_screen()
+            if top.view_name == name:
+                return
+        monitor = self.monitor
+        if monitor is not None:
+            self.push_screen(IOViewScreen(name, monitor.view))
+
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
         if screen is not None:
@@ -278,6 +296,10 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
         yield SystemCommand("Checkpoints", "The last checkpoints and too-frequent warnings (H)", self.action_checkpoints)
         yield SystemCommand("Backends", "Per-process I/O, state, wait; AIO in flight (B)", self.action_backends)
+        yield SystemCommand("WAL", "WAL bytes, records, FPI, writes, syncs, WAL device flushes (W)",
+                            lambda: self.action_io_view("wal"))
+        yield SystemCommand("Reads & cache", "Misses vs hits, by source, shared buffers, page cache (R)",
+                            lambda: self.action_io_view("reads"))
         for i, (_key, _short, cls) in enumerate(PANES):
             yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
                                 lambda i=i: self.action_show_pane(i))

@@ -56,6 +56,7 @@ class FrameHistory:
         self.ticks: list[int] = []
         self.series: dict[str, list[Any]] = {}
         self.waits: list[list[tuple[str, str, str, int]]] = []
+        self.sources: list[dict[str, dict[str, float | None]]] = []  # per tick: pg_stat_io rows by backend type
         self.events: list[TimedEvent] = []
         self.spans: list[Span] = []
         self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
@@ -94,6 +95,7 @@ class FrameHistory:
         for dev, role in frame.device_roles.items():
             self.devices[dev] = role
         self.waits.append(list(frame.waits))
+        self.sources.append(frame.sources)
         for e in frame.events:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
@@ -124,7 +126,7 @@ class FrameHistory:
             self.spans[-1] = Span(self.spans[-1].start, frame.t)
 
     def _trim(self, k: int) -> None:
-        del self.t[:k], self.ticks[:k], self.waits[:k]
+        del self.t[:k], self.ticks[:k], self.waits[:k], self.sources[:k]
         for col in self.series.values():
             del col[:k]
         t0 = self.t[0]
@@ -192,6 +194,22 @@ class FrameHistory:
         """The latest tick with backends at or before `at` (None: the newest): (t, backends, aio)."""
         i = bisect_right([b[0] for b in self.backends], float("inf") if at is None else at)
         return self.backends[i - 1] if i else None
+
+    def sources_summary(self, t0: float, t1: float) -> dict[str, dict[str, float]]:
+        """pg_stat_io per backend type over the window: each field's mean per second (rate x tick
+        length summed, over the window's length); types that did nothing are left out."""
+        i, j = self.index_range(t0, t1)
+        sums: dict[str, dict[str, float]] = {}
+        for k in range(i + 1, j):  # each tick's rate covers the time since the one before (as total())
+            dt = self.t[k] - self.t[k - 1]
+            for btype, row in self.sources[k].items():
+                acc = sums.setdefault(btype, {})
+                for fld, v in row.items():
+                    acc[fld] = acc.get(fld, 0.0) + (v or 0.0) * dt
+        span = self.t[j - 1] - self.t[i] if j - 1 > i else 0.0
+        if span <= 0:
+            return {}
+        return {bt: {f: v / span for f, v in row.items()} for bt, row in sums.items() if any(row.values())}
 
     def spans_in(self, t0: float, t1: float) -> list[Span]:
         return [s for s in self.spans if s.start <= t1 and (s.end is None or s.end >= t0)]

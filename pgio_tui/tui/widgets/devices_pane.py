@@ -1,4 +1,5 @@
-"""Devices: iostat -x per device (PGDATA / WAL marked) and util + await of the selected device over time."""
+"""Devices: iostat -x per device (PGDATA / WAL marked; flushes f/s and f_await when wide enough) and
+util + await of the selected device over time."""
 
 from __future__ import annotations
 
@@ -68,6 +69,11 @@ class DevicesPane(ChartPane):
         h, t1 = view.history, view.t1
         split = width >= 62  # room for read and write MB/s apart
         cols = ["r/s", "w/s"] + (["rMB/s", "wMB/s"] if split else ["MB/s"]) + ["r_aw", "w_aw", "aqu", "util"]
+        # iostat's flush columns (fsync/fdatasync reaching the device) when there is room for them
+        flush = width >= 1 + 9 + 5 + 6 * (len(cols) + 2) and any(
+            h.has(M.disk(d, M.DISK_F_S)) for d in devs)
+        if flush:
+            cols[-2:-2] = ["f/s", "f_aw"]
         cw = 6 if width >= 1 + 9 + 5 + 6 * len(cols) else 5
         name_w = max(8, min(13, width - 6 - cw * len(cols)))
         head = " " + "device".ljust(name_w) + "role " + "".join(c.rjust(cw) for c in cols)
@@ -83,8 +89,10 @@ class DevicesPane(ChartPane):
                 vals += [_mb(rkb, num), _mb(wkb, num)]
             else:
                 vals += [_mb((rkb or 0) + (wkb or 0), num) if rkb is not None or wkb is not None else "-"]
-            vals += [fmt.ms(g(M.DISK_R_AWAIT_MS)), fmt.ms(g(M.DISK_W_AWAIT_MS)), num(g(M.DISK_AQU_SZ)),
-                     fmt.pct(g(M.DISK_UTIL_PCT))]
+            vals += [fmt.ms(g(M.DISK_R_AWAIT_MS)), fmt.ms(g(M.DISK_W_AWAIT_MS))]
+            if flush:
+                vals += [num(g(M.DISK_F_S)), fmt.ms(g(M.DISK_F_AWAIT_MS))]
+            vals += [num(g(M.DISK_AQU_SZ)), fmt.pct(g(M.DISK_UTIL_PCT))]
             util = g(M.DISK_UTIL_PCT) or 0
             mark = ROLE_MARK.get(h.devices.get(dev) or "", "")
             sel = dev == self.selected

@@ -1,0 +1,72 @@
+"""The reads-and-cache and WAL rows of a summary (what `diff` compares and `report` tabulates).
+
+Rates are time-weighted means (Σ rate·dt / Σ dt); ratios are of totals over the window (hit ratio =
+Σ hits / Σ (hits + reads), FPI share = Σ FPI / Σ records, time per sync = Σ sync time / Σ syncs), never
+means of per-tick ratios; the WAL device's f_await is weighted by its flushes.
+"""
+
+from __future__ import annotations
+
+from pgio_tui import metrics as M
+from pgio_tui.analysis.noise import Estimate, ratio
+from pgio_tui.analysis.summary_model import KB_PER_MIB, Summary, Ticks, add_stat, percent_of
+
+READS_METRICS = (M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.DB_BLK_READ_TIME_MS_S, M.MEM_CACHED_KB)
+WAL_METRICS = (M.WAL_BYTES_S, M.WAL_RECORDS_S, M.WAL_FPI_S, M.WAL_BUFFERS_FULL_S, M.WAL_SYNCS_S,
+               M.WAL_SYNC_TIME_MS_S)
+
+
+def _totals(t: Ticks, metric: str, scale: float = 1.0) -> tuple[list[float], list[float]]:
+    """Per tick: rate·dt (scaled) and dt where the rate is known (else 0, 0)."""
+    col = t.col(metric)
+    return ([(v or 0.0) * dt * scale for v, dt in zip(col, t.dt)],
+            [dt if v is not None else 0.0 for v, dt in zip(col, t.dt)])
+
+
+def _mean_rate(s: Summary, t: Ticks, group: str, name: str, unit: str, metric: str, scale: float = 1.0) -> None:
+    if t.has(metric):
+        est = Estimate(_totals(t, metric, scale), ratio)
+        add_stat(s, group, name, unit, est.value(), est, metric, stat="mean")
+
+
+def _of_totals(s: Summary, t: Ticks, group: str, name: str, unit: str, num: str, den: list[str], fn=ratio,
+               metric: str | None = None) -> None:
+    """Σ num / Σ (den...) over the ticks where all of them are known."""
+    cols = [t.col(m) for m in (num, *den)]
+    known = [all(c[i] is not None for c in cols) for i in range(t.n)]
+    if not any(known):
+        return
+    top = [(cols[0][i] or 0.0) * t.dt[i] if known[i] else 0.0 for i in range(t.n)]
+    bottom = [sum((c[i] or 0.0) for c in cols[1:]) * t.dt[i] if known[i] else 0.0 for i in range(t.n)]
+    est = Estimate((top, bottom), fn)
+    if est.value() is not None:
+        add_stat(s, group, name, unit, est.value(), est, metric or num)
+
+
+def add_reads(s: Summary, t: Ticks) -> None:
+    _mean_rate(s, t, "reads", "blocks read/s", "1/s", M.DB_BLKS_READ_S)
+    _of_totals(s, t, "reads", "hit ratio", "%", M.DB_BLKS_HIT_S, [M.DB_BLKS_HIT_S, M.DB_BLKS_READ_S], percent_of)
+    if any(t.col(M.DB_BLK_READ_TIME_MS_S)):  # track_io_timing on
+        _of_totals(s, t, "reads", "read time per block", "ms", M.DB_BLK_READ_TIME_MS_S, [M.DB_BLKS_READ_S])
+    cached = [(x, v) for x, v in zip(t.x, t.col(M.MEM_CACHED_KB)) if v is not None]
+    if len(cached) > 1:
+        add_stat(s, "reads", "page cache change", "MiB", (cached[-1][1] - cached[0][1]) / KB_PER_MIB,
+                 None, M.MEM_CACHED_KB, stat="change")
+
+
+def add_wal(s: Summary, t: Ticks, wal_device: str | None) -> None:
+    _mean_rate(s, t, "wal", "WAL MiB/s", "MiB/s", M.WAL_BYTES_S, 1 / KB_PER_MIB / 1024)
+    _of_totals(s, t, "wal", "FPI share of records", "%", M.WAL_FPI_S, [M.WAL_RECORDS_S], percent_of)
+    if t.has(M.WAL_BUFFERS_FULL_S):
+        num, _ = _totals(t, M.WAL_BUFFERS_FULL_S)
+        add_stat(s, "wal", "buffers full", "count", round(sum(num)), None, M.WAL_BUFFERS_FULL_S, stat="total")
+    _mean_rate(s, t, "wal", "syncs/s", "1/s", M.WAL_SYNCS_S)
+    if any(t.col(M.WAL_SYNC_TIME_MS_S)):  # track_wal_io_timing on
+        _of_totals(s, t, "wal", "time per sync", "ms", M.WAL_SYNC_TIME_MS_S, [M.WAL_SYNCS_S])
+    if wal_device is not None:
+        f_s, f_aw = M.disk(wal_device, M.DISK_F_S), M.disk(wal_device, M.DISK_F_AWAIT_MS)
+        _mean_rate(s, t, "wal", "WAL device f/s", "1/s", f_s)
+        busy = [(a, (f or 0.0) * dt) for f, a, dt in zip(t.col(f_s), t.col(f_aw), t.dt) if a is not None and f]
+        if busy:
+            est = Estimate(([a * w for a, w in busy], [w for _, w in busy]), ratio)
+            add_stat(s, "wal", "WAL device f_await", "ms", est.value(), est, f_aw, wal_device, stat="mean")
