@@ -261,3 +261,48 @@ def test_reinit_sets_pgbench_up_before_every_run(make_cluster, tmp_path, capsys)
     assert rows == done[-1] > 0
     rows, done = history_after("once")
     assert rows == sum(done)
+
+
+def test_sigterm_mid_run_lifts_the_cap_and_restores(tmp_path):
+    """SIGTERM during the first recorded run of an os.page_cache × work_mem sweep: exit 130, the
+    server's processes out of the experiment's cgroup and the cgroup gone, work_mem back, and
+    experiment.json says what was set and put back."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pgio_tui.experiments import page_cache as pc
+    try:
+        pc.hierarchy()
+    except pc.PageCacheError as exc:
+        pytest.skip(str(exc))
+    root = Path(__file__).parents[1]
+    out = tmp_path / "term"
+    proc = subprocess.Popen([sys.executable, "-m", "pgio_tui", "experiment", "run", "--lab", "--no-discard-first",
+                             "--set", "os.page_cache=16MB,64MB", "--set", "work_mem=8MB", "--repeat", "1", "-o",
+                             str(out), "--quiet", "pgio", "--scale", "16M", "--run-time", "30"],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            plan = json.loads((out / "experiment.json").read_text()) if (out / "experiment.json").exists() else None
+            if plan and plan["runs"][0]["state"] == "running":
+                break
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.2)
+        time.sleep(2)
+        cgroup = Path(plan["runs"][0]["page_cache"]["cgroup"])
+        assert cgroup.exists() and (cgroup / "cgroup.procs").read_text().split()  # the server is inside
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=90)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output and not cgroup.exists()
+    plan = json.loads((out / "experiment.json").read_text())
+    assert plan["restored"] is True and [r["state"] for r in plan["runs"]] == ["interrupted", "planned"]
+    assert [c["action"] for c in plan["changes"]] == ["set", "set", "restore", "restore"]
+    assert plan["changes"][-1]["values"] == {"work_mem": None}
+    assert plan["runs"][0]["flags"][0]["kind"] == "ended_early"

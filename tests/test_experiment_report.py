@@ -197,6 +197,8 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "</html>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
     assert "<script src" not in page and "@import" not in page
+    glance = re.search(r"<h2>At a glance</h2>.*?</table>", page, re.S).group()
+    assert glance.count("<tr>") == 7 and "(baseline)" in glance and "tps (1/s)" in glance
     titles = re.findall(r"<details open><summary><b>([^<]+)</b>", page)  # one folding table per group
     assert titles[:2] == ["Throughput and latency (transactions)",
                           "Statements (pg_stat_statements: execution time, not transaction latency)"]

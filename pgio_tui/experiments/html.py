@@ -1,6 +1,7 @@
 """`experiment report DIR --format html -o FILE`: the experiment on one self-contained page.
 
-The plan, the results table (the text report's lines, grouped, with verdicts), the runs with their
+The plan, at a glance (key figures and the top statements per setting, changes against the
+baseline), the results table (the text report's lines, grouped, with verdicts), the runs with their
 flags, and charts drawn here as inline SVG: per run, PGDATA's util / write MiB/s / w_await over time
 as small multiples on shared scales; the latency CDF of every setting combination (all its
 repeats' transactions); a heat map per figure for a two-setting grid; Writeback against latency per
@@ -19,6 +20,7 @@ from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
+from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
 from pgio_tui.experiments import charts
 from pgio_tui.experiments.figures import GROUP_TITLES
 from pgio_tui.experiments.report import flag_lines, lines
@@ -28,8 +30,9 @@ from pgio_tui.safe_text import html_text as escape
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command
 
+GLANCE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
+          "pgdata_r_s", "pgdata_w_await", "writes_backend")
 HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "pgdata_r_s", "sql_elapsed")
-KIB_PER_MIB = 1024
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
 .grid3 svg, .scatters svg { width: 100%; height: auto; }
@@ -120,6 +123,39 @@ def results_table(res: Results) -> str:
         out.append(f"<details open><summary><b>{escape(GROUP_TITLES.get(group, group))}</b>{what}</summary>"
                    f"{head}{''.join(rows)}</table></details>")
     return "".join(out)
+
+
+def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
+    """The question in one table: per combination a few figures (`keys`; default: the statements'
+    mean and stddev, the backend_flush_after article's table), each its mean, its change against the
+    baseline and, bold, whether that change beat the noise."""
+    shown = {f.key: f for f in res.shown()}
+    figs = [shown[k] for k in keys if k in shown] if keys else \
+        [f for f in shown.values() if f.group == "statements" and not f.key.endswith("_calls")]
+    if not figs:
+        return ""
+    head = "".join(f'<th title="{escape(f.text)}">{escape(f.label)} ({escape(f.unit)})</th>' if f.text else
+                   f"<th>{escape(f.label)} ({escape(f.unit)})</th>" for f in figs)
+    out = [f"<table><tr><th>settings</th><th>n</th>{head}</tr>"]
+    for r in res.rows:
+        cells = []
+        for f in figs:
+            st, ch = r.stats[f.key], r.changes.get(f.key)
+            text = number(st.mean, f.unit)
+            if ch is not None and ch.pct is not None:
+                mark = f"{ch.pct:+.1f} %"
+                text += f" ({'<b>' + escape(mark) + '</b>' if ch.verdict == 'changed' else escape(mark)})"
+                cells.append(f'<td class="n">{text}</td>')
+            else:
+                cells.append(f'<td class="n">{escape(text)}</td>')
+        n = max((st.n for st in r.stats.values()), default=0)
+        base = " (baseline)" if r.settings == res.baseline else ""
+        out.append(f"<tr><td>{escape(r.label + base)}</td><td class=n>{n}</td>{''.join(cells)}</tr>")
+    if keys is None:
+        return ("<h3>Statements at a glance</h3><p class=muted>pg_stat_statements' execution time of the top "
+                "statements (hover a heading for the whole text).</p>" + "".join(out) + "</table>")
+    return ("<h2>At a glance</h2><p class=muted>Mean of the repeats and change against the baseline; <b>bold</b>: "
+            "changed beyond the noise (the verdicts are in the table below).</p>" + "".join(out) + "</table>")
 
 
 def statements_section(res: Results) -> str:
@@ -249,17 +285,17 @@ def writeback_section(series: list[Series]) -> str:
 def page(res: Results) -> str:
     series = load_series(res)
     title = f"pgio-tui experiment: {res.folder.resolve().name}"
-    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res),
+    flags = flag_lines(res)
+    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res), glance(res, GLANCE), glance(res),
+            ("<h2>Flags</h2><ul>" + "".join(f'<li class="flag">{escape(f)}</li>' for f in flags) + "</ul>")
+            if flags else "",
             "<h2>Results</h2><p class=muted>Per setting combination: the mean of its repeats and the 95 % "
             "t-interval of that mean; the change against the baseline is <b>changed</b> when Welch's interval "
             "excludes 0 <i>and</i> it is larger than the noise floor (the largest difference between two baseline "
             "repeats). Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
-            "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res)]
-    flags = flag_lines(res)
-    if flags:
-        body.append("<h2>Flags</h2><ul>" + "".join(f'<li class="flag">{escape(f)}</li>' for f in flags) + "</ul>")
-    body += [heat_maps(res), cdf_section(res, series), small_multiples(series), writeback_section(series),
-             "<h2>Runs</h2>", runs_table(res, series)]
+            "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res),
+            heat_maps(res), cdf_section(res, series), small_multiples(series), writeback_section(series),
+            "<h2>Runs</h2>", runs_table(res, series)]
     if res.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")
     template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))

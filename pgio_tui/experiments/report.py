@@ -38,8 +38,9 @@ def lines(res: Results) -> list[tuple]:
 
 
 def flag_lines(res: Results) -> list[str]:
-    """One line per flag: `run 3 (name=value, repeat 1): what happened`."""
-    return [f"run {r.run.index} ({r.run.label}, repeat {r.run.repeat}): {flag}" for r in res.runs for flag in r.flags]
+    """One line per flagged run: `run 3 (name=value, repeat 1): what happened; what else`."""
+    return [f"run {r.run.index} ({r.run.label}, repeat {r.run.repeat}): {'; '.join(r.flags)}" for r in res.runs
+            if r.flags]
 
 
 def render(res: Results, fmt: str) -> str:

@@ -15,14 +15,12 @@ from typing import Any
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
-from pgio_tui.experiments.figures import FIGURES, Figure, RunFigures, catalog, run_figures
+from pgio_tui.experiments.figures import Figure, RunFigures, catalog, run_figures
 from pgio_tui.experiments.plan import Plan, PlanError, Run
 from pgio_tui.safe_text import printable
 from pgio_tui.sources.statements_sql import shown_statement
 from pgio_tui.store.reader import RecordingError
 from pgio_tui.workload_facts import EXIT_INTERRUPTED
-
-__all__ = ["FIGURES", "Results", "Row", "RunResult", "as_json", "collect", "parse_baseline", "run_flags", "table"]
 
 
 @dataclass(slots=True)
@@ -150,10 +148,6 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
                      else f"statements: pg_stat_statements at the end of {n} of {len(done)} runs, the recordings' "
                           "statement windows for the others")
     return Results(plan, baseline, figures, rows, done, folder, notes)
-
-
-def table(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> list[Row]:
-    return collect(plan, folder, baseline).rows
 
 
 def as_json(res: Results) -> str:

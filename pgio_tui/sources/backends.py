@@ -47,6 +47,23 @@ def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
     return None if read is None or write is None else (read, write)
 
 
+def activity_of(rows: list[list] | None) -> tuple[list[list[Any]] | None, int | None]:
+    """The wait sample ([backend_type, wait_event_type, wait_event, state, count]) and the
+    checkpointer's pid, from the tick's rows of backends_sql (pg_stat_activity read once)."""
+    if rows is None:
+        return None, None
+    counts: dict[tuple, int] = {}
+    checkpointer = None
+    for r in rows:
+        if len(r) != len(ROW):
+            continue
+        key = (r[1], r[5], r[6], r[4])  # backend_type, wait_event_type, wait_event, state
+        counts[key] = counts.get(key, 0) + 1
+        if r[1] == "checkpointer" and checkpointer is None:
+            checkpointer = r[0]
+    return [[*k, n] for k, n in counts.items()], checkpointer
+
+
 def proc_io_mode(server_pid: int | None, proc: str = "/proc") -> str:
     """LOCAL when this process may read a server process's /proc/<pid>/io (our own connection's
     backend tells), else DENIED."""

@@ -14,6 +14,7 @@ import threading
 import psycopg
 
 from pgio_tui.secrets import scrub_secrets
+from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
@@ -215,6 +216,7 @@ class PostgresSource:
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
         raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
+        raw["activity"], raw["checkpointer_pid"] = activity_of(raw.get("backends"))
         if self.local_log is not None:
             raw["log_lines"] = self.local_log.lines()
         return raw

@@ -27,7 +27,9 @@ class RawSample(TypedDict):
     io: dict[str, list[float | None]] | None
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
-    activity: list[list[Any]] | None  # [backend_type, wait_event_type, wait_event, state, count]
+    # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
+    # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample()
+    activity: list[list[Any]] | None
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
     pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a read of either kind)
@@ -42,7 +44,7 @@ class RawSample(TypedDict):
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
-    checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats)
+    checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats); derived too
 
 
 def _json_row(sql: str) -> str:
@@ -73,12 +75,9 @@ def tick_sql(f: Features) -> str:
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
         "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
         "sum(blk_write_time) AS blk_write_time, sum(numbackends) AS backends FROM pg_stat_database") + " AS db")
-    cols.append(
-        "(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
-        "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
-        "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x) AS activity")
-    # Whose log lines are the checkpointer's (visible with pg_read_all_stats; NULL otherwise).
-    cols.append("(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1) AS checkpointer_pid")
+    # pg_stat_activity is read once, per process (backends_sql); the wait sample (activity) and the
+    # checkpointer's pid are derived from those rows (sources/backends.activity_of).
+    cols.append(f"({backends_sql(f)}) AS backends")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")
@@ -102,7 +101,6 @@ def tick_sql(f: Features) -> str:
     # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
     cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
-    cols.append(f"({backends_sql(f)}) AS backends")
     cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:
         cols.append("pg_current_logfile() AS logfile")
@@ -121,8 +119,9 @@ def tick_sql(f: Features) -> str:
 def backends_sql(f: Features) -> str:
     """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
     pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
-    in the last %(recent_s)s seconds (an idle client does no I/O; 200 idle connections cost the
-    tick nothing); background processes always (their state is NULL)."""
+    in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing; 200 idle
+    connections cost the tick little); background processes always (their state is NULL). The
+    tick's only read of pg_stat_activity: the wait sample is made from these rows."""
     query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
     io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
     lateral = ("LEFT JOIN LATERAL (SELECT sum(read_bytes)::float8 AS r, sum(write_bytes)::float8 AS w "

@@ -95,9 +95,12 @@ class MonitorScreen(Screen):
         yield Vitals(id="vitals")
         yield PaneTabs(*(Tab(f"{i + 1} {short}", id=f"tab-{key}") for i, (key, short, _) in enumerate(PANES)),
                        id="tabs")
+        # the layout's classes before anything is mounted: styled once, not again in on_mount
+        compact = self._layout_classes(self.app.size.width, self.app.size.height) == "compact"
         with Container(id="panes"):
-            for key, _short, cls in PANES:
-                yield cls(id=key)
+            for i, (key, _short, cls) in enumerate(PANES):
+                pane = cls(id=key)
+                yield pane.set_class(compact and i != self.active, "-hidden", update=False)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
         yield Footer()
 
@@ -122,16 +125,22 @@ class MonitorScreen(Screen):
         self.call_after_refresh(self.redraw, True)
 
     def _apply_layout(self, width: int, height: int) -> None:
+        if self._layout_classes(width, height) is None:
+            return
+        self._show_active()
+        self.redraw(force=True)
+
+    def _layout_classes(self, width: int, height: int) -> str | None:
+        """Set the classes of the layout this size gets; its name, or None when it had them."""
         chrome = 2 + self.EXTRA_ROWS + (3 if self.workload is not None else 0)
         name = layout_for(width, height, chrome)
         if name == self.layout_name:
-            return
+            return None
         self.layout_name = name
         self.set_class(name == "compact", "-compact")
         self.set_class(name == "grid2", "-grid2")
         self.set_class(name == "grid3", "-grid3")
-        self._show_active()
-        self.redraw(force=True)
+        return name
 
     def _show_active(self) -> None:
         compact = self.layout_name == "compact"

@@ -134,14 +134,25 @@ class LinesView(Widget):
         self._styles = None  # styles_for(base, palette): rebuilt with the base or the theme
         self._area: Size = Size(0, 0)
         self._area_of: Size | None = None  # the outer size `_area` was worked out from
+        self._backgrounds = None  # background_colors, kept until a style or the theme changes
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
 
     def _on_theme(self, _theme) -> None:
         self._strips = [None] * len(self._lines)
-        self._base = self._styles = None
+        self._base = self._styles = self._backgrounds = None
         self.refresh()
+
+    @property
+    def background_colors(self):
+        """Textual's background_colors (blended over every ancestor), kept: the compositor asks for
+        them each frame, and they change only when styles do (a style update or a theme reaches every
+        node, this one too)."""
+        colors = self._backgrounds
+        if colors is None:
+            colors = self._backgrounds = super().background_colors
+        return colors
 
     @property
     def area(self) -> Size:
@@ -157,7 +168,7 @@ class LinesView(Widget):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._base = self._styles = self._area_of = None
+        self._base = self._styles = self._area_of = self._backgrounds = None
         self._strips = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
