@@ -328,7 +328,7 @@ CATALOG: tuple[Metric, ...] = (
     # --- statements ------------------------------------------------------------------------
     _m(STATEMENTS_WINDOW_S, "s", "gauge", "statements",
        "Seconds the tick's top-statement figures cover (since the previous read of every entry); set only on "
-       "ticks that read them: every 5 s at least, less often when pg_stat_statements is large.",
+       "ticks that read them: every 10 s at least, less often when pg_stat_statements is large.",
        "server clock at the two reads of pg_stat_statements(false)"),
 )
 

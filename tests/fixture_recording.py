@@ -46,7 +46,7 @@ WAITS = (
 )
 # Top statements: every STATEMENT_EVERY ticks, STATEMENT_COUNT statements (pgbench's five and a
 # tail of others), with texts that include what a hostile server could send (markup, control bytes).
-STATEMENT_EVERY = 5
+STATEMENT_EVERY = 10
 STATEMENT_COUNT = 20
 STATEMENT_TEXTS = (
     "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",

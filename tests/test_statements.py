@@ -11,7 +11,10 @@ import pytest
 from fixture_recording import STATEMENT_COUNT, STATEMENT_EVERY, statement_text, synthetic_frames
 from pgio_tui.frame import STATEMENT_FIELDS
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources.statements import BUDGET_MS, NONE, ROWS, SUMS, StatementSchedule, StatementTracker
+from pgio_tui.sources.statements import (BUDGET_MS, NONE, ROWS, STATEMENT_WINDOW_S, SUMS, StatementSchedule,
+                                         StatementTracker)
+
+W = round(STATEMENT_WINDOW_S)  # ticks of one statement window at 1 Hz
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 
@@ -60,7 +63,7 @@ def test_statement_figures_equal_independent_pg_stat_statements_deltas(pg_cluste
             for i in range(n):
                 work.execute(sql, (i + 2,) * sql.count("%s"))
         after = _independent(work, names)
-        frame = sampler.sample(5, 5.0)  # the next read of every entry (5 s window at 1 Hz)
+        frame = sampler.sample(W, float(W))  # the next read of every entry (one window at 1 Hz)
         assert sampler._stmt_kind & ROWS
     finally:
         sampler.close()
@@ -100,11 +103,11 @@ def test_texts_come_once_and_only_changed_entries_are_returned(make_cluster):
         sampler.sample(0, 0.0)
         known = len(sampler.statements.known()["pq"])
         work.execute("SELECT 'x' AS \"[b]x\"")  # a new entry; its alias looks like markup
-        f1 = sampler.sample(5, 5.0)
+        f1 = sampler.sample(W, float(W))
         returned = len(sampler._prev_raw["pgss_rows"] or [])
-        f2 = sampler.sample(6, 6.0)  # texts of the new top statements are read on the next tick
+        f2 = sampler.sample(W + 1, W + 1.0)  # texts of the new top statements are read on the next tick
         work.execute("SELECT 'y' AS \"[b]x\"")
-        f3 = sampler.sample(70, 70.0)  # a read at the latest after MAX_STRIDE_S, whatever the budget says
+        f3 = sampler.sample(80, 80.0)  # a read at the latest after MAX_STRIDE_S (the budget is not in debt)
     finally:
         sampler.close()
         work.close()
@@ -191,10 +194,10 @@ def test_schedule_keeps_the_mean_cost_within_the_budget_as_costs_drift():
     cheap.kind(0)
     cheap.done(0, ROWS, {SUMS: 0.0, ROWS: 0.3})
     kinds = []
-    for tick in range(1, 11):
+    for tick in range(1, 2 * W + 1):
         kinds.append(cheap.kind(tick))
         cheap.done(tick, kinds[-1], {SUMS: 0.2, ROWS: 0.3})
-    assert kinds == ([SUMS] * 4 + [ROWS]) * 2  # sums every tick, rows (with the sums) every 5 s
+    assert kinds == ([SUMS] * (W - 1) + [ROWS]) * 2  # sums every tick, rows (with the sums) every window
     assert StatementSchedule(interval=1.0, enabled=False).kind(0) == NONE
 
 
@@ -222,10 +225,10 @@ def test_recording_keeps_texts_once_and_rows_per_window(tmp_path):
             rec.write(f)
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT count(*), count(text) FROM statements").fetchone() == (STATEMENT_COUNT,) * 2
-        assert c.execute("SELECT count(*) FROM statement_stats").fetchone()[0] == STATEMENT_COUNT * 6
-        q, mean = c.execute("SELECT queryid, mean_ms FROM statement_stats_named WHERE tick = 10 "
-                            "ORDER BY mean_ms LIMIT 1").fetchone()
-        assert q == 1000 and 0.2 < mean < 1
+        assert c.execute("SELECT count(*) FROM statement_stats").fetchone()[0] == STATEMENT_COUNT * (30 // STATEMENT_EVERY)
+        mean, = c.execute(f"SELECT mean_ms FROM statement_stats_named WHERE tick = {STATEMENT_EVERY} "
+                          "AND queryid = 1000").fetchone()
+        assert 0.2 < mean < 1
     with Recording(path) as rec:
         assert rec.statement_texts()[1005] == statement_text(5)  # kept as the server sent it
         for f in frames:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Static
 
-from fixture_recording import STATEMENT_COUNT
+from fixture_recording import STATEMENT_COUNT, STATEMENT_EVERY
 from pgio_tui.store.reader import Recording
 from pgio_tui.tui.app import recording_app
 from pgio_tui.tui.screens.monitor import MonitorScreen
@@ -37,7 +37,7 @@ async def test_statements_keys_rows_and_plain_text(fixture_file, utc):
         table = screen.query_one(DataTable)
         assert table.row_count == STATEMENT_COUNT
         t, window, rows = app.history.statements[-1]
-        assert window == 5 and [int(k.value) for k in table.rows] == [
+        assert window == STATEMENT_EVERY and [int(k.value) for k in table.rows] == [
             r["queryid"] for r in sorted(rows, key=lambda r: -r["time_ms_s"])]
         # the fixture's sixth text looks like markup and holds an escape byte: shown as typed, no ESC
         cells = [str(table.get_row(str(1005))[-1])]

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from pgio_tui.analysis.statements import one_line as plain
 from pgio_tui.safe_text import plain_text
+from pgio_tui.sources.statements import STATEMENT_WINDOW_S
 from pgio_tui import format as fmt
 
 # (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
@@ -93,7 +94,7 @@ class StatementsScreen(Screen):
         table.clear(columns=True)
         if entry is None:
             why = ("pg_stat_statements is not available on this server" if not self.session.pgss
-                   else "no statement window yet (the first one ends after about 5 s)")
+                   else f"no statement window yet (the first one ends after about {STATEMENT_WINDOW_S:g} s)")
             head.update(Text(f"Statements: {why}"))
             self.query_one("#stmt-text", Static).update("")
             self._rows = []
