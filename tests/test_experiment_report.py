@@ -14,9 +14,9 @@ import json
 import math
 import re
 import sqlite3
+import statistics
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from fixture_recording import write_fixture
@@ -143,15 +143,15 @@ def test_figures_equal_independent_computations(grid, capsys):
         for key in ("writes_backend", "wal_mib", stmt):
             xs = [r[key] for r in row["runs"]]
             f = row["figures"][key]
-            half = 12.7062 * np.std(xs, ddof=1) / math.sqrt(2)
-            assert f["mean"] == pytest.approx(np.mean(xs)) and f["sd"] == pytest.approx(np.std(xs, ddof=1))
-            assert (f["ci95_low"], f["ci95_high"]) == pytest.approx((np.mean(xs) - half, np.mean(xs) + half))
+            half = 12.7062 * statistics.stdev(xs) / math.sqrt(2)
+            assert f["mean"] == pytest.approx(statistics.fmean(xs)) and f["sd"] == pytest.approx(statistics.stdev(xs))
+            assert (f["ci95_low"], f["ci95_high"]) == pytest.approx((statistics.fmean(xs) - half, statistics.fmean(xs) + half))
     assert t975(1) == pytest.approx(12.7062)
     base, other = data["rows"][0], data["rows"][1]
     assert base["settings"] == data["baseline"] == {"shared_buffers": "64MB", "os.page_cache": "100MB"}
     f = other["figures"]["wal_mib"]
     a, b = [r["wal_mib"] for r in base["runs"]], [r["wal_mib"] for r in other["runs"]]
-    assert f["change_pct"] == pytest.approx(100 * (np.mean(b) / np.mean(a) - 1))
+    assert f["change_pct"] == pytest.approx(100 * (statistics.fmean(b) / statistics.fmean(a) - 1))
     assert f["noise_floor_pct"] == pytest.approx(100 * max(abs(x / y - 1) for x in a for y in a))
     # no transaction histograms in the fixture: no percentiles rather than a mean of per-tick ones
     assert "lat_p99" not in {x["key"] for x in data["figures"]}
@@ -217,7 +217,7 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
         ticks = [t for t, _, _ in window_ticks(c)]
         wb, p99 = zip(*c.execute('SELECT "mem.writeback_kb", "latency.p99_ms" FROM ticks WHERE tick BETWEEN ? AND ?',
                                  (min(ticks), max(ticks))).fetchall())
-        assert float(rs[str(run["index"])]) == pytest.approx(np.corrcoef(wb, p99)[0, 1], abs=0.006)
+        assert float(rs[str(run["index"])]) == pytest.approx(statistics.correlation(wb, p99), abs=0.006)
     assert not HAS_FLAGS or "autovacuum ran in the run" in page and "Dirty 900 MB" in page
 
 
@@ -337,14 +337,14 @@ def test_transaction_figures_equal_pgbench_log(make_cluster, tmp_path, capsys):
                 printed = [ln for _, s, ln in rec.workload_output(w["id"]) if ln.startswith("tps = ")]
             lat = next(lat for first, lat in files if w["start_t"] - 1 <= first <= w["stop_t"] + 1)
             assert got["tps"] == pytest.approx(float(printed[0].split()[2]), rel=1e-6)
-            assert got["lat_mean"] == pytest.approx(np.mean(lat), abs=0.0015)  # pgbench prints 3 decimals
-            assert got["lat_stddev"] == pytest.approx(np.std(lat), abs=0.0015, rel=1e-3)
+            assert got["lat_mean"] == pytest.approx(statistics.fmean(lat), abs=0.0015)  # pgbench prints 3 decimals
+            assert got["lat_stddev"] == pytest.approx(statistics.pstdev(lat), abs=0.0015, rel=1e-3)
             for p in (50, 95, 99):
-                assert got[f"lat_p{p}"] == pytest.approx(np.percentile(lat, p), rel=0.01), p
+                assert got[f"lat_p{p}"] == pytest.approx(statistics.quantiles(lat, n=100, method="inclusive")[p - 1], rel=0.01), p
             for ms in (100, 200, 300, 400, 500):
                 assert got[f"over_{ms}"] == sum(x > ms for x in lat)
             checked += 1
-        assert row["figures"]["lat_p99"]["mean"] == pytest.approx(np.mean([r["lat_p99"] for r in row["runs"]]))
+        assert row["figures"]["lat_p99"]["mean"] == pytest.approx(statistics.fmean([r["lat_p99"] for r in row["runs"]]))
     assert checked == 4
 
 
