@@ -372,4 +372,7 @@ def test_pgio_reads_and_sql_elapsed_come_from_the_workloads_own_summary(tmp_path
     assert pgio["sql_elapsed"] is None and sql["pgio_riops"] is None
     assert sql["sql_elapsed"] == 2.0
     assert any("0.05 sample" in n for n in data["notes"])  # counts over 100-500 ms of a sample say so
+    # latency of pgio and sql runs is not of transactions, and the report says what it is of
+    assert any("of pgio's statements" in n for n in data["notes"])
+    assert any("of the statement's executions" in n for n in data["notes"])
     assert {"pgio_riops", "pgio_hit_ratio", "sql_elapsed"} <= {f["key"] for f in data["figures"]}

@@ -76,6 +76,7 @@ GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Stat
                 "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
                 "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",
                 "devices": "Devices", "checkpoints": "Checkpoints", "wal": "WAL", "pgio": "pgio reads"}
+LATENCY_UNIT = {"pgio": "pgio's statements (pgio times each one)", "sql": "the statement's executions"}
 TOP_STATEMENTS = 5  # statements in the report: the experiment's top by total time over all runs
 LABEL_WIDTH = 48  # statement text in a figure's label (the HTML shows it whole)
 
@@ -120,6 +121,9 @@ def run_figures(path: str | Path) -> RunFigures:
         _integrated(out.values, rec, win, s.role_devices.get("PGDATA"))
         _pgio(out.values, s)
         out.values["sql_elapsed"] = sql_elapsed(out.workload)
+        unit = LATENCY_UNIT.get(out.workload.get("kind"))
+        if unit and any(out.values.get(k) is not None for k in _LATENCY):
+            out.notes.append(f"tps, latency and the counts over 100-500 ms are of {unit}, not of transactions")
         rate = (out.workload.get("params") or {}).get("sampling_rate")
         if isinstance(rate, (int, float)) and 0 < rate < 1:
             out.notes.append(f"latency over 100-500 ms counts the transactions pgbench logged: a {rate:g} sample "
