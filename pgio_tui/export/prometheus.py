@@ -22,7 +22,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 from prometheus_client.utils import floatToGoString
 
-from pgio_tui.export.promnames import PREFIX, Converter, Family, Sample
+from pgio_tui.export.promnames import PREFIX, Converter, Family, Labels, Sample
 from pgio_tui.frame import Frame
 
 DEFAULT_HOST = "127.0.0.1"

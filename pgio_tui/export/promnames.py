@@ -210,7 +210,7 @@ class Converter:
         return self.samples(frame)
 
     def add(self, frame: Frame) -> None:
-        values, dt, totals, base = frame.values, frame.dt, self._totals, (self.server,)
+        values, dt, base = frame.values, frame.dt, (self.server,)
         for rule in _COUNTING:
             self._count(rule, values.get(rule.metric), dt, base + rule.labels)
         for dev, row in frame.devices.items():

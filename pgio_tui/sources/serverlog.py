@@ -17,10 +17,10 @@ Textual-free; no I/O here: the caller hands in lines and the checkpointer's PID.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
+
+from pgio_tui.sources.csvlog import CsvRecords
 
 # An entry the checkpoint tracker reads: (the line's time stamp text or None, the message).
 Entry = tuple[str | None, str]
@@ -80,7 +80,7 @@ class CheckpointerLines:
         self.fmt = fmt
         self.prefix = prefix
         self._pattern, has_pid, has_type = prefix_pattern(prefix)
-        self._pending = ""  # csvlog: a record whose quoted field continues on the next line
+        self._records = CsvRecords()  # csvlog
         if fmt == "stderr" and not (has_pid or has_type):
             self.why_not = (f"log_line_prefix {prefix!r} has no %p before %q, so the server log cannot tell "
                             "the checkpointer's lines from a forged RAISE LOG: checkpoint kinds and timings "
@@ -132,16 +132,7 @@ class CheckpointerLines:
 
     def _csv(self, lines: list[str], pid: int | None) -> list[Entry]:
         out = []
-        for ln in lines:
-            text = self._pending + ln if self._pending else ln
-            if text.count('"') % 2:  # a quoted field goes on: wait for the rest of the record
-                self._pending = text + "\n"
-                continue
-            self._pending = ""
-            try:
-                row = next(csv.reader(io.StringIO(text)))
-            except (csv.Error, StopIteration):
-                continue
+        for row in self._records.feed(lines):
             if len(row) < 14:
                 continue
             btype = row[23] if len(row) > 23 else None  # 13+: backend_type

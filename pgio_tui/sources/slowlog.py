@@ -14,11 +14,10 @@ like one (PL/pgSQL adds a CONTEXT to its message: csvlog/jsonlog have the field,
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 
+from pgio_tui.sources.csvlog import CsvRecords
 from pgio_tui.sources.pgfeatures import OWN_MARKER
 
 # "duration: 312.507 ms" and what follows it on the message's first line.
@@ -54,7 +53,7 @@ class SlowStatements:
         self.fmt = fmt  # stderr | csvlog | jsonlog (serverlog.log_format)
         self.min_duration_ms = min_duration_ms
         self.thresholds = thresholds
-        self._pending = ""  # csvlog: a record whose quoted field goes on on the next line
+        self._records = CsvRecords()  # csvlog
 
     def count(self, lines: list[str]) -> dict[int, int | None]:
         """threshold -> statements over it in these lines; None where the log cannot tell."""
@@ -96,16 +95,7 @@ class SlowStatements:
 
     def _csv(self, lines: list[str]) -> list[float]:
         out = []
-        for ln in lines:
-            text = self._pending + ln if self._pending else ln
-            if text.count('"') % 2:  # a quoted field goes on: wait for the rest of the record
-                self._pending = text + "\n"
-                continue
-            self._pending = ""
-            try:
-                row = next(csv.reader(io.StringIO(text)))
-            except (csv.Error, StopIteration):
-                continue
+        for row in self._records.feed(lines):
             # 11 error_severity, 13 message, 18 context (csvlog's columns, 13-18)
             if len(row) > 18 and row[11] == "LOG" and not row[18]:
                 d = statement_ms(row[13])
