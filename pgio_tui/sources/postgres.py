@@ -272,7 +272,3 @@ class PostgresSource:
             return self.conn.execute(sql).fetchone()[0]
         except psycopg.Error:
             return None
-        try:
-            return self.conn.execute(f"{pgfeatures.OWN_MARKER} dirty */ SELECT count(*) FROM {view} WHERE isdirty").fetchone()[0]
-        except psycopg.Error:
-            return None
