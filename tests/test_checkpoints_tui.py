@@ -50,7 +50,7 @@ async def test_checkpoints_rows_warnings_and_keys(utc):
         assert isinstance(screen, CheckpointsScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == len(done) == 100 // CHECKPOINT_EVERY + 1
-        assert [r["end_t"] for r in screen._rows] == sorted((c["end_t"] for c in done), reverse=True)
+        assert [r["end_t"] for r in screen.rows] == sorted((c["end_t"] for c in done), reverse=True)
         cells = [str(c) for c in table.get_row_at(0)]
         assert "[red]req" in cells and "1.8" in cells  # the counters-only row, its text as typed
         assert cells[-1] == "-"  # no WAL file figures without the log line

@@ -33,6 +33,7 @@ from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.screens.backends import BackendsScreen
 from pgio_tui.tui.screens.io_view import IOViewScreen
 from pgio_tui.tui.screens.statements import StatementsScreen
+from pgio_tui.tui.screens.view_screen import ViewScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.themes import ThemedApp
@@ -170,8 +171,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, (StatementsScreen, CheckpointsScreen, BackendsScreen,
-                                                  IOViewScreen)):
+        if top is not screen and isinstance(top, ViewScreen):
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -230,36 +230,32 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), notes=self.session.notes))
 
-    def action_statements(self) -> None:
-        """The top statements at the monitor's position (S again, or escape, goes back)."""
-        if isinstance(self.screen, StatementsScreen):
+    def _toggle_view(self, kind: type[ViewScreen], make: Callable[[MonitorScreen], ViewScreen]) -> None:
+        """A view over the monitor's position on top; its key again (or escape) goes back."""
+        if isinstance(self.screen, kind):
             self.pop_screen()
             return
         monitor = self.monitor
         if monitor is not None:
-            self.push_screen(StatementsScreen(self.history, self.session, at=lambda: monitor.view().t1))
+            self.push_screen(make(monitor))
+
+    def action_statements(self) -> None:
+        """The top statements at the monitor's position."""
+        self._toggle_view(StatementsScreen,
+                          lambda m: StatementsScreen(self.history, self.session, at=lambda: m.view().t1))
 
     def action_checkpoints(self) -> None:
-        """The last checkpoints at the monitor's position (H again, or escape, goes back)."""
-        if isinstance(self.screen, CheckpointsScreen):
-            self.pop_screen()
-            return
-        monitor = self.monitor
-        if monitor is not None:
-            self.push_screen(CheckpointsScreen(self.checkpoint_log, at=lambda: monitor.view().t1))
+        """The last checkpoints at the monitor's position."""
+        self._toggle_view(CheckpointsScreen, lambda m: CheckpointsScreen(self.checkpoint_log, at=lambda: m.view().t1))
 
     def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
         """Finished checkpoints and too-frequent warnings, oldest first (replay: the whole file)."""
         return self.history.checkpoints, self.history.checkpoint_warnings
 
     def action_backends(self) -> None:
-        """The backends at the monitor's position (B again, or escape, goes back)."""
-        if isinstance(self.screen, BackendsScreen):
-            self.pop_screen()
-            return
-        monitor = self.monitor
-        if monitor is not None:
-            self.push_screen(BackendsScreen(self.history, self.session, at=lambda: monitor.view().t1))
+        """The backends at the monitor's position."""
+        self._toggle_view(BackendsScreen,
+                          lambda m: BackendsScreen(self.history, self.session, at=lambda: m.view().t1))
 
     def action_io_view(self, name: str) -> None:
         """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or

@@ -11,10 +11,8 @@ from __future__ import annotations
 import time
 
 from rich.text import Text  # numbers and our own labels; server text goes through plain_text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable
 
 from pgio_tui import format as fmt
 from pgio_tui.analysis.statements import one_line as plain
@@ -22,6 +20,7 @@ from pgio_tui.frame import BACKENDS_TOP
 from pgio_tui.safe_text import plain_text
 from pgio_tui.sources.backends import io_key
 from pgio_tui.sources.pg_counters import wait_name
+from pgio_tui.tui.screens.view_screen import TableScreen
 from pgio_tui.tui.widgets.waits_pane import SHORT
 
 STATES = {"active": "active", "idle": "idle", "idle in transaction": "idle tx",
@@ -72,43 +71,18 @@ def aio_line(aio: list[tuple[str, str, int]] | None, settings: dict[str, str]) -
     return f"{head}: {sum(n for _, _, n in aio)} in flight · {parts}"
 
 
-class BackendsScreen(Screen):
-    DEFAULT_CSS = """
-    BackendsScreen { layout: vertical; }
-    BackendsScreen #bk-head { height: 1; padding: 0 1; background: $panel; }
-    BackendsScreen DataTable { height: 1fr; }
-    BackendsScreen #bk-detail { height: auto; max-height: 5; padding: 0 1; border-top: solid $primary; }
-    """
+class BackendsScreen(TableScreen):
+    PREFIX, SORTS = "bk", SORTS
     BINDINGS = [
         Binding("o", "sort", "Sort", id="backends-sort"),
         Binding("escape,B", "app.pop_screen", "Back", key_display="esc", id="backends-back"),
     ]
 
     def __init__(self, history, session, at=None):
-        super().__init__()
+        super().__init__(at)
         self.history = history
         self.session = session
-        self.at = at or (lambda: None)  # the monitor's position (None: the newest tick)
-        self.sort = 0
-        self._shown: tuple | None = None
-        self._rows: list[dict] = []
         self._aio: list = []
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="bk-head")
-        yield DataTable(id="bk-table", cursor_type="row", zebra_stripes=True)
-        yield Static(id="bk-detail")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.redraw_view(force=True)
-
-    def on_resize(self, _event) -> None:
-        self.call_after_refresh(self.redraw_view, True)
-
-    def action_sort(self) -> None:
-        self.sort = (self.sort + 1) % len(SORTS)
-        self.redraw_view(force=True)
 
     def _why_no_io(self) -> str | None:
         note = self.session.note("/proc/<pid>/io")
@@ -131,20 +105,19 @@ class BackendsScreen(Screen):
         width = self.app.size.width
         wide = width >= WIDE_AT
         key = (id(entry[1]) if entry else None, self.sort, wide, width, len(self.history.statement_texts))
-        if key == self._shown and not force:
+        if not self.changed(key, force):
             return
-        self._shown = key
-        head = self.query_one("#bk-head", Static)
+        head = self.head()
         table = self.query_one(DataTable)
         table.clear(columns=True)
         if entry is None:
             head.update(Text("Backends: none seen yet (the second tick gives rates)"))
-            self._rows, self._aio = [], []
-            self._show_detail(0)
+            self.rows, self._aio = [], []
+            self.show_detail(0)
             return
         t, rows, self._aio = entry
         field, sort_name = SORTS[self.sort]
-        self._rows = sorted(rows, key=lambda b: -sort_value(b, field, t))
+        self.rows = sorted(rows, key=lambda b: -sort_value(b, field, t))
         stamp = time.strftime("%H:%M:%S", time.localtime(t))
         which = f"top {BACKENDS_TOP} with I/O (recorded)" if self.session.source == "replay" else f"{len(rows)} listed"
         why = self._why_no_io()
@@ -157,10 +130,10 @@ class BackendsScreen(Screen):
             right = c in (*PROC, *PG, "age", "pid")
             table.add_column(Text(heading, justify="right" if right else "left"), key=c, width=w)
         table.add_column("app" if app_w < 12 else "application", key="application", width=app_w)
-        for b in self._rows:
+        for b in self.rows:
             table.add_row(*(self._cell(b, c, t) for c in cols), plain_text(plain(b.get("application") or "", app_w)),
                           key=f"{b.get('pid')}")
-        self._show_detail(table.cursor_row)
+        self.show_detail(table.cursor_row)
 
     @staticmethod
     def _cell(b: dict, c: str, t: float) -> Text:
@@ -184,14 +157,11 @@ class BackendsScreen(Screen):
             return plain_text(plain(b.get("database") or "", 10))
         return Text(fmt.si(b.get(c)), justify="right")
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_detail(event.cursor_row)
-
-    def _show_detail(self, index: int) -> None:
-        box = self.query_one("#bk-detail", Static)
+    def show_detail(self, index: int) -> None:
+        box = self.detail_box()
         lines = []
-        if 0 <= index < len(self._rows):
-            b = self._rows[index]
+        if 0 <= index < len(self.rows):
+            b = self.rows[index]
             who = " · ".join(x for x in (f"pid {b.get('pid')}", plain(b.get("backend_type") or ""),
                                          b.get("application") and "app " + plain(b["application"], 60),
                                          b.get("database") and "db " + plain(b["database"], 60)) if x)

@@ -11,17 +11,18 @@ monitor's position are shown. Numbers are ours; the warning text is the server's
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
 
 from pgio_tui import format as fmt
 from pgio_tui.safe_text import plain_text
 from pgio_tui.sources.checkpoint import checkpoint_buffers
+from pgio_tui.tui.screens.view_screen import TableScreen
 
 WIDE_AT = 120
 WARNINGS_SHOWN = 3
@@ -78,38 +79,20 @@ def detail(c: dict[str, Any]) -> str:
     return " · ".join(out)
 
 
-class CheckpointsScreen(Screen):
-    DEFAULT_CSS = """
-    CheckpointsScreen { layout: vertical; }
-    CheckpointsScreen #ckpt-head { height: 1; padding: 0 1; background: $panel; }
-    CheckpointsScreen DataTable { height: 1fr; }
-    CheckpointsScreen #ckpt-detail { height: auto; max-height: 5; padding: 0 1; border-top: solid $primary; }
-    CheckpointsScreen #ckpt-warnings { height: auto; max-height: 4; padding: 0 1; color: $warning; }
-    """
+class CheckpointsScreen(TableScreen):
+    PREFIX = "ckpt"
+    DEFAULT_CSS = "CheckpointsScreen #ckpt-warnings { height: auto; max-height: 4; padding: 0 1; color: $warning; }"
     BINDINGS = [
         Binding("escape,H", "app.pop_screen", "Back", key_display="esc", id="checkpoints-back"),
     ]
 
     def __init__(self, log: Callable[[], tuple[list[dict], list[tuple[float, str]]]],
                  at: Callable[[], float | None] = lambda: None):
-        super().__init__()
+        super().__init__(at)
         self.source = log  # -> (finished checkpoints oldest first, (t, warning text) oldest first)
-        self.at = at  # the monitor's position (None: the newest tick)
-        self._shown: tuple | None = None
-        self._rows: list[dict] = []
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="ckpt-head")
-        yield DataTable(id="ckpt-table", cursor_type="row", zebra_stripes=True)
-        yield Static(id="ckpt-detail")
+    def below(self) -> Iterable[Widget]:
         yield Static(id="ckpt-warnings")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.redraw_view(force=True)
-
-    def on_resize(self, _event) -> None:
-        self.call_after_refresh(self.redraw_view, True)
 
     def redraw_view(self, force: bool = False) -> None:
         """Draw the checkpoints finished by the monitor's position, when they changed."""
@@ -120,12 +103,11 @@ class CheckpointsScreen(Screen):
             warnings = [w for w in warnings if w[0] <= at + 1e-6]
         wide = self.app.size.width >= WIDE_AT
         key = (len(rows), rows[-1].get("end_t") if rows else None, len(warnings), wide)
-        if key == self._shown and not force:
+        if not self.changed(key, force):
             return
-        self._shown = key
-        self._rows = list(reversed(rows))
-        n = len(self._rows)
-        self.query_one("#ckpt-head", Static).update(Text(
+        self.rows = list(reversed(rows))
+        n = len(self.rows)
+        self.head().update(Text(
             f"Checkpoints: the last {n}, newest first" if n else
             "Checkpoints: none finished yet (each one shows here when it completes)"))
         table = self.query_one(DataTable)
@@ -133,9 +115,9 @@ class CheckpointsScreen(Screen):
         cols = [c for c in COLUMNS if wide or not c[2]]
         for heading, _, _ in cols:
             table.add_column(Text(heading, justify="right"), key=heading)
-        for i, c in enumerate(self._rows):
+        for i, c in enumerate(self.rows):
             table.add_row(*(plain_text(cell(c), justify="right") for _, cell, _ in cols), key=str(i))
-        self._show_detail(table.cursor_row)
+        self.show_detail(table.cursor_row)
         box = self.query_one("#ckpt-warnings", Static)
         if warnings:
             out = Text(f"{len(warnings)} warning(s) from the server log; the last:")
@@ -146,9 +128,6 @@ class CheckpointsScreen(Screen):
         else:
             box.update("")
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_detail(event.cursor_row)
-
-    def _show_detail(self, index: int) -> None:
-        box = self.query_one("#ckpt-detail", Static)
-        box.update(plain_text(detail(self._rows[index])) if 0 <= index < len(self._rows) else "")
+    def show_detail(self, index: int) -> None:
+        box = self.detail_box()
+        box.update(plain_text(detail(self.rows[index])) if 0 <= index < len(self.rows) else "")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Footer
 
+from pgio_tui.tui.screens.view_screen import ViewScreen
 from pgio_tui.tui.widgets.pane import ChartPane, View
 from pgio_tui.tui.widgets.reads_pane import ReadsPane
 from pgio_tui.tui.widgets.wal_pane import WalPane
@@ -22,7 +22,7 @@ from pgio_tui.tui.widgets.wal_pane import WalPane
 VIEWS: dict[str, type[ChartPane]] = {"wal": WalPane, "reads": ReadsPane}
 
 
-class IOViewScreen(Screen):
+class IOViewScreen(ViewScreen):
     DEFAULT_CSS = """
     IOViewScreen { layout: vertical; }
     IOViewScreen ChartPane { height: 1fr; }
@@ -40,11 +40,8 @@ class IOViewScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.redraw_view(force=True)
+        super().on_mount()
         self.pane.focus()
-
-    def on_resize(self, _event) -> None:
-        self.call_after_refresh(self.redraw_view, True)
 
     def redraw_view(self, force: bool = False) -> None:
         self.pane.draw(self.view(), force=force)

@@ -10,15 +10,14 @@ from __future__ import annotations
 import time
 
 from rich.text import Text  # numbers and our own labels; server text goes through plain_text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable
 
 from pgio_tui.analysis.statements import one_line as plain
 from pgio_tui.safe_text import plain_text
 from pgio_tui.sources.statements import STATEMENT_WINDOW_S
 from pgio_tui import format as fmt
+from pgio_tui.tui.screens.view_screen import TableScreen
 
 # (field, heading, formatter, wide only): wide columns show from WIDE_AT columns on.
 COLUMNS = (
@@ -43,65 +42,40 @@ SORTS = (("time_ms_s", "time"), ("calls_s", "calls"), ("mean_ms", "mean"), ("rea
          ("read_time_ms_s", "read time"), ("temp_written_s", "temp"))
 
 
-class StatementsScreen(Screen):
-    DEFAULT_CSS = """
-    StatementsScreen { layout: vertical; }
-    StatementsScreen #stmt-head { height: 1; padding: 0 1; background: $panel; }
-    StatementsScreen DataTable { height: 1fr; }
-    StatementsScreen #stmt-text { height: auto; max-height: 4; padding: 0 1; border-top: solid $primary; }
-    """
+class StatementsScreen(TableScreen):
+    PREFIX, DETAIL, SORTS = "stmt", "text", SORTS
+    DEFAULT_CSS = "StatementsScreen .view-detail { max-height: 4; }"
     BINDINGS = [
         Binding("o", "sort", "Sort", id="statements-sort"),
         Binding("escape,S", "app.pop_screen", "Back", key_display="esc", id="statements-back"),
     ]
 
     def __init__(self, history, session, at=None):
-        super().__init__()
+        super().__init__(at)
         self.history = history
         self.session = session
-        self.at = at or (lambda: None)  # the monitor's position (None: the newest tick)
-        self.sort = 0
-        self._shown: tuple | None = None
-        self._rows: list[dict] = []
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="stmt-head")
-        yield DataTable(id="stmt-table", cursor_type="row", zebra_stripes=True)
-        yield Static(id="stmt-text")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.redraw_view(force=True)
-
-    def on_resize(self, _event) -> None:
-        self.call_after_refresh(self.redraw_view, True)
-
-    def action_sort(self) -> None:
-        self.sort = (self.sort + 1) % len(SORTS)
-        self.redraw_view(force=True)
 
     def redraw_view(self, force: bool = False) -> None:
         """Draw the statement window at the monitor's position, when it changed."""
         entry = self.history.statements_at(self.at())
         width = self.app.size.width
         key = (id(entry[2]) if entry else None, self.sort, width >= WIDE_AT, len(self.history.statement_texts))
-        if key == self._shown and not force:
+        if not self.changed(key, force):
             return
-        self._shown = key
         field, sort_name = SORTS[self.sort]
-        head = self.query_one("#stmt-head", Static)
+        head = self.head()
         table = self.query_one(DataTable)
         table.clear(columns=True)
         if entry is None:
             why = ("pg_stat_statements is not available on this server" if not self.session.pgss
                    else f"no statement window yet (the first one ends after about {STATEMENT_WINDOW_S:g} s)")
             head.update(Text(f"Statements: {why}"))
-            self.query_one("#stmt-text", Static).update("")
-            self._rows = []
+            self.detail_box().update("")
+            self.rows = []
             return
         t, window, rows = entry
         total = sum(r.get("time_ms_s") or 0 for r in rows) or 1.0
-        self._rows = sorted(({**r, "share": (r.get("time_ms_s") or 0) / total} for r in rows),
+        self.rows = sorted(({**r, "share": (r.get("time_ms_s") or 0) / total} for r in rows),
                             key=lambda r: -(r.get(field) or 0))
         stamp = time.strftime("%H:%M:%S", time.localtime(t))
         head.update(Text(f"Top {len(rows)} statements · {fmt.duration(window)} to {stamp} · "
@@ -114,21 +88,18 @@ class StatementsScreen(Screen):
         qwidth = max(12, width - fixed - 4)
         table.add_column("query", key="query", width=qwidth)
         texts = self.history.statement_texts
-        for r in self._rows:
+        for r in self.rows:
             cells = [Text(f(r.get(fld)), justify="right") for fld, _, f, _ in cols]
             text = texts.get(r["queryid"])
             query = plain_text(plain(text, qwidth)) if text is not None else Text(f"queryid {r['queryid']}", style="dim")
             table.add_row(*cells, query, key=str(r["queryid"]))
-        self._show_text(table.cursor_row)
+        self.show_detail(table.cursor_row)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_text(event.cursor_row)
-
-    def _show_text(self, index: int) -> None:
-        box = self.query_one("#stmt-text", Static)
-        if not 0 <= index < len(self._rows):
+    def show_detail(self, index: int) -> None:
+        box = self.detail_box()
+        if not 0 <= index < len(self.rows):
             box.update("")
             return
-        r = self._rows[index]
+        r = self.rows[index]
         text = self.history.statement_texts.get(r["queryid"])
         box.update(plain_text(f"{r['queryid']}: " + (plain(text, 400) if text is not None else "(text not read yet)")))
