@@ -63,7 +63,10 @@ def run(conninfo: str, out: Path, seconds: float, listen: bool,
     def scrape() -> None:
         nonlocal size
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)  # kept alive, as Prometheus does
-        while not stop.wait(every):
+        # The first scrape as soon as the endpoint answers, inside the start-up that is left out
+        # (Prometheus scrapes a new target at once): its one-time work (lazy imports, each family's
+        # layout) is start-up, not steady state.
+        while not stop.wait(every if trips else 0.2):
             t0 = time.perf_counter()
             try:
                 conn.request("GET", "/metrics", headers=PROMETHEUS_HEADERS)
@@ -82,13 +85,13 @@ def run(conninfo: str, out: Path, seconds: float, listen: bool,
     scraper = threading.Thread(target=scrape, daemon=True)
     if listen:
         scraper.start()
-    time.sleep(3)  # leave start-up (imports, connect, the listener) out of the steady-state figure
+    time.sleep(3)  # leave start-up (imports, connect, the listener, the first scrape) out of the steady state
     c0, w0 = cpu_seconds(rec.pid), time.monotonic()
     time.sleep(max(1.0, seconds - 5))
     c1, w1 = cpu_seconds(rec.pid), time.monotonic()
     stop.set()
     rec.wait(timeout=60)
-    return (c1 - c0) / (w1 - w0), trips[1:], inside, size
+    return (c1 - c0) / (w1 - w0), trips[1:], inside[1:], size
 
 
 def replay(path: Path, every: int) -> None:
