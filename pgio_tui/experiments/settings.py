@@ -107,18 +107,18 @@ def server_facts(conninfo: str) -> dict[str, Any]:
     """The server's data directory, postmaster pid (when it runs on this machine, else None) and
     shared_buffers in bytes: what a restart and os.page_cache need."""
     import os
+    postmaster = None
     with psycopg.connect(conninfo, autocommit=True) as conn:
         pid, datadir, sb = conn.execute(
             "select pg_backend_pid(), current_setting('data_directory'), "
             "pg_size_bytes(current_setting('shared_buffers'))").fetchone()
-    postmaster = None
-    try:
-        stat = open(f"/proc/{pid}/stat").read()
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if os.path.realpath(f"/proc/{ppid}/cwd") == os.path.realpath(datadir):
-            postmaster = ppid  # the postmaster runs in its data directory: this machine's server
-    except (OSError, ValueError, IndexError):
-        pass
+        try:  # while connected: our backend exits when the connection closes
+            stat = open(f"/proc/{pid}/stat").read()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if os.path.realpath(f"/proc/{ppid}/cwd") == os.path.realpath(datadir):
+                postmaster = ppid  # the postmaster runs in its data directory: this machine's server
+        except (OSError, ValueError, IndexError):
+            pass
     return {"datadir": datadir, "postmaster": postmaster, "shared_buffers_bytes": int(sb)}
 
 
