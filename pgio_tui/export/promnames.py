@@ -65,8 +65,10 @@ def _gauge(metric: str, name: str, scale: float = 1.0, help: str | None = None, 
                       tuple(labels.items())))
 
 
-def _counter(metric: str, name: str, help: str, scale: float = 1.0, how: str = "rate", **labels: str) -> None:
-    RULES.append(Rule(metric, _family(name, "counter", help), how, scale, tuple(labels.items())))
+def _counter(metric: str, name: str, help: str | None = None, scale: float = 1.0, how: str = "rate",
+             **labels: str) -> None:
+    RULES.append(Rule(metric, _family(name, "counter", help or BY_NAME[metric].help), how, scale,
+                      tuple(labels.items())))
 
 
 MS, KB = 1e-3, 1024.0
@@ -92,9 +94,9 @@ _counter(M.FSYNCS_BACKEND, "fsyncs", _FSYNCS, backend_type="backend")
 _counter(M.FSYNCS_CHECKPOINTER, "fsyncs", _FSYNCS, backend_type="checkpointer")
 _counter(M.EXTENDS_BACKEND, "buffers_extended", "Relation extensions (new blocks), by who made them.",
          backend_type="backend")
-_counter(M.WRITEBACKS_TOTAL, "writeback_requests", BY_NAME[M.WRITEBACKS_TOTAL].help)
-_counter(M.BGWRITER_MAXWRITTEN_S, "bgwriter_maxwritten_stops", BY_NAME[M.BGWRITER_MAXWRITTEN_S].help)
-_counter(M.BUFFERS_ALLOC_S, "buffers_allocated", BY_NAME[M.BUFFERS_ALLOC_S].help)
+_counter(M.WRITEBACKS_TOTAL, "writeback_requests")
+_counter(M.BGWRITER_MAXWRITTEN_S, "bgwriter_maxwritten_stops")
+_counter(M.BUFFERS_ALLOC_S, "buffers_allocated")
 # --- kernel memory ------------------------------------------------------------------------------
 _gauge(M.MEM_DIRTY_KB, "mem_dirty_bytes", KB)
 _gauge(M.MEM_WRITEBACK_KB, "mem_writeback_bytes", KB)
@@ -106,42 +108,42 @@ _PSI = "Time during which {} stalled on I/O (/proc/pressure/io)."
 _counter(M.IO_PRESSURE_SOME_PCT, "io_pressure_some_stalled_seconds", _PSI.format("at least one task"), 0.01)
 _counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format("all non-idle tasks"), 0.01)
 # --- latency ------------------------------------------------------------------------------------
-_counter(M.LATENCY_TPS, "transactions", BY_NAME[M.LATENCY_TPS].help)
+_counter(M.LATENCY_TPS, "transactions")
 for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
                 M.LATENCY_MAX_MS):
     _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
 _counter(M.LATENCY_TXNS, "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
-_counter(M.LATENCY_FAILED, "transactions_failed", BY_NAME[M.LATENCY_FAILED].help, how="count")
+_counter(M.LATENCY_FAILED, "transactions_failed", how="count")
 for _ms, _metric in M.LATENCY_OVER.items():
     _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
              "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
 # --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
-_counter(M.STATEMENTS_CALLS_S, "statements", BY_NAME[M.STATEMENTS_CALLS_S].help)
+_counter(M.STATEMENTS_CALLS_S, "statements")
 _gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
 _gauge(M.STATEMENTS_STDDEV_MS, "statement_exec_stddev_seconds", MS)
 for _ms, _metric in M.STATEMENTS_LOG_OVER.items():
     _counter(_metric, "statements_slower_logged", "Statements of any client slower than `threshold` seconds, "
              "counted from the server log's duration: lines.", how="count", threshold=f"{_ms / 1000:g}")
 # --- database -----------------------------------------------------------------------------------
-_counter(M.PGIO_READS_S, "workload_blocks_read", BY_NAME[M.PGIO_READS_S].help)
-_counter(M.PGIO_HITS_S, "workload_blocks_hit", BY_NAME[M.PGIO_HITS_S].help)
-_counter(M.DB_BLKS_READ_S, "db_blocks_read", BY_NAME[M.DB_BLKS_READ_S].help)
-_counter(M.DB_BLKS_HIT_S, "db_blocks_hit", BY_NAME[M.DB_BLKS_HIT_S].help)
-_counter(M.DB_XACT_S, "db_transactions", BY_NAME[M.DB_XACT_S].help)
-_counter(M.DB_TEMP_BYTES_S, "db_temp_bytes", BY_NAME[M.DB_TEMP_BYTES_S].help)
-_counter(M.DB_BLK_READ_TIME_MS_S, "db_block_read_seconds", BY_NAME[M.DB_BLK_READ_TIME_MS_S].help, MS)
-_counter(M.DB_BLK_WRITE_TIME_MS_S, "db_block_write_seconds", BY_NAME[M.DB_BLK_WRITE_TIME_MS_S].help, MS)
+_counter(M.PGIO_READS_S, "workload_blocks_read")
+_counter(M.PGIO_HITS_S, "workload_blocks_hit")
+_counter(M.DB_BLKS_READ_S, "db_blocks_read")
+_counter(M.DB_BLKS_HIT_S, "db_blocks_hit")
+_counter(M.DB_XACT_S, "db_transactions")
+_counter(M.DB_TEMP_BYTES_S, "db_temp_bytes")
+_counter(M.DB_BLK_READ_TIME_MS_S, "db_block_read_seconds", scale=MS)
+_counter(M.DB_BLK_WRITE_TIME_MS_S, "db_block_write_seconds", scale=MS)
 _gauge(M.DB_BACKENDS, "db_backends")
-_counter(M.WAL_BYTES_S, "wal_bytes", BY_NAME[M.WAL_BYTES_S].help)
-_counter(M.WAL_RECORDS_S, "wal_records", BY_NAME[M.WAL_RECORDS_S].help)
-_counter(M.WAL_FPI_S, "wal_fpi", BY_NAME[M.WAL_FPI_S].help)
-_counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full", BY_NAME[M.WAL_BUFFERS_FULL_S].help)
-_counter(M.WAL_WRITES_S, "wal_writes", BY_NAME[M.WAL_WRITES_S].help)
-_counter(M.WAL_SYNCS_S, "wal_syncs", BY_NAME[M.WAL_SYNCS_S].help)
-_counter(M.WAL_WRITE_TIME_MS_S, "wal_write_seconds", BY_NAME[M.WAL_WRITE_TIME_MS_S].help, MS)
-_counter(M.WAL_SYNC_TIME_MS_S, "wal_sync_seconds", BY_NAME[M.WAL_SYNC_TIME_MS_S].help, MS)
+_counter(M.WAL_BYTES_S, "wal_bytes")
+_counter(M.WAL_RECORDS_S, "wal_records")
+_counter(M.WAL_FPI_S, "wal_fpi")
+_counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full")
+_counter(M.WAL_WRITES_S, "wal_writes")
+_counter(M.WAL_SYNCS_S, "wal_syncs")
+_counter(M.WAL_WRITE_TIME_MS_S, "wal_write_seconds", scale=MS)
+_counter(M.WAL_SYNC_TIME_MS_S, "wal_sync_seconds", scale=MS)
 _gauge(M.BUFFERS_USED, "shared_buffers_used")
 _gauge(M.BUFFERS_DIRTY, "shared_buffers_dirty")
 # --- waits --------------------------------------------------------------------------------------
