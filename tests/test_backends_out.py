@@ -153,3 +153,37 @@ def test_n_run_diff_and_report(runs, tmp_path, capsys):
         assert '<td colspan="' in html and ">backends</td>" in html
         assert f"client backend ({WRITER}) · written" in html
         assert "&lt;b&gt;bk&lt;/b&gt;" in html and "<b>bk</b>" not in html
+
+
+def test_summary_sums_equal_the_replayed_frames(tmp_path):
+    """The summary's one GROUP BY over the file gives what replay's frames add up to (rate x dt per
+    kind of backend); a file from before backends were recorded has no backend rows."""
+    import sqlite3
+
+    from fixture_recording import write_fixture
+
+    from pgio_tui.analysis.align import window
+    from pgio_tui.analysis.backends import MIB as UNIT, backend_rows
+    from pgio_tui.frame import BACKEND_RATES
+    from pgio_tui.store.reader import Recording
+    path = write_fixture(tmp_path / "f.pgio", n=40, major=18)
+    with Recording(path) as rec:
+        win = window(rec, "start")
+        got = {(label, figure): v for label, figure, _, v in backend_rows(rec, win, top=100)}
+        want: dict = {}
+        for f in rec.frames(win.start_tick, win.end_tick):
+            for b in f.backends:
+                key = backend_label(b["backend_type"], b["application"])
+                for fld, figure in zip(BACKEND_RATES, ("read", "written", "pg read", "pg written")):
+                    if b[fld] is not None:
+                        want[key, figure] = want.get((key, figure), 0.0) + b[fld] * f.dt
+    assert len(got) >= 8 and got.keys() == want.keys()
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v / UNIT, abs=1 / UNIT), k
+    conn = sqlite3.connect(path)
+    conn.execute("DROP VIEW backend_io_named")
+    conn.execute("DROP TABLE backend_io")
+    conn.commit()
+    conn.close()
+    with Recording(path) as rec:
+        assert backend_rows(rec, window(rec, "start")) == []
