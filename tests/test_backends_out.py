@@ -187,3 +187,19 @@ def test_summary_sums_equal_the_replayed_frames(tmp_path):
     conn.close()
     with Recording(path) as rec:
         assert backend_rows(rec, window(rec, "start")) == []
+
+
+def test_escape_bytes_in_a_file_stay_text(tmp_path, capsys):
+    """An application name holding ESC and markup (the fixture's, as a crafted file may) leaves
+    export and diff as visible escapes, never as the byte itself."""
+    from fixture_recording import write_fixture
+    a = write_fixture(tmp_path / "a.pgio", n=40, major=18)
+    b = write_fixture(tmp_path / "b.pgio", n=40, seed=3)
+    for fmt in ("csv", "json"):
+        out = cli(capsys, "export", str(a), "--backends", "--format", fmt)
+        assert "[red]psql[/]\\x1b[2J" in out.replace("\\\\", "\\")
+    for fmt in ("markdown", "csv", "json", "table"):
+        out = cli(capsys, "diff", str(a), str(b), "--format", fmt)
+        if fmt == "json":
+            out = "\n".join(r["name"] for r in json.loads(out)["rows"])
+        assert "([red]psql[/]\\x1b[2J) · written" in out.replace("\\\\", "\\"), fmt  # a table wraps the name
