@@ -28,6 +28,7 @@ STATEMENTS = (
 )
 TPS_ALONE = series_of(M.LATENCY_TPS, "chart-4")
 CHART = ChartSpec(series=LATENCY)
+COUNTS = column_rows([*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()])  # summed over the window
 
 
 class LatencyPane(ChartPane):
@@ -45,12 +46,8 @@ class LatencyPane(ChartPane):
     def subtitle(self, view: View) -> str:
         return self.source(view)
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self._sums = WindowSums(column_rows([*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()]))
-
     def text(self, view: View, width: int, height: int) -> list[Line]:
-        return self.text_lines(view, self._sums)
+        return self.text_lines(view, self.window_sums(COUNTS))
 
     def empty_text(self, view: View) -> str:
         return view.session.why_no_latency()

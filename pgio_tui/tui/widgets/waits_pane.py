@@ -30,15 +30,11 @@ TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "c
 class WaitsPane(ChartPane):
     SPEC = PaneSpec("6", "Waits (sampled sessions)", CHART, ("waits",), layout="chart-above", text_name="bars")
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self._sums = WindowSums(wait_rows)
-
     def subtitle(self, view: View) -> str:
         return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
-        return self.bar_lines(view, width, height, self._sums)
+        return self.bar_lines(view, width, height, self.window_sums(wait_rows))
 
     @staticmethod
     def bar_lines(view: View, width: int, height: int, sums: WindowSums | None = None) -> list[Line]:
