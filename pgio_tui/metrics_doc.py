@@ -8,6 +8,16 @@ from pgio_tui.metrics import (BACKEND_METRICS, CATALOG, DISK_METRICS, LATENCY_TH
                               Metric)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
+# Said under a pane's table: how its figures leave the recording.
+PANE_NOTES = {"backends": [
+    "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",
+    "(pid, type, application, database, state, wait event, query start, query_id, these four rates,",
+    "the query's text). `pgio-tui diff` (two runs or N) and `pgio-tui report` show each run's kinds of",
+    "backend with the most I/O as MiB read and written over the window (rate × dt summed over the ticks",
+    "each process was kept). Pids differ between runs, so they are grouped and compared by backend type and",
+    "application (`client backend (pgbench)`, `checkpointer`), never by pid: see docs/diff.md.",
+]}
+
 
 def markdown() -> str:
     """docs/metrics.md, generated so the docs cannot drift from the code."""
@@ -61,7 +71,7 @@ def markdown() -> str:
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]
         lines += [f"| `{m.name}` | {m.unit} | {m.kind} | {m.help} | {m.source} |" for m in ms]
-        lines.append("")
+        lines += ["", *PANE_NOTES[pane], ""] if pane in PANE_NOTES else [""]
     return "\n".join(lines)
 
 
