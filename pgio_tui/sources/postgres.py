@@ -122,6 +122,7 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
+        self._names: tuple[str, ...] | None = None  # the tick statement's column names, known after its first run
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -137,7 +138,7 @@ class PostgresSource:
         self.conn = conn or connect(self.conninfo)
         try:
             self.features = pgfeatures.detect(self.conn)
-            self._sql = tick_sql(self.features)
+            self._sql, self._names = tick_sql(self.features), None
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -205,7 +206,9 @@ class PostgresSource:
                                                 "pgss": statements, "texts": list(texts), "bufcache": bufcache,
                                                 "recent_s": self.recent_s,
                                                 **(known or _NO_ENTRIES)})
-            names = [d.name for d in cur.description]
+            names = self._names
+            if names is None:  # cur.description makes a Column object per column: once, not every tick
+                names = self._names = tuple(d.name for d in cur.description)
             raw = dict(zip(names, cur.fetchone()))
             if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
                 raw["pgss_rows"], sums = raw["pgss_rows"]
