@@ -22,6 +22,9 @@ from pgio_tui.frame import BACKEND_LABELS
 # Columns of a row of pgfeatures.backends_sql(), in order.
 ROW = ("pid", *BACKEND_LABELS, "query_start", "query_id", "backend_start", "pg_read_bytes", "pg_write_bytes")
 assert ROW[1:7] == ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
+_START = ROW.index("backend_start")  # then the two pg_stat_get_backend_io counters
+assert ROW[_START:] == ("backend_start", "pg_read_bytes", "pg_write_bytes")
+_KEPT = ROW[:_START]  # what a backend's dict keeps of its row, before its rates
 
 IO_FILES_OPEN = 256  # /proc/<pid>/io files kept open between ticks (past that: opened for each read)
 PRUNE_EVERY = 60  # ticks between looks for processes that are gone
@@ -129,22 +132,22 @@ class BackendTracker:
         """The tick's backends with their rates, sorted by I/O (most first)."""
         out: list[dict[str, Any]] = []
         seen: set[tuple] = set()
+        prev_t, n = self._prev_t, len(ROW)
         for r in rows or ():
-            if len(r) != len(ROW) or r[0] is None:
+            if len(r) != n or r[0] is None:
                 continue
-            b = dict(zip(ROW, r))
-            key = (b["pid"], b["backend_start"])
+            b = dict(zip(_KEPT, r))
+            start, pg = r[_START], (r[_START + 1], r[_START + 2])
+            key = (r[0], start)
             seen.add(key)
-            new = self._prev_t is not None and b["backend_start"] is not None and b["backend_start"] > self._prev_t
-            pg = (b.pop("pg_read_bytes"), b.pop("pg_write_bytes"))
-            old_pg = self._pg.get(key, (0, 0) if new else (None, None))
-            b["pg_read_bytes_s"], b["pg_write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(pg, old_pg))
+            new = prev_t is not None and start is not None and start > prev_t
+            old_pg = self._pg.get(key) or ((0, 0) if new else (None, None))
+            b["pg_read_bytes_s"], b["pg_write_bytes_s"] = _rate(pg[0], old_pg[0], dt), _rate(pg[1], old_pg[1], dt)
             if pg != (None, None):
                 self._pg[key] = pg
             b["read_bytes_s"] = b["write_bytes_s"] = None
             if self.proc_mode == LOCAL:
                 self._proc_rates(b, key, new, dt)
-            b.pop("backend_start")
             out.append(b)
         self._ticks += 1
         for key in [k for k in self._io_files if k not in seen]:  # not listed now: closed
@@ -194,8 +197,8 @@ class BackendTracker:
             return
         if cur is None:
             return
-        old = self._proc.get(key, (0, 0) if new else (None, None))
-        b["read_bytes_s"], b["write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(cur, old))
+        old = self._proc.get(key) or ((0, 0) if new else (None, None))
+        b["read_bytes_s"], b["write_bytes_s"] = _rate(cur[0], old[0], dt), _rate(cur[1], old[1], dt)
         self._proc[key] = cur
 
 

@@ -123,6 +123,7 @@ class PostgresSource:
         self.features = Features()
         self._sql = ""
         self._names: tuple[str, ...] | None = None  # the tick statement's column names, known after its first run
+        self._cursor: psycopg.Cursor | None = None  # the tick's, made once per connection
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -146,6 +147,7 @@ class PostgresSource:
         return self.features
 
     def close(self) -> None:
+        self._cursor = None
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -201,11 +203,12 @@ class PostgresSource:
         if self.conn is None:
             raise SourceError("not connected")
         try:
-            cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
-                                                "log_offset": self._log_offset,
-                                                "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                                                "recent_s": self.recent_s,
-                                                **(known or _NO_ENTRIES)})
+            cur = self._cursor
+            if cur is None or cur.connection is not self.conn:
+                cur = self._cursor = self.conn.cursor()
+            cur.execute(self._sql, {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
+                                    "pgss": statements, "texts": list(texts), "bufcache": bufcache,
+                                    "recent_s": self.recent_s, **(known or _NO_ENTRIES)})
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description)
