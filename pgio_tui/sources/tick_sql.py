@@ -113,9 +113,10 @@ def tick_sql(f: Features) -> str:
         cols.append("pg_read_binary_file(pg_current_logfile(), %(log_offset)s, 1048576, true) AS logchunk")
     else:
         cols.append("NULL AS logfile, NULL::bytea AS logchunk")
-    names = ", ".join(f"'{s}'" for s in f.settings)
-    cols.append(f"md5(concat_ws(',', VARIADIC ARRAY(SELECT current_setting(s, true) "
-                f"FROM unnest(ARRAY[{names}]::text[]) s))) AS settings_md5")
+    # the same text as md5 over ARRAY(SELECT current_setting(s, true) FROM unnest(names)), without
+    # the subquery: the calls written out (17 against 24 µs a tick for 50 settings)
+    values = ", ".join(f"current_setting('{s}', true)" for s in f.settings)
+    cols.append(f"md5(concat_ws(',', {values})) AS settings_md5" if values else "md5('') AS settings_md5")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     select = "SELECT " + ",\n  ".join(cols)
