@@ -112,7 +112,8 @@ def test_before_the_first_tick_only_up_is_zero():
         _ctype, text = http_get(url)
     finally:
         exporter.close()
-    assert re.findall(r"^(pgio_\w+)", text, re.M) == ["pgio_up", "pgio_exporter_last_scrape_duration_seconds"]
+    assert re.findall(r"^(pgio_\w+)", text, re.M) == ["pgio_up", "pgio_exporter_last_scrape_duration_seconds",
+                                                      "pgio_exporter_cpu_seconds_total"]
     assert 'pgio_up{server="h:1"} 0.0' in text and "pgio_exporter_last_scrape_duration_seconds NaN" in text
 
 
@@ -168,7 +169,7 @@ def test_page_is_prometheus_clients_own_rendering(fixture_file, accept):
     from prometheus_client import CollectorRegistry
     from prometheus_client.exposition import choose_encoder
 
-    from pgio_tui.export.prometheus import _Samples, _scrape_sample
+    from pgio_tui.export.prometheus import CPU, _Samples, _scrape_sample
     exporter = Exporter("fixture-host", port=0)  # not started: pages are built without HTTP
     reference = Converter("fixture-host")
     encoder, _ctype = choose_encoder(accept or "")
@@ -176,7 +177,7 @@ def test_page_is_prometheus_clients_own_rendering(fixture_file, accept):
     with Recording(fixture_file) as rec:
         for frame in rec.frames(0, 120):
             exporter.on_frame(frame)
-            samples = reference.update(frame) + [_scrape_sample(float("nan"))]
+            samples = reference.update(frame) + [_scrape_sample(float("nan")), (CPU, (), 0.0)]
             registry = CollectorRegistry(auto_describe=False)
             registry.register(_Samples(samples))
             assert exporter.page(accept)[0] == encoder(registry), frame.tick

@@ -1,33 +1,39 @@
 """The live Prometheus endpoint: one more consumer of Frames, its pages written by prometheus-client.
 
-`on_frame()` converts each tick once (promnames.Converter). A scrape is cheap because a family's
-text is laid out by prometheus-client (`choose_encoder` for content negotiation: the Prometheus text
-format, or OpenMetrics for scrapers that ask) only when its series change; each tick then only
-fills in the values (prometheus-client's own float formatting), once per format however many
-scrapers ask. The HTTP server keeps connections alive (Prometheus reuses them) and does not
-compress: a page is ~15 kB, and not spending CPU on it matters more next to the database.
+It costs nothing between scrapes: `on_frame()` only keeps the Frame. A scrape folds the Frames
+since the last one into the counters' totals (promnames.Converter), lays out the latest tick once
+per format (prometheus-client's `choose_encoder` negotiates the Prometheus text format or
+OpenMetrics; each family's header and each series' text is laid out by prometheus-client once and
+filled with the tick's values, in its own float format), gzips it once if asked, and keeps the
+bytes: more scrapes of the same tick are a lookup. httpserve answers on one thread that sleeps
+between requests.
 """
 
 from __future__ import annotations
 
-import email.utils
-import functools
-import socket
+import collections
+import gzip
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import choose_encoder
+from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics_core import Metric
 from prometheus_client.utils import floatToGoString
 
+from pgio_tui.export.httpserve import Answer, Server
 from pgio_tui.export.promnames import PREFIX, Converter, Family, Labels, Sample
 from pgio_tui.frame import Frame
 
 DEFAULT_HOST = "127.0.0.1"
 SCRAPE = Family(PREFIX + "exporter_last_scrape_duration_seconds", "gauge", "seconds",
-                "Seconds the last scrape before this tick took to answer (NaN before the first).")
+                "Seconds the last scrape before this tick took to answer, from its request read to its page "
+                "handed to the socket (NaN before the first).")
+CPU = Family(PREFIX + "exporter_cpu_seconds", "counter", "seconds",
+             "CPU time the /metrics endpoint's thread had used (requests, pages, gzip) when this tick's "
+             "page was laid out.")
+FOLD_AT = 600  # Frames kept for the next scrape; past this the tick folds them itself (nobody scrapes)
+GZIP_LEVEL = 1  # ~4x smaller at a third of level 6's CPU
 
 
 class ListenError(Exception):
@@ -101,26 +107,27 @@ class Exporter:
         self.host, self.port = host, port
         self.ticks = 0  # frames served so far
         self._converter = Converter(server)
-        self._frame = Frame(0, 0.0, 0.0, None)  # pgio_up 0 until the first tick
-        self._samples: list[Sample] | None = None  # the latest tick's, laid out on the first scrape
-        self._lock = threading.Lock()
-        self._pages: dict[str, bytes] = {}  # content type -> page of the latest tick
+        self._frames: collections.deque[Frame] = collections.deque()  # since the last fold
+        self._frame = Frame(0, 0.0, 0.0, None)  # the latest folded; pgio_up 0 until the first tick
+        self._lock = threading.Lock()  # folding and laying out (the scrape's thread; a tick when nobody scrapes)
+        self._shown: Frame | None = None  # the Frame whose pages are in _pages
+        self._samples: list[Sample] = []
+        self._pages: dict[tuple[str, bool], bytes] = {}  # (content type, gzip) -> page of _shown
+        self._encoders: dict[str, tuple] = {}  # Accept header -> choose_encoder's answer
         self._layouts: dict[str, tuple[dict[str, _Layout], bytes]] = {}  # type -> (family -> layout, trailer)
         self._last_scrape_s = float("nan")
-        self._httpd: ThreadingHTTPServer | None = None
+        self._cpu_s = 0.0
+        self._httpd: Server | None = None
 
     def start(self) -> str:
         """Listen (a daemon thread); returns the URL of /metrics. ListenError when it cannot."""
-        handler = type("Handler", (_Handler,), {"exporter": self})
         try:
-            family = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-            server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})
-            self._httpd = server_class((self.host, self.port), handler)
+            self._httpd = Server(self.host, self.port, self._answer, self._served)
         except (OSError, ValueError) as exc:
             raise ListenError(f"cannot listen on {self.host}:{self.port}: {getattr(exc, 'strerror', None) or exc}") \
                 from None
-        self.port = self._httpd.server_address[1]
-        threading.Thread(target=_accept_forever, args=(self._httpd,), name="pgio-metrics", daemon=True).start()
+        self.port = self._httpd.port
+        self._httpd.start()
         return self.url
 
     @property
@@ -129,21 +136,57 @@ class Exporter:
         return f"http://{host}:{self.port}/metrics"
 
     def on_frame(self, frame: Frame) -> None:
-        with self._lock:
-            self._converter.add(frame)
-            self._frame, self._samples, self._pages = frame, None, {}
+        """The tick's only work: keep the Frame (deque.append is atomic; the scrape folds it)."""
+        self._frames.append(frame)
         self.ticks += 1
+        if len(self._frames) > FOLD_AT:
+            with self._lock:
+                self._fold()
 
-    def page(self, accept: str | None) -> tuple[bytes, str]:
-        """The latest tick's page in the format `accept` asks for, and its content type."""
-        encoder, ctype = choose_encoder(accept or "")
+    def _fold(self) -> None:
+        """Counters' totals up to the latest Frame; that Frame is the one the page shows."""
+        frames = self._frames
+        while frames:
+            frame = frames.popleft()
+            self._converter.add(frame)
+            self._frame = frame
+
+    def page(self, accept: str | None, gzipped: bool = False) -> tuple[bytes, str]:
+        """The latest tick's page in the format `accept` asks for (gzipped if asked), and its content type."""
+        accept = accept or ""
+        chosen = self._encoders.get(accept)
+        if chosen is None:
+            if len(self._encoders) > 32:
+                self._encoders.clear()
+            chosen = self._encoders[accept] = choose_encoder(accept)
+        encoder, ctype = chosen
         with self._lock:
-            if self._samples is None:
+            self._fold()
+            if self._shown is not self._frame:
+                self._shown, self._pages = self._frame, {}
                 self._samples = self._converter.samples(self._frame)
-            page = self._pages.get(ctype)
+                self._samples += [(SCRAPE, (), self._last_scrape_s), (CPU, (), self._cpu_s)]
+            page = self._pages.get((ctype, gzipped))
             if page is None:
-                page = self._pages[ctype] = self._render(encoder, ctype)
+                page = self._pages.get((ctype, False))
+                if page is None:
+                    page = self._pages[ctype, False] = self._render(encoder, ctype)
+                if gzipped:
+                    page = self._pages[ctype, True] = gzip.compress(page, GZIP_LEVEL, mtime=0)
         return page, ctype
+
+    def _answer(self, path: str, headers: dict[bytes, str]) -> Answer:
+        if path == "/metrics":
+            gzipped = gzip_accepted(headers.get(b"accept-encoding", ""))
+            page, ctype = self.page(headers.get(b"accept"), gzipped)
+            return Answer(200, ctype, page, "gzip" if gzipped else None)
+        return Answer(200 if path == "/" else 404, "text/plain; charset=utf-8",
+                      b"pgio-tui: Prometheus metrics are at /metrics\n")
+
+    def _served(self, path: str, seconds: float) -> None:
+        if path == "/metrics":
+            self._last_scrape_s = seconds
+            self._cpu_s = time.thread_time()  # this is the endpoint's thread
 
     def _render(self, encoder, ctype: str) -> bytes:
         """prometheus-client lays out each family's header and each series once (cached per
@@ -152,77 +195,26 @@ class Exporter:
             self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
         layouts, trailer = self._layouts[ctype]
         parts: list[str] = []
-        family = None
-        for fam, labels, value in [*self._samples, _scrape_sample(self._last_scrape_s)]:
+        family = lines = layout = None
+        for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam
                 layout = layouts.get(fam.name)
                 if layout is None:
                     layout = layouts[fam.name] = _Layout(encoder, fam, trailer)
                 parts.append(layout.header)
-            parts += (layout.line(labels), floatToGoString(value), "\n")
+                lines = layout.lines
+            text = repr(value)
+            if text[-1] in "fn" or (value > 0 and text.find(".") > 6):  # inf, nan; Go's exponents from 1e6
+                text = floatToGoString(value)
+            parts += (lines.get(labels) or layout.line(labels), text, "\n")
         return "".join(parts).encode() + trailer
 
     def close(self) -> None:
         if self._httpd is not None:
-            try:
-                self._httpd.socket.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
-            except OSError:
-                pass
-            self._httpd.server_close()
+            self._httpd.close()
             self._httpd = None
-
-
-def _accept_forever(httpd: ThreadingHTTPServer) -> None:
-    """socketserver's serve_forever wakes twice a second to look for a shutdown request; between
-    scrapes (15 s to 1 min in most Prometheus configs) this thread sleeps in accept() instead, and
-    `close()` wakes it by shutting the listening socket down."""
-    while True:
-        try:
-            request, address = httpd.socket.accept()
-        except OSError:
-            return
-        httpd.process_request(request, address)  # a thread per connection (kept alive by Prometheus)
-
-
-@functools.lru_cache(maxsize=1)
-def _http_date_of(second: int) -> str:
-    return email.utils.formatdate(second, usegmt=True)
-
-
-def _http_date() -> str:
-    """The Date header, formatted once per second however many scrapers ask."""
-    return _http_date_of(int(time.time()))
 
 
 def _scrape_sample(seconds: float) -> Sample:
     return (SCRAPE, (), seconds)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """GET /metrics (HTTP/1.1, kept alive); / says where the metrics are; anything else is 404."""
-
-    protocol_version = "HTTP/1.1"
-    wbufsize = 1 << 16  # headers and page leave in one send (flushed after each request)
-    timeout = 300  # an idle kept-alive connection is dropped (and its thread ends) after this
-    exporter: Exporter
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server name
-        t0 = time.perf_counter()
-        path = self.path.split("?", 1)[0]
-        if path == "/metrics":
-            body, ctype, status = *self.exporter.page(self.headers.get("Accept")), 200
-        else:
-            body, ctype = b"pgio-tui: Prometheus metrics are at /metrics\n", "text/plain; charset=utf-8"
-            status = 200 if path == "/" else 404
-        self.send_response_only(status)  # send_response would also format an access-log line we drop
-        self.send_header("Date", _http_date())
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        if status == 200 and path == "/metrics":
-            self.exporter._last_scrape_s = time.perf_counter() - t0
-
-    def log_message(self, format, *args) -> None:  # noqa: A002 - no access log on stderr
-        pass

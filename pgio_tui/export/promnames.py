@@ -206,6 +206,11 @@ class Converter:
     def __init__(self, server: str):
         self.server = ("server", server)
         self._totals: dict[tuple[str, Labels], float] = {}
+        base = (self.server,)
+        self._levels = [(r.metric, r.family, base + r.labels, r.scale) for r in RULES if r.how == "level"]
+        self._counting = [(r, base + r.labels) for r in _COUNTING]
+        self._counted = [(r.family, base + r.labels, (r.family.name, base + r.labels)) for r in RULES
+                         if r.how != "level"]
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
@@ -213,8 +218,8 @@ class Converter:
 
     def add(self, frame: Frame) -> None:
         values, dt, base = frame.values, frame.dt, (self.server,)
-        for rule in _COUNTING:
-            self._count(rule, values.get(rule.metric), dt, base + rule.labels)
+        for rule, labels in self._counting:
+            self._count(rule, values.get(rule.metric), dt, labels)
         for dev, row in frame.devices.items():
             labels = self._device_labels(frame, dev)
             for rule in _DISK_COUNTING:
@@ -229,8 +234,15 @@ class Converter:
         base = (self.server,)
         values = frame.values
         out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
-        for rule in RULES:
-            self._sample(rule, values.get(rule.metric), base + rule.labels, out)
+        for metric, family, labels, scale in self._levels:
+            value = values.get(metric)
+            if value is not None and not isinstance(value, str):
+                out.append((family, labels, float(value) * scale))
+        totals = self._totals
+        for family, labels, key in self._counted:
+            total = totals.get(key)
+            if total is not None:
+                out.append((family, labels, total))
         kind = values.get(M.CHECKPOINT_KIND)
         if isinstance(kind, str) and kind:
             out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
