@@ -315,7 +315,7 @@ def main() -> int:
         recording = args.recording
         if recording is None:
             recording = outdir / "short.pgio"
-            make_recording(ROOT, conninfo, recording)
+            make_recording(trees.get("before: ", ROOT), conninfo, recording)  # the older tree: both read it
         bare = outdir / "bare_textual.py"
         bare.write_text(BARE_APP)
         programs: dict[str, tuple[list[str], dict[str, str], tuple[str, ...], bool]] = {}
