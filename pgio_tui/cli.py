@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="openmetrics: Prometheus names with timestamps, for promtool tsdb create-blocks-from")
     exp.add_argument("--metrics", action="append", metavar="GLOB",
                      help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
+    exp.add_argument("--backends", action="store_true",
+                     help="the recorded backends instead: one row per backend per tick (csv or json)")
     exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
 
     info = sub.add_parser("info", help="what a recording or an experiment folder holds",

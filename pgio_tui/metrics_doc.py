@@ -8,6 +8,16 @@ from pgio_tui.metrics import (BACKEND_METRICS, CATALOG, DISK_METRICS, LATENCY_TH
                               Metric)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
+# Said under a pane's table: how its figures leave the recording.
+PANE_NOTES = {"backends": [
+    "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",
+    "(pid, type, application, database, state, wait event, query start, query_id, these four rates,",
+    "the query's text). `pgio-tui diff` (two runs or N) and `pgio-tui report` show each run's kinds of",
+    "backend with the most I/O as MiB read and written over the window (rate × dt summed over the ticks",
+    "each process was kept). Pids differ between runs, so they are grouped and compared by backend type and",
+    "application (`client backend (pgbench)`, `checkpointer`), never by pid: see docs/diff.md.",
+]}
+
 
 def markdown() -> str:
     """docs/metrics.md, generated so the docs cannot drift from the code."""
@@ -24,6 +34,13 @@ def markdown() -> str:
         "`statement.<queryid>.*` are rows of the recording's `statement_stats` table (the top 20",
         "statements by time and by each I/O figure, per statement window), not `ticks` columns; the",
         "query text is stored once per queryid in `statements`.",
+        "",
+        "pgio-tui's own statements (the tick, settings and pg_stat_statements reads) are left out of",
+        "`statements.*`, the top statements and the slow-statement counts. They carry a comment after",
+        "their first word (`SELECT /* pgio-tui tick */ ...`): PostgreSQL 18 stores a statement's text",
+        "from its first token on, so a leading comment never reaches pg_stat_statements' `query` there.",
+        "(Marked with a leading comment, as before, the observer's own reads counted as workload on 18:",
+        "the statement time summed over a run differed from the workload's by -16 % to +5 %.)",
         "",
         f"`backend.<pid>.*` are rows of the recording's `backend_io` table (per tick, the top {BACKENDS_TOP} backends",
         "by I/O among those with any; the live Backends view shows every process the tick saw), not",
@@ -54,7 +71,7 @@ def markdown() -> str:
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]
         lines += [f"| `{m.name}` | {m.unit} | {m.kind} | {m.help} | {m.source} |" for m in ms]
-        lines.append("")
+        lines += ["", *PANE_NOTES[pane], ""] if pane in PANE_NOTES else [""]
     return "\n".join(lines)
 
 

@@ -12,6 +12,8 @@ figure is computed is in docs/diff.md; the short form:
 - writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
 - checkpoints: those that started inside the window;
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
+- backends: MiB read and written per kind of backend (backend type and application), summed over
+  the ticks in which the recording kept it (analysis/backends.py);
 - devices: per role (PGDATA, WAL), the role's busiest device, so runs on machines with other
   device names still compare;
 - reads and WAL: time-weighted rates, ratios of window totals (summary_io.py).
@@ -30,6 +32,7 @@ from pgio_tui.analysis.summary_io import READS_METRICS, WAL_METRICS, add_reads, 
 from pgio_tui.analysis.summary_latency import add_latency, add_whole_run_latency
 from pgio_tui.analysis.summary_model import (KB_PER_MIB, ROLE_LABELS, Summary, Ticks, add_stat, has_values,
                                              percent_of, total_estimate)
+from pgio_tui.analysis.backends import BACKENDS_NOTE, backend_rows
 from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording
@@ -80,6 +83,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
         _pgio(s, ticks, pgio[0])
     for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
         add_stat(s, "statements", f"{label} · {figure}", unit, value)
+    _backends(s, rec, win)
     return s
 
 
@@ -136,6 +140,17 @@ def _statements(s: Summary, t: Ticks) -> None:
     add_stat(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S)
     s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
                    "(utility statements and pgio-tui's own left out), not transaction latency")
+
+
+# --- backends (/proc/<pid>/io; pg_stat_get_backend_io on 18) ------------------------------------
+
+def _backends(s: Summary, rec: Recording, win) -> None:
+    """The busiest kinds of backend (type and application: pids differ between runs), MiB read and written."""
+    rows = backend_rows(rec, win)
+    for label, figure, unit, value in rows:
+        add_stat(s, "backends", f"{label} · {figure}", unit, value)
+    if rows:
+        s.notes.append(BACKENDS_NOTE)
 
 
 # --- buffers written by source -------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pgio_tui.analysis.noise import Estimate, ratio, total_over
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.stored_rows import Setting
 
-GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "reads", "wal", "devices", "pgio")
+GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "reads", "wal", "devices", "pgio", "backends")
 PERCENTILES = ("p50", "p95", "p99")
 PERCENTILE_METRICS = {"p50": M.LATENCY_P50_MS, "p95": M.LATENCY_P95_MS, "p99": M.LATENCY_P99_MS}
 ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}

@@ -1,5 +1,6 @@
 """`pgio-tui export FILE [--format csv|json|openmetrics] [--metrics GLOB] [-o OUT]`: one row per tick
-(openmetrics: Prometheus samples with timestamps, for backfilling)."""
+(openmetrics: Prometheus samples with timestamps, for backfilling); `--backends`: one row per
+recorded backend per tick (csv or json)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,19 @@ from pgio_tui.errors import CliError
 
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.store.export import export
+    if getattr(args, "backends", False):
+        if args.format not in ("csv", "json"):
+            raise CliError(f"--backends writes csv or json, not {args.format}; use --format csv or --format json")
+        if args.metrics:
+            raise CliError("--backends writes every backend column; leave out --metrics")
     rec = open_recording(args.file)
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
-        export(rec, out, fmt=args.format, metrics=args.metrics)
+        if getattr(args, "backends", False):
+            from pgio_tui.export.backends import export_backends
+            export_backends(rec, out, fmt=args.format)
+        else:
+            export(rec, out, fmt=args.format, metrics=args.metrics)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     except BrokenPipeError:  # `pgio-tui export f | head`

@@ -238,7 +238,7 @@ class PostgresSource:
         """New statements appeared: classify them (utility, ours) and take this tick's sums again
         with the new list, so every delta compares sums over the same statements."""
         f = self.features
-        sums_sql = f"{pgfeatures.OWN_MARKER} statement sums */ {statements_sql(f)}"
+        sums_sql = pgfeatures.own("statement sums", statements_sql(f))
         try:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
                 self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.pgfeatures import OWN_MARKER, TICK_MARKER, Features
+from pgio_tui.sources.pgfeatures import Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -112,7 +112,7 @@ def tick_sql(f: Features) -> str:
                 f"FROM unnest(ARRAY[{names}]::text[]) s))) AS settings_md5")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
-    return f"{TICK_MARKER} SELECT " + ",\n  ".join(cols)
+    return own("tick", "SELECT " + ",\n  ".join(cols))
 
 
 
@@ -166,7 +166,7 @@ def dirty_buffers_sql(f: Features) -> str | None:
     """Dirty shared buffers now, once (at a checkpoint's start): 16+ the summary, 13-15 the view
     (0.5 us per buffer, a spinlock each: never per tick)."""
     if f.buffercache_summary:
-        return f"{OWN_MARKER} dirty */ SELECT buffers_dirty FROM {f.buffercache_summary}"
+        return own("dirty", f"SELECT buffers_dirty FROM {f.buffercache_summary}")
     if f.buffercache_view:
-        return f"{OWN_MARKER} dirty */ SELECT count(*) FROM {f.buffercache_view} WHERE isdirty"
+        return own("dirty", f"SELECT count(*) FROM {f.buffercache_view} WHERE isdirty")
     return None
