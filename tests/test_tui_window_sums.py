@@ -8,7 +8,7 @@ from fixture_recording import synthetic_frames
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.window_sums import WindowSums, column_rows, wait_rows, waits_summary
+from pgio_tui.tui.window_sums import WindowSums, column_rows
 
 COUNTS = [*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()]
 
@@ -17,8 +17,7 @@ def direct(h: FrameHistory, metric: str, t0: float, t1: float):
     return sum(v for v in h.window(metric, t0, t1).v if v is not None)
 
 
-def check(h, waits, counts, t0, t1, top=6):
-    assert waits_summary(waits, h, t0, t1, top) == h.waits_summary(t0, t1, top)
+def check(h, counts, t0, t1):
     assert counts.update(h, t0, t1)
     for m in COUNTS:
         got, want = counts.total(m), direct(h, m, t0, t1)
@@ -27,7 +26,7 @@ def check(h, waits, counts, t0, t1, top=6):
 
 def test_kept_sums_equal_direct_sums_every_tick():
     h = FrameHistory(capacity=150)  # trimmed every ~64 ticks
-    waits, counts = WindowSums(wait_rows), WindowSums(column_rows(COUNTS))
+    counts = WindowSums(column_rows(COUNTS))
     window = 60
     for n, f in enumerate(synthetic_frames(420, incidents=True)):
         h.push(f)
@@ -38,11 +37,11 @@ def test_kept_sums_equal_direct_sums_every_tick():
             window = 30  # zoom in
         if 300 <= n < 310:  # paused: the window stands still while ticks arrive
             t1 = h.t[-1 - (n - 300)]
-        check(h, waits, counts, t1 - window, t1)
+        check(h, counts, t1 - window, t1)
     h.clear()  # replay seeking: the history starts over
     for f in synthetic_frames(80, incidents=False, seed=3):
         h.push(f)
-        check(h, waits, counts, h.end_t - 60, h.end_t)
+        check(h, counts, h.end_t - 60, h.end_t)
 
 
 def test_floats_that_hold_integers_add_exactly_and_others_are_summed_directly():

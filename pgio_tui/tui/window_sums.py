@@ -1,6 +1,7 @@
 """Counts summed over the time window and kept between redraws: a redraw adds the ticks that came
 into the window and takes off those that left it, instead of summing the whole window again (the
-waits pane's bars and the latency pane's slow-transaction counts, every tick).
+latency pane's slow-transaction and slow-statement counts, every tick; FrameHistory keeps the
+waits pane's sums itself).
 
 Exact by construction, so the text is the one FrameHistory's direct sums give: only integers (and
 floats holding an integer, which add exactly) are summed this way; a window holding any other
@@ -75,27 +76,6 @@ class WindowSums:
                 s[2] += sign * floats
                 if not s[1]:
                     del sums[key]
-
-
-def wait_rows(history: FrameHistory, k: int) -> Iterable[tuple[tuple[str, str, str], int]]:
-    """A tick's sampled waits as ((backend type, wait type, event), sessions)."""
-    return [((bt, wt, ev), n) for bt, wt, ev, n in history.waits[k]]
-
-
-def waits_summary(sums: WindowSums, history: FrameHistory, t0: float, t1: float, top: int = 8
-                  ) -> list[tuple[tuple[str, str, str], float, int]]:
-    """FrameHistory.waits_summary from kept sums (the same list: tests compare them tick by tick)."""
-    if not sums.update(history, t0, t1):
-        return history.waits_summary(t0, t1, top)
-    i, j = history.index_range(t0, t1)
-    if j <= i:
-        return []
-    now: dict[tuple[str, str, str], int] = {}
-    for bt, wt, ev, n in history.waits[j - 1]:
-        now[(bt, wt, ev)] = now.get((bt, wt, ev), 0) + n
-    ticks = j - i
-    ranked = sorted(((key, sums.total(key)) for key in sums.sums), key=lambda kv: (-kv[1], kv[0]))[:top]
-    return [(key, total / ticks, now.get(key, 0)) for key, total in ranked]
 
 
 def column_rows(metrics: Iterable[str]) -> Rows:

@@ -11,7 +11,6 @@ from pgio_tui.tui.drawing import bar
 from pgio_tui.tui.plot import ChartSpec, Line
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
-from pgio_tui.tui.window_sums import WindowSums, wait_rows, waits_summary
 
 CHART = ChartSpec(series=(
     series_of(M.SESSIONS_ACTIVE, "chart-1"),
@@ -34,14 +33,11 @@ class WaitsPane(ChartPane):
         return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
-        return self.bar_lines(view, width, height, self.window_sums(wait_rows))
+        return self.bar_lines(view, width, height)
 
     @staticmethod
-    def bar_lines(view: View, width: int, height: int, sums: WindowSums | None = None) -> list[Line]:
-        """`sums`, kept by the caller between redraws, counts the window without summing it again."""
-        n = max(1, height - 1)
-        top = (view.history.waits_summary(view.t0, view.t1, top=n) if sums is None
-               else waits_summary(sums, view.history, view.t0, view.t1, top=n))
+    def bar_lines(view: View, width: int, height: int) -> list[Line]:
+        top = view.history.waits_summary(view.t0, view.t1, top=max(1, height - 1))
         if not top:
             return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(view.session.why_no_waits(),
                                                                                  max(10, width - 1)))]
