@@ -3,7 +3,7 @@
 Records synthetic but realistic Frames (tests/fixture_recording.py: the full metric catalog with
 noisy values, 4 busy devices, 8 pg_stat_io backend types, a few waits, a checkpoint every 30 s, 20
 top statements per 5 s statement window) at 1 Hz, then prints bytes per hour, the share of each
-table, and read timings. Target: the whole file <= 3 MB/hour.
+table (its share and kB per hour), and read timings. Target: the whole file <= 3 MB/hour.
 
     python bench/recording_size.py [--ticks 3600] [--devices 4] [--keep FILE]
 """
@@ -83,7 +83,8 @@ def main() -> None:
               f"{'OK' if per_hour <= TARGET_BYTES_PER_HOUR else 'OVER'}")
         sizes = table_sizes(path)
         if sizes:
-            print("by table:  " + ", ".join(f"{t} {b / size:.0%}" for t, b in sizes.items() if b / size >= 0.005))
+            print("by table:  " + ", ".join(f"{t} {b / size:.0%} ({b * 3600 / args.ticks / 1e3:.0f} kB/h)"
+                                            for t, b in sizes.items() if b / size >= 0.005))
         print(f"write:     {write_ms:.3f} ms per frame (buffer + commit every frame at 1 Hz); "
               f"close (VACUUM, WAL checkpoint) {close_ms:.0f} ms")
 

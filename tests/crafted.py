@@ -45,7 +45,7 @@ CASES: dict[str, tuple[str, ...]] = {
                       "\"latency.p99_ms\" = 9e999",),
     "blob in a metric": ("UPDATE ticks SET \"mem.dirty_kb\" = x'00ff', \"latency.mean_ms\" = x'1b5b324a'",),
     "text in a metric": ("UPDATE ticks SET \"writes.backend\" = 'many', \"latency.tps\" = '1e3'",),
-    "text in disk": ("UPDATE disk SET w_await_ms = 'slow', util_pct = x'00'",),
+    "text in disk": ("UPDATE disk SET w_await_us = 'slow', util_pct = x'00'",),
     "text in io": ("UPDATE io SET writes = 'lots'",),
     "text in waits.count": ("UPDATE waits SET count = 'some'",),
     "text in workloads.stop_t": ("UPDATE workloads SET stop_t = 'later', start_t = x'00'",),

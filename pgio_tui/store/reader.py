@@ -49,10 +49,11 @@ class Recording:
         conn = open_read_only(self.path)
         try:
             version = schema_version_of(conn, self.path)
-            check_objects(conn, str(self.path), complete=version == schema.SCHEMA_VERSION)
-            if version < schema.SCHEMA_VERSION:
+            migrate = schema.needs_migration(version)
+            check_objects(conn, str(self.path), complete=not migrate, version=version)
+            if migrate:
                 conn = migrated_copy(conn, version)
-                check_objects(conn, str(self.path), complete=True)
+                check_objects(conn, str(self.path), complete=True, version=version)
         except BaseException:
             conn.close()
             raise
@@ -94,11 +95,15 @@ class Recording:
         if cookie != self._schema_cookie:
             self._schema_cookie = cookie
             self._columns = schema.metric_columns_of(self.db)
+            self._disk_layout = schema.disk_layout(c.name for c in self.db["disk"].columns)
         self.meta: dict[str, Any] = {}
         for k, v in conn.execute("SELECT key, value FROM meta"):
             v = meta_value(str(k), v)
             if v is not None:
                 self.meta[str(k)] = v
+        scales = self.meta.get("scales") or {}  # schema 3: the ticks columns stored as scaled whole numbers
+        self._scales = {c: s for c, s in scales.items() 
+                        if self._columns.get(c) == "REAL" and type(s) is int and s in schema.SCALES}
         self._devices = {text(name): (id_, text(role), first_tick(first))
                          for id_, name, role, first in conn.execute(
                              "SELECT id, name, role, first_tick FROM devices ORDER BY id") if text(name) is not None}
@@ -226,8 +231,9 @@ class Recording:
             "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
             "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
         if hist.count and M.LATENCY_MAX_MS in self._columns:
-            top = number(self.db.conn.execute(f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}",
-                                              params).fetchone()[0])
+            top = schema.from_stored(number(self.db.conn.execute(
+                f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}", params).fetchone()[0]),
+                self._scales.get(M.LATENCY_MAX_MS, 1))
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
 
@@ -267,10 +273,12 @@ class Recording:
              end_tick: int | None = None) -> Iterator[tuple]:
         """(tick, t, elapsed, *values of `metrics`) per tick up to the last tick refresh() saw,
         streamed from one query (a cursor)."""
-        cols, joins, params = [], [], []
+        cols, joins, params, scales = [], [], [], []
+        disk = {f: (c, scale) for f, c, scale in self._disk_layout}
         for name in metrics:
             if name in self._columns:
                 cols.append(f"ticks.{quote(name)}")
+                scales.append(self._scales.get(name, 1))
                 continue
             dev, fld = self._disk_metric(name)
             id_, _, first = self._devices[dev]
@@ -278,7 +286,9 @@ class Recording:
             alias = f"{'f' if flush else 'd'}{id_}"
             if alias not in {j[0] for j in joins}:
                 joins.append((alias, id_))
-            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{fld}"
+            column, scale = disk.get(fld, (fld, 1))
+            scales.append(scale)
+            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{column}"
             cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
@@ -288,7 +298,8 @@ class Recording:
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         types = [self._columns.get(m, "REAL") for m in metrics]
         cursor = self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
-        return ((tick, t, number(elapsed), *map(value, vals, types)) for tick, t, elapsed, *vals in cursor)
+        return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
+                for tick, t, elapsed, *vals in cursor)
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith(DISK_PREFIX):
@@ -338,6 +349,7 @@ class Recording:
                 return
             a, b = ticks[0][0], ticks[-1][0]
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
+                                      scales=[self._scales.get(c, 1) for c in columns], disk_layout=self._disk_layout,
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
                                       backends=self._backends, disk_flush=self._has_disk_flush)

@@ -21,11 +21,13 @@ _WINDOW = M.STATEMENTS_WINDOW_S
 def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
                    latency_hist: bool, backends: StoredBackends | None = None,
-                   disk_flush: bool = True) -> Iterator[Frame]:
+                   disk_flush: bool = True, scales: list[int] | None = None,
+                   disk_layout: tuple = schema.disk_layout(schema.DISK_STORED)) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later)."""
+    those tables (added later); scales are the columns' (schema.from_stored), disk_layout the disk
+    table's (schema.disk_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
@@ -33,7 +35,10 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             out.setdefault(row[0], []).append(row[1:])
         return out
 
-    disk = by_tick(f"SELECT tick, device_id, {', '.join(schema.DISK_COLUMNS)} FROM disk WHERE tick BETWEEN ? AND ?")
+    disk = by_tick(f"SELECT tick, device_id, {', '.join(c for _, c, _ in disk_layout)} FROM disk "
+                   "WHERE tick BETWEEN ? AND ?")
+    disk_scales = [s for _, _, s in disk_layout]
+    scales = scales or [1] * len(columns)
     flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
                     "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
@@ -56,16 +61,17 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
-        for table, fields in ((disk, schema.DISK_COLUMNS), (flush, schema.FLUSH_FIELDS)):
+        for table, fields, div in ((disk, schema.DISK_COLUMNS, disk_scales),
+                                   (flush, schema.FLUSH_FIELDS, (1,) * len(schema.FLUSH_FIELDS))):
             for id_, *vals in table.get(tick, ()):
                 if id_ in device_names:
                     dev_row = tick_devices.setdefault(device_names[id_], dict(zero_dev))
-                    dev_row.update({f: number(v) or 0.0 for f, v in zip(fields, vals)})
+                    dev_row.update({f: schema.from_stored(number(v), s) or 0.0 for f, v, s in zip(fields, vals, div)})
         tick_sources = {bt: dict(zero_src) for bt, first in sources.values() if first <= tick}
         for id_, *vals in io.get(tick, ()):
             if id_ in sources:
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
-        values = {c: value(v, ty) for c, v, ty in zip(columns, row[4:], types)}
+        values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
             tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
             values={c: v for c, v in values.items() if v is not None},

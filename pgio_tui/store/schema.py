@@ -14,9 +14,10 @@ from sqlite_utils import Database
 from sqlite_utils.db import quote_identifier as quote
 
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
-from pgio_tui.metrics import CATALOG, lookup
+from pgio_tui import metrics as M
+from pgio_tui.metrics import CATALOG, DISK_METRICS, lookup
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
 
 def _named_per_tick(names: str, name_cols: str, rows: str, id_col: str, value_cols: str) -> str:
@@ -96,6 +97,7 @@ LATENCY_HIST_DDL = """CREATE TABLE latency_hist (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ('ALTER TABLE ticks ADD COLUMN "statements.window_s" REAL',
         *(stmt.strip() for stmt in _STATEMENTS_DDL.split(";") if stmt.strip())),
+    2: (),  # schema 3 stores some values as scaled whole numbers: a reader reads schema 2's plain ones as they are
 }
 
 # Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
@@ -149,7 +151,12 @@ def flush_expr(field: str, table: str) -> str:
     return f"{table}.{field}"
 
 
-_DEVICE_COLS = ", ".join(f"{f} REAL" for f in DISK_COLUMNS)
+DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[f] for f in DISK_COLUMNS)
+# Schema 3 stores the device fields kept to decimals as scaled whole numbers (see stored_scale) under
+# names that say so; the disk_named view divides them back. Schema 1-2 files hold the plain fields.
+_DISK_SCALED_NAMES = {"r_await_ms": "r_await_us", "w_await_ms": "w_await_us", "aqu_sz": "aqu_sz_x100"}
+DISK_STORED = tuple(_DISK_SCALED_NAMES.get(f, f) for f in DISK_COLUMNS)  # the disk table's value columns
+_DEVICE_COLS = ", ".join(f"{c} REAL" for c in DISK_STORED)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
@@ -194,9 +201,7 @@ CREATE TABLE workload_output (
 );
 CREATE INDEX workload_output_workload ON workload_output (workload_id, t);
 -- The per-tick tables with names instead of ids, for people reading the file with SQL.
-CREATE VIEW disk_named AS
-    SELECT disk.tick, devices.name AS device, devices.role, {_cols("disk", DISK_COLUMNS)}
-    FROM disk JOIN devices ON devices.id = disk.device_id;
+{{disk_named}};
 CREATE VIEW disk_flush_named AS
     SELECT f.tick, devices.name AS device, devices.role, f.f_s, {flush_expr("f_await_ms", "f")} AS f_await_ms
     FROM disk_flush f JOIN devices ON devices.id = f.device_id;
@@ -207,6 +212,15 @@ CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;
 """ + _STATEMENTS_DDL + BACKENDS_DDL
+
+
+def _disk_named(columns: Iterable[str], scales: Iterable[int]) -> str:
+    """The disk_named view: the disk table's columns (scaled ones divided back, under the field's name)."""
+    values = ", ".join(_cols("disk", [c]) if s == 1 else f"{_cols('disk', [c])} / {s}.0 AS {f}"
+                       for f, c, s in zip(DISK_COLUMNS, columns, scales))
+    return f"""CREATE VIEW disk_named AS
+    SELECT disk.tick, devices.name AS device, devices.role, {values}
+    FROM disk JOIN devices ON devices.id = disk.device_id"""
 
 
 def column_type(metric: str) -> str:
@@ -224,13 +238,19 @@ def create(db: Database) -> None:
     """Create every table of a new recording, with one `ticks` column per catalog metric, in one
     transaction."""
     metrics = ", ".join(f"{quote(name)} {sql_type}" for name, sql_type in catalog_columns().items())
-    db.executescript("BEGIN;\n" + DDL.replace("{metrics}", metrics) + "COMMIT;")
+    ddl = DDL.replace("{metrics}", metrics).replace("{disk_named}", _disk_named(DISK_STORED, DISK_SCALES))
+    db.executescript("BEGIN;\n" + ddl + "COMMIT;")
 
 
 def add_metric_columns(db: Database, columns: dict[str, str]) -> None:
     """Add metric columns to `ticks` (a metric the catalog does not know appeared in a Frame)."""
     for name, sql_type in columns.items():
         db["ticks"].add_column(name, sql_type)
+
+
+def needs_migration(version: int) -> bool:
+    """Whether a file of `version` needs MIGRATIONS run (on an in-memory copy) before it is read."""
+    return any(MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
 
 
 def migrate(db: Database, version: int) -> None:
@@ -288,3 +308,72 @@ def metric_columns_of(db: Database) -> dict[str, str]:
 def all_zero(values: Iterable) -> bool:
     """True when every value is exactly 0: such per-device/per-source rows are not stored."""
     return all(v == 0 for v in values)
+
+
+# --- scaled whole numbers (schema 3) --------------------------------------------------------------
+# A value quantize() keeps to d decimals (d > 0) is stored as the whole number value x 10^d: SQLite
+# keeps it in 1-4 bytes where the fractional REAL took 8 (a third of an hour's file). Reading divides
+# by the same scale and gives back the very same float: quantize returns the float nearest to a
+# decimal k / 10^d, the stored whole number is k, and k / 10^d (IEEE division, correctly rounded)
+# is that float again. Values beyond 2^53 / scale (absurd for these units) keep the product as is.
+# `ticks`: a file's scaled metric columns are listed in meta "scales" (column -> scale), written at
+# creation, so a catalog that later changes a unit cannot change how an older file reads; a file
+# without that key (schema 1-2) holds plain values.
+
+SCALES = (10, 100, 1000)  # the only scales a file may name (a crafted other is ignored: plain)
+# Left plain: read by the statement_stats_named view, and NULL but once per statement window anyway.
+UNSCALED_METRICS = (M.STATEMENTS_WINDOW_S,)
+
+
+def stored_scale(unit: str | None) -> int:
+    """What a value of `unit` is multiplied by to be stored as a whole number (1: stored as is)."""
+    if unit is None or unit == "text" or unit.endswith("/s"):
+        return 1  # unknown metrics are kept as they came; rates are whole numbers at 1 Hz already
+    decimals = DECIMALS.get(unit, 3)  # SIGNIFICANT units are never finer than 0.001
+    return 10 ** decimals if decimals > 0 else 1
+
+
+def tick_scales(columns: Iterable[str]) -> dict[str, int]:
+    """The scaled `ticks` columns of a new recording (meta "scales")."""
+    out = {}
+    for c in columns:
+        scale = stored_scale(metric_unit(c))
+        if scale > 1 and c not in UNSCALED_METRICS:
+            out[c] = scale
+    return out
+
+
+def to_stored(value, scale: int):
+    """A quantized value as stored with `scale` (see above)."""
+    if scale == 1 or type(value) not in (int, float):
+        return value
+    v = value * scale
+    return round(v) if abs(v) < 2 ** 53 else v
+
+
+def from_stored(value, scale: int):
+    """A stored number (already checked to be one, or None) back to the value."""
+    return value if scale == 1 or type(value) not in (int, float) else value / scale
+
+
+DISK_SCALES = tuple(stored_scale(u) for u in DISK_UNITS)
+assert all((s == 1) == (c == f) for f, c, s in zip(DISK_COLUMNS, DISK_STORED, DISK_SCALES)), "name each scaled column"
+
+# Schema 1-2's objects that schema 3 changed, accepted in files of those versions (validate.py): the
+# disk table with plain REAL columns, and its view.
+BEFORE_3_DDL = f"""CREATE TABLE devices (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT, first_tick INTEGER);
+CREATE TABLE disk (
+    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id),
+    {", ".join(f"{f} REAL" for f in DISK_COLUMNS)},
+    PRIMARY KEY (tick, device_id)
+) WITHOUT ROWID;
+{_disk_named(DISK_COLUMNS, (1,) * len(DISK_COLUMNS))};
+"""
+
+
+def disk_layout(columns: Iterable[str]) -> tuple[tuple[str, str, int], ...]:
+    """(field, column, scale) of a file's disk table, from its columns: schema 3's scaled ones,
+    or the plain fields of older files."""
+    if set(DISK_STORED) <= set(columns):
+        return tuple(zip(DISK_COLUMNS, DISK_STORED, DISK_SCALES))
+    return tuple((f, f, 1) for f in DISK_COLUMNS)

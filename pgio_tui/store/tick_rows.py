@@ -12,14 +12,12 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.metrics import DISK_METRICS
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import BackendRows
-from pgio_tui.store.schema import quantize, quote
+from pgio_tui.store.schema import quantize, quote, to_stored
 
-_DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[c] for c in schema.DISK_COLUMNS)
 _FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
 _SOURCE_UNIT = "1/s"
 
@@ -32,9 +30,10 @@ def json_text(value: Any) -> str | None:
 class TickRows:
     """What the next commit writes, and the ids the rows refer to."""
 
-    def __init__(self, columns: dict[str, str], units: dict[str, str | None]):
+    def __init__(self, columns: dict[str, str], units: dict[str, str | None], scales: dict[str, int]):
         self.columns = columns  # metric -> SQL type: the ticks table's metric columns
         self.units = units
+        self.scales = scales  # metric -> scale of the columns stored as scaled whole numbers
         self._device_ids: dict[str, int] = {}
         self._device_roles: dict[str, str | None] = {}
         self._device_first: dict[str, int | None] = {}
@@ -42,6 +41,7 @@ class TickRows:
         self._wait_ids: dict[tuple, int] = {}
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
         self._backend_rows = BackendRows()  # backends and asynchronous I/O (store/backend_rows.py)
+        self._ticks_sql: tuple[tuple, str] = ((), "")  # the ticks INSERT, for the columns it names
         self.clear()
 
     def clear(self) -> None:
@@ -67,13 +67,14 @@ class TickRows:
         """One tick's rows; `q` is the nominal interval the rates are quantized to (one event per tick)."""
         tick = frame.tick
         row = {"tick": tick, "t": round(frame.t, 3), "elapsed": _round(frame.elapsed, 3), "dt": _round(frame.dt, 3)}
-        row.update({k: quantize(v, self.units[k], q) for k, v in frame.values.items()})
+        row.update({k: to_stored(quantize(v, self.units[k], q), self.scales.get(k, 1)) for k, v in frame.values.items()})
         self._ticks.append(row)
 
         for name in {**frame.devices, **frame.device_roles}:
             self._register_device(name, frame.device_roles.get(name), tick if name in frame.devices else None)
         for name, fields in frame.devices.items():
-            vals = [quantize(fields.get(f), u, q) for f, u in zip(schema.DISK_COLUMNS, _DISK_UNITS)]
+            vals = [to_stored(quantize(fields.get(f), u, q), s)
+                    for f, u, s in zip(schema.DISK_COLUMNS, schema.DISK_UNITS, schema.DISK_SCALES)]
             if not schema.all_zero(vals):
                 self._disk.append((tick, self._device_ids[name], *vals))
             flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
@@ -105,15 +106,17 @@ class TickRows:
 
     def statements(self) -> list[tuple[str, list[tuple]]]:
         """(SQL, rows) in the order the commit runs them: a name row before the rows that use its id."""
-        columns = list(schema.TICK_COLUMNS) + list(self.columns)
-        ticks = [tuple(r.get(c) for c in columns) for r in self._ticks]
+        columns = (*schema.TICK_COLUMNS, *self.columns)
+        if self._ticks_sql[0] != columns:  # made again only when a metric column was added
+            self._ticks_sql = (columns, f"INSERT INTO ticks ({', '.join(map(quote, columns))}) "
+                                        f"VALUES ({', '.join('?' * len(columns))})")
+        ticks = [tuple(map(r.get, columns)) for r in self._ticks]
         return [
             ("INSERT INTO devices (id, name, role, first_tick) VALUES (?, ?, ?, ?)", self._new_devices),
             ("UPDATE devices SET role = ? WHERE id = ?", [u[1:] for u in self._device_updates if u[0] == "role"]),
             ("UPDATE devices SET first_tick = ? WHERE id = ?",
              [u[1:] for u in self._device_updates if u[0] == "first_tick"]),
-            (f"INSERT INTO ticks ({', '.join(map(quote, columns))}) VALUES ({', '.join('?' * len(columns))})",
-             ticks),
+            (self._ticks_sql[1], ticks),
             (_insert("sources", 3), self._new_sources),
             (_insert("wait_events", 4), self._new_waits),
             (_insert("disk", 2 + len(schema.DISK_COLUMNS)), self._disk),

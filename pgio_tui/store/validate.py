@@ -31,7 +31,7 @@ T_MIN, T_MAX = 0.0, 4_102_444_800.0  # a tick's wall time lies in 1970..2100
 TEXT_TYPES = ("TEXT",)
 # meta keys that hold a number or a JSON object; other keys hold text
 META_NUMBERS = {"schema_version", "interval_s", "server_version_num"}
-META_OBJECTS = {"features"}  # as Sampler.meta() writes it
+META_OBJECTS = {"features", "scales"}  # as Sampler.meta() and the Recorder write them
 
 
 # --- a connection whose every query is bounded and whose errors are one line ------------------
@@ -137,22 +137,35 @@ def expected_objects() -> dict[tuple[str, str], tuple[str | None, dict[str, str]
     the schema module itself, so a table added there is expected here with no second edit."""
     from sqlite_utils import Database
 
+    out = _objects_of(lambda mem: schema.create(Database(mem)))
+    out.update(schema.LEGACY_OBJECTS)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def objects_before_3() -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
+    """The objects schema 3 changed, as files of schema 1-2 hold them (schema.BEFORE_3_DDL)."""
+    return {k: v for k, v in _objects_of(lambda mem: mem.executescript(schema.BEFORE_3_DDL)).items()
+            if k[1] in ("disk", "disk_named")}
+
+
+def _objects_of(make) -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
     mem = sqlite3.connect(":memory:")
-    schema.create(Database(mem))
+    make(mem)
     out = {}
     for type_, name, sql in mem.execute("SELECT type, name, sql FROM sqlite_master"):
         cols = {r[1]: r[2].upper() for r in mem.execute(f"PRAGMA table_info({schema.quote(name)})")}
         out[(type_, name)] = (sql, cols)
     mem.close()
-    out.update(schema.LEGACY_OBJECTS)
     return out
 
 
-def check_objects(conn: sqlite3.Connection, label: str, complete: bool) -> None:
+def check_objects(conn: sqlite3.Connection, label: str, complete: bool, version: int = schema.SCHEMA_VERSION) -> None:
     """Refuse a file holding anything schema.create() does not make (triggers, other views, unknown
-    tables), a view or index whose SQL differs, or a table with other columns or types. With
-    complete=True (the current schema version) every expected table must be there too."""
-    want = expected_objects()
+    tables), a view or index whose SQL differs, or a table with other columns or types (a file of an
+    older schema `version`: as that schema made them). With complete=True (the current schema
+    version, or migrated to it) every expected table must be there too."""
+    want = expected_objects() if version >= 3 else {**expected_objects(), **objects_before_3()}
     seen = set()
     for type_, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall():
         key = (type_, name)

@@ -100,11 +100,12 @@ class Recorder:
             remove(self.path)  # ours, and useless: a retry must not need --force
             raise RecordingError(f"cannot create recording {self.path}: {e}") from None
         columns = schema.catalog_columns()  # metric -> SQL type
-        self._rows = TickRows(columns, {name: schema.metric_unit(name) for name in columns})
+        scales = schema.tick_scales(columns)
+        self._rows = TickRows(columns, {name: schema.metric_unit(name) for name in columns}, scales)
         self._interval: float | None = None
         self._last_tick: int | None = None
         self._last_commit = self._last_checkpoint = time.monotonic()
-        self.set_meta(**{**default_meta(), **(meta or {})})
+        self.set_meta(**{**default_meta(), **(meta or {}), "scales": scales})
 
     # --- metadata and settings ------------------------------------------------------------------
 
