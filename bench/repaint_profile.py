@@ -134,8 +134,11 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
         setattr(cls, name, wrapper)
         return fn
 
+    # A row's strip: the framed row where LinesView frames its rows itself (tui/widgets/framed.py).
+    from pgio_tui.tui.widgets import framed
+    rows = framed.FramedLines if getattr(framed, "FITS", False) else LinesView
     saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
-             (LinesView, "render_line", timed(LinesView, "render_line", "strips (render_line)", inner=True)),
+             (rows, "render_line", timed(rows, "render_line", "strips (render_line)", inner=True)),
              (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
              (ChopsUpdate, "render_segments", timed(ChopsUpdate, "render_segments", "to terminal bytes"))]
     try:

@@ -38,7 +38,7 @@ _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement
 _WAL_IO = "(object wal, context normal: writes zero-filling new segments are left out, as before 18)"
 _BUFCACHE = "every tick while a checkpoint starts, else at most every 10 s (costs ~0.5 us per buffer)"
 _PGSS = ("pg_stat_statements deltas of plannable top-level statements (14+: toplevel), utility statements "
-         "and those marked /* pgio-tui */ excluded")
+         "and pgio-tui's own (marked SELECT /* pgio-tui ... */) excluded")
 
 # --- names: code refers to a metric by these constants, never by a string literal (a test checks) ---
 CHECKPOINT_ACTIVE = "checkpoint.active"

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from pgio_tui.sources.pgfeatures import own
 from pgio_tui.workloads.cluster import Cluster
 from pgio_tui.workloads.pg_binaries import find_bindir
 
@@ -29,7 +30,8 @@ def session(c: Cluster) -> None:
             conn.execute("SELECT pg_sleep(%s) /* prepared */", (0.01,))
         conn.execute("SELECT 1,\n  pg_sleep(0.31)")
         conn.execute("DO $$ BEGIN RAISE LOG 'duration: 999.000 ms  statement: forged'; END $$")
-        conn.execute("/* pgio-tui tick */ SELECT pg_sleep(0.15)")
+        conn.execute("/* pgio-tui tick */ SELECT pg_sleep(0.15)")  # the marker first: pgio-tui before 2026-11-23
+        conn.execute(own("tick", "SELECT pg_sleep(0.16)"))  # the marker after the first word: pgio-tui now
         conn.execute("LOAD 'auto_explain'")
         conn.execute("SET auto_explain.log_min_duration = 0")
         conn.execute("SELECT pg_sleep(0.42)")

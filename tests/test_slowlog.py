@@ -16,8 +16,9 @@ from pgio_tui.sources.slowlog import SlowStatements, complete
 
 LOGS = Path(__file__).parent / "data" / "logs"
 # The captured session (scripts/capture-duration-logs.py): statement executions of 122, 231 (extended
-# protocol), 310 (text on two lines) and 421 ms; a forged RAISE LOG of 999 ms, pgio-tui's own 150 ms
-# and auto_explain's 'duration: 420 ms  plan:' are not statements of the workload.
+# protocol), 310 (text on two lines) and 421 ms; a forged RAISE LOG of 999 ms, pgio-tui's own 150 and
+# 160 ms (the marker first, as pgio-tui marked its statements before, and after the first word) and
+# auto_explain's 'duration: 420 ms  plan:' are not statements of the workload.
 EXPECTED = {100: 4, 200: 3, 300: 2, 400: 1, 500: 0}
 
 

@@ -21,6 +21,8 @@ SPECS = [writes_pane.CHART, memory_pane.CHART, checkpoint_pane.CHART, latency_pa
     (True, 1.0, 60, (40, 7)),  # gaps, a late tick, events; more dots than ticks
     (True, 0.5, 60, (30, 5)),
     (True, 2.0, 120, (57, 12)),  # ticks two dot columns apart: joined by lines
+    (False, 1.0, 1800, (57, 12)),  # a dot column every ~17 ticks: the grids are reused after long waits
+    (True, 1.0, 100, (105, 20)),  # a shift every tick, alternating the cells' pairing
 ])
 def test_cached_drawing_equals_a_full_draw_every_tick(incidents, interval, window, size):
     frames = list(synthetic_frames(200, incidents=incidents, interval=interval))

@@ -37,7 +37,15 @@ class Screen:
                 self.sgr = "" if sgr in ("", "0") else sgr
 
 
-async def run(size, ticks=40, warm=300):
+def full_repaint(app, size) -> Screen:
+    """The screen as Textual's own full update draws it."""
+    reference = Screen(*size)
+    full = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    reference.feed(full.render_segments(app.console))
+    return reference
+
+
+async def run(size, ticks=40, warm=300, keys=None, each=False):
     frames = list(synthetic_frames(warm + ticks, incidents=True))
     app = MonitorApp(SessionInfo(host="h", server_version="17.2"), frames=frames[:warm], theme="pgio-dark")
     screen = Screen(*size)
@@ -56,13 +64,16 @@ async def run(size, ticks=40, warm=300):
         await pilot.pause()
         full = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
         screen.feed(full.render_segments(app.console))
-        for f in frames[warm:]:
+        for k, f in enumerate(frames[warm:]):
             app.history.push(f)
             app.request_redraw(now=True)
             await pilot.pause()
-        reference = Screen(*size)
-        full = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-        reference.feed(full.render_segments(app.console))
+            if keys and k in keys:
+                await pilot.press(*keys[k])
+                await pilot.pause()
+            if each:  # after every tick, not only at the end (a dialog's full update would hide a wrong cell)
+                assert screen.cells == full_repaint(app, size).cells, (size, k)
+        reference = full_repaint(app, size)
     return screen, reference, sent
 
 
@@ -71,6 +82,16 @@ async def test_cropped_updates_show_what_a_full_repaint_shows():
     for size in ((80, 24), (120, 40)):
         screen, reference, sent = await run(size)
         assert [n for n, _ in sent].count("ChopsUpdate") >= 30  # partial updates were sent
+        for y, (got, want) in enumerate(zip(screen.cells, reference.cells)):
+            assert got == want, f"{size} line {y}"
+
+
+async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_shows():
+    """Only the widgets whose cells are sent are rendered (terminal.render_partial_update): borders
+    that change with focus, another pane shown, a dialog opened and closed over ticking panes."""
+    keys = {3: ["tab"], 6: ["2"], 9: ["question_mark"], 12: ["escape"], 15: ["shift+tab"], 18: ["5"]}
+    for size in ((80, 24), (120, 40)):
+        screen, reference, _sent = await run(size, ticks=24, keys=keys, each=True)
         for y, (got, want) in enumerate(zip(screen.cells, reference.cells)):
             assert got == want, f"{size} line {y}"
 

@@ -158,6 +158,9 @@ class Sampler(PostgresTick, BackendsTick):
             self._connecting.abandon()
             self._connecting = None
         self.pg.close()
+        for source in (self.kernel, self.disks, self.backends):  # the /proc files they keep open
+            if source is not None:
+                source.close()
 
     # -- the loop ---------------------------------------------------------------------------
     def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]:

@@ -12,7 +12,7 @@ from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
 from pgio_tui.sampler.rates import COUNTER_RATES, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
-from pgio_tui.sources.pgfeatures import TICK_MARKER
+from pgio_tui.sources.pgfeatures import is_own
 from pgio_tui.sources.postgres import PendingConnect, SourceError
 from pgio_tui.sources.statements import ROWS, SUMS
 from pgio_tui.sources.tick_sql import RawSample
@@ -199,7 +199,7 @@ class PostgresTick:
         else:  # no read this tick: unknown, not zero
             v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
-        own = [q for q, text in new_texts.items() if text.startswith(TICK_MARKER)]
+        own = [q for q, text in new_texts.items() if is_own(text)]
         if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
             self.pg.skip_queryids(own)
             for q in own:

@@ -22,7 +22,11 @@ from pgio_tui.frame import BACKEND_LABELS
 # Columns of a row of pgfeatures.backends_sql(), in order.
 ROW = ("pid", *BACKEND_LABELS, "query_start", "query_id", "backend_start", "pg_read_bytes", "pg_write_bytes")
 assert ROW[1:7] == ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
+_START = ROW.index("backend_start")  # then the two pg_stat_get_backend_io counters
+assert ROW[_START:] == ("backend_start", "pg_read_bytes", "pg_write_bytes")
+_KEPT = ROW[:_START]  # what a backend's dict keeps of its row, before its rates
 
+IO_FILES_OPEN = 256  # /proc/<pid>/io files kept open between ticks (past that: opened for each read)
 PRUNE_EVERY = 60  # ticks between looks for processes that are gone
 FORGET_AFTER = 3600  # ticks an unlisted process is remembered where /proc can't tell whether it lives
 LOCAL, DENIED, ELSEWHERE = "local", "denied", "elsewhere"  # can /proc/<pid>/io be read here?
@@ -38,12 +42,23 @@ def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
             text = fh.read()
     except (FileNotFoundError, ProcessLookupError):
         return None
-    read = write = None
-    for line in text.split(b"\n"):
-        if line.startswith(b"read_bytes:"):
-            read = int(line[11:])
-        elif line.startswith(b"write_bytes:"):
-            write = int(line[12:])
+    return parse_proc_io(text)
+
+
+def _field(text: bytes, name: bytes) -> int | None:
+    """The value of the last line starting with `name` (text begins with a newline)."""
+    i = text.rfind(name)
+    if i < 0:
+        return None
+    i += len(name)
+    j = text.find(b"\n", i)
+    return int(text[i:j] if j >= 0 else text[i:])
+
+
+def parse_proc_io(text: bytes) -> tuple[int, int] | None:
+    """(read_bytes, write_bytes) from /proc/<pid>/io's text; None when either is missing."""
+    text = b"\n" + text  # every line, the first too, starts after a newline
+    read, write = _field(text, b"\nread_bytes:"), _field(text, b"\nwrite_bytes:")
     return None if read is None or write is None else (read, write)
 
 
@@ -97,33 +112,46 @@ class BackendTracker:
         self._prev_t: float | None = None  # server time of the previous tick
         self._ticks = 0
         self._seen_at: dict[tuple, int] = {}  # (pid, backend_start) -> the last tick it was listed
+        # (pid, backend_start) -> its /proc/<pid>/io, open while the process is listed: a tick reads
+        # it again with one pread() instead of open, read, close. The file stays bound to that
+        # process: once it has exited, a read fails (ESRCH) even if its pid is reused.
+        self._io_files: dict[tuple, object] = {}
 
     def reset(self) -> None:
         """Counters start over (reconnect, server restart): every process needs a new first value."""
         self._proc, self._pg, self._seen_at, self._prev_t = {}, {}, {}, None
+        self.close()
+
+    def close(self) -> None:
+        """Close the /proc/<pid>/io files kept open."""
+        for f in self._io_files.values():
+            f.close()
+        self._io_files = {}
 
     def update(self, rows: list[list] | None, server_t: float, dt: float | None) -> list[dict[str, Any]]:
         """The tick's backends with their rates, sorted by I/O (most first)."""
         out: list[dict[str, Any]] = []
         seen: set[tuple] = set()
+        prev_t, n = self._prev_t, len(ROW)
         for r in rows or ():
-            if len(r) != len(ROW) or r[0] is None:
+            if len(r) != n or r[0] is None:
                 continue
-            b = dict(zip(ROW, r))
-            key = (b["pid"], b["backend_start"])
+            b = dict(zip(_KEPT, r))
+            start, pg = r[_START], (r[_START + 1], r[_START + 2])
+            key = (r[0], start)
             seen.add(key)
-            new = self._prev_t is not None and b["backend_start"] is not None and b["backend_start"] > self._prev_t
-            pg = (b.pop("pg_read_bytes"), b.pop("pg_write_bytes"))
-            old_pg = self._pg.get(key, (0, 0) if new else (None, None))
-            b["pg_read_bytes_s"], b["pg_write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(pg, old_pg))
+            new = prev_t is not None and start is not None and start > prev_t
+            old_pg = self._pg.get(key) or ((0, 0) if new else (None, None))
+            b["pg_read_bytes_s"], b["pg_write_bytes_s"] = _rate(pg[0], old_pg[0], dt), _rate(pg[1], old_pg[1], dt)
             if pg != (None, None):
                 self._pg[key] = pg
             b["read_bytes_s"] = b["write_bytes_s"] = None
             if self.proc_mode == LOCAL:
                 self._proc_rates(b, key, new, dt)
-            b.pop("backend_start")
             out.append(b)
         self._ticks += 1
+        for key in [k for k in self._io_files if k not in seen]:  # not listed now: closed
+            self._io_files.pop(key).close()
         self._seen_at.update(dict.fromkeys(seen, self._ticks))
         if self._ticks % PRUNE_EVERY == 0:  # forget processes that are gone (idle ones stay unlisted)
             for key, at in list(self._seen_at.items()):
@@ -141,16 +169,36 @@ class BackendTracker:
             return os.path.exists(f"{self.proc}/{pid}")
         return unseen <= FORGET_AFTER
 
+    def _read_io(self, key: tuple) -> tuple[int, int] | None:
+        """read_proc_io of the process `key`, from its file kept open."""
+        f = self._io_files.get(key)
+        if f is None:
+            if len(self._io_files) >= IO_FILES_OPEN:
+                return read_proc_io(key[0], self.proc)
+            try:
+                f = open(f"{self.proc}/{key[0]}/io", "rb", buffering=0)
+            except (FileNotFoundError, ProcessLookupError):
+                return None
+            self._io_files[key] = f
+        try:
+            text = os.pread(f.fileno(), 4096, 0)
+        except OSError as exc:
+            self._io_files.pop(key).close()
+            if isinstance(exc, ProcessLookupError):  # exited
+                return None
+            raise
+        return parse_proc_io(text)
+
     def _proc_rates(self, b: dict[str, Any], key: tuple, new: bool, dt: float | None) -> None:
         try:
-            cur = read_proc_io(b["pid"], self.proc)
+            cur = self._read_io(key)
         except PermissionError:
             self.proc_mode = DENIED
             return
         if cur is None:
             return
-        old = self._proc.get(key, (0, 0) if new else (None, None))
-        b["read_bytes_s"], b["write_bytes_s"] = (_rate(c, o, dt) for c, o in zip(cur, old))
+        old = self._proc.get(key) or ((0, 0) if new else (None, None))
+        b["read_bytes_s"], b["write_bytes_s"] = _rate(cur[0], old[0], dt), _rate(cur[1], old[1], dt)
         self._proc[key] = cur
 
 

@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from pgio_tui.frame import DEVICE_FIELDS
-from pgio_tui.sources.procfs import LOCAL, ProcReader
+from pgio_tui.sources.procfs import LOCAL, ProcReader, poller
 
 
 class DiskCounters(NamedTuple):
@@ -56,6 +56,19 @@ def parse_diskstats(text: str) -> dict[str, DiskCounters]:
         parts = line.split()
         if len(parts) >= 14:
             out[parts[2]] = DiskCounters(*map(int, parts[3:20]))
+    return out
+
+
+def diskstats_of(text: str, names: frozenset[str]) -> dict[str, DiskCounters]:
+    """parse_diskstats(text) restricted to the devices `names`: other lines are not split into
+    their counters."""
+    out: dict[str, DiskCounters] = {}
+    for line in text.splitlines():
+        head = line.split(None, 3)
+        if len(head) == 4 and head[2] in names:
+            parts = line.split()
+            if len(parts) >= 14:
+                out[parts[2]] = DiskCounters(*map(int, parts[3:20]))
     return out
 
 
@@ -124,12 +137,14 @@ class DiskSource:
     """
 
     def __init__(self, reader: ProcReader = LOCAL, devices: list[str] | None = None):
+        self._read = None
         self.reader = reader
         self.devices = devices
         self._prev: dict[str, DiskCounters] = {}
 
     def sample(self, dt: float | None) -> dict[str, dict[str, float | None]]:
-        stats = parse_diskstats(self.reader.read("/proc/diskstats") or "")
+        text = self._read("/proc/diskstats") or ""
+        stats = parse_diskstats(text) if self.devices is None else diskstats_of(text, frozenset(self.devices))
         prev, self._prev = self._prev, stats
         names = self.devices if self.devices is not None else default_devices(stats)
         out: dict[str, dict[str, float | None]] = {}
@@ -137,6 +152,22 @@ class DiskSource:
             cur, old = stats.get(name), prev.get(name)
             out[name] = iostat(old, cur, dt) if cur and old else dict.fromkeys(DEVICE_FIELDS)
         return out
+
+    @property
+    def reader(self) -> ProcReader:
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader: ProcReader) -> None:
+        self.close()
+        self._reader = reader
+        self._read = poller(reader)  # its files are read every tick: kept open on this host
+
+    def close(self) -> None:
+        """Close the files kept open (PolledFiles)."""
+        close = getattr(self._read, "close", None)
+        if close is not None:
+            close()
 
 
 # --- directories to devices --------------------------------------------------------------------

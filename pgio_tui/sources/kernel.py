@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from pgio_tui import metrics as M
-from pgio_tui.sources.procfs import LOCAL, ProcReader, page_kb
+from pgio_tui.sources.procfs import LOCAL, ProcReader, page_kb, poller
 
 KERNEL_KEYS = (
     M.MEM_DIRTY_KB,
@@ -36,12 +36,23 @@ def parse_meminfo(text: str) -> dict[str, int]:
     return out
 
 
-_VM_THRESHOLDS = re.compile(r"^(nr_dirty_threshold|nr_dirty_background_threshold) (-?\d+)$", re.M)
+# Anchored on "\n" (the text is searched with one put in front), not on ^ under re.M: a multiline
+# ^ is tried at every character, "\n" is found by a fast scan (6 against 38 µs for meminfo).
+_MEM_TICK = re.compile(r"\n(Dirty|Writeback|MemAvailable|Cached):[ \t]*(\d+)(?!\S)")
+
+
+def meminfo_tick(text: str) -> dict[str, int]:
+    """The four `/proc/meminfo` fields a tick needs (as parse_meminfo gives them), found without
+    splitting its ~55 lines."""
+    return {k: int(v) for k, v in _MEM_TICK.findall("\n" + text)}
+
+
+_VM_THRESHOLDS = re.compile(r"\n(nr_dirty_threshold|nr_dirty_background_threshold) (-?\d+)(?=\n|\Z)")
 
 
 def vmstat_thresholds(text: str) -> dict[str, int]:
     """The two counters of `/proc/vmstat` a tick needs, found without splitting its ~170 lines."""
-    return {k: int(v) for k, v in _VM_THRESHOLDS.findall(text)}
+    return {k: int(v) for k, v in _VM_THRESHOLDS.findall("\n" + text)}
 
 
 def parse_vmstat(text: str) -> dict[str, int]:
@@ -76,13 +87,14 @@ class KernelSource:
     """
 
     def __init__(self, reader: ProcReader = LOCAL):
+        self._read = None
         self.reader = reader
         self.page_kb = page_kb(reader)
         self._psi_prev: dict[str, int] | None = None
 
     def sample(self, dt: float | None) -> dict[str, float | None]:
-        mem = parse_meminfo(self.reader.read("/proc/meminfo") or "")
-        vm = vmstat_thresholds(self.reader.read("/proc/vmstat") or "")
+        mem = meminfo_tick(self._read("/proc/meminfo") or "")
+        vm = vmstat_thresholds(self._read("/proc/vmstat") or "")
         out: dict[str, float | None] = {
             M.MEM_DIRTY_KB: mem.get("Dirty"),
             M.MEM_WRITEBACK_KB: mem.get("Writeback"),
@@ -94,11 +106,27 @@ class KernelSource:
         out.update(self._pressure(dt))
         return out
 
+    @property
+    def reader(self) -> ProcReader:
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader: ProcReader) -> None:
+        self.close()
+        self._reader = reader
+        self._read = poller(reader)  # its files are read every tick: kept open on this host
+
+    def close(self) -> None:
+        """Close the files kept open (PolledFiles)."""
+        close = getattr(self._read, "close", None)
+        if close is not None:
+            close()
+
     def _pages_kb(self, pages: int | None) -> int | None:
         return None if pages is None else pages * self.page_kb
 
     def _pressure(self, dt: float | None) -> dict[str, float | None]:
-        psi = parse_psi(self.reader.read("/proc/pressure/io") or "")
+        psi = parse_psi(self._read("/proc/pressure/io") or "")
         totals = {k: int(v["total"]) for k, v in psi.items() if "total" in v}
         prev, self._psi_prev = self._psi_prev, totals
         out: dict[str, float | None] = {}

@@ -9,6 +9,7 @@ versions (pg_counters).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import psycopg
@@ -30,9 +31,24 @@ IO_SETTINGS = (
     "shared_preload_libraries", "log_line_prefix", "log_destination",
 )
 
-# Markers so our own statements can be recognised (and excluded) in pg_stat_statements.
+# pgio-tui's own statements carry a marker comment, so pg_stat_statements' readers and the
+# slow-statement counter leave them out. The marker follows the statement's first word:
+# PostgreSQL 18 keeps a statement's text from its first token on, so a leading comment never
+# reaches pg_stat_statements there (13-17 kept it). Recognised in either place (older recordings).
 OWN_MARKER = "/* pgio-tui"
-TICK_MARKER = "/* pgio-tui tick */"
+OWN_PATTERN = r"^\s*(\w+\s+)?" + re.escape(OWN_MARKER) + r"[ *]"  # as valid in PostgreSQL's regex
+_OWN = re.compile(OWN_PATTERN)
+
+
+def own(tag: str, sql: str) -> str:
+    """`sql` marked as pgio-tui's own: `SELECT /* pgio-tui tag */ ...`."""
+    word, rest = sql.split(None, 1)
+    return f"{word} {OWN_MARKER} {tag} */ {rest}"
+
+
+def is_own(text: str) -> bool:
+    """A statement text (pg_stat_statements' query, a log line's statement) marked by own()."""
+    return _OWN.match(text) is not None
 
 
 @dataclass(slots=True)
@@ -159,6 +175,6 @@ LOG_NOT_READABLE = ("server log not readable (needs logging_collector and pg_rea
 
 def settings_sql(f: Features) -> str:
     names = ", ".join(f"'{s}'" for s in f.settings)
-    return (f"{OWN_MARKER} settings */ SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
-            f"WHERE name IN ({names}) ORDER BY name")
+    return own("settings", f"SELECT name, setting, coalesce(unit, ''), context FROM pg_settings "
+                           f"WHERE name IN ({names}) ORDER BY name")
 

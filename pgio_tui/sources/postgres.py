@@ -122,6 +122,8 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
+        self._names: tuple[str, ...] | None = None  # the tick statement's column names, known after its first run
+        self._cursor: psycopg.Cursor | None = None  # the tick's, made once per connection
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -137,7 +139,7 @@ class PostgresSource:
         self.conn = conn or connect(self.conninfo)
         try:
             self.features = pgfeatures.detect(self.conn)
-            self._sql = tick_sql(self.features)
+            self._sql, self._names = tick_sql(self.features), None
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -145,6 +147,7 @@ class PostgresSource:
         return self.features
 
     def close(self) -> None:
+        self._cursor = None
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -200,12 +203,15 @@ class PostgresSource:
         if self.conn is None:
             raise SourceError("not connected")
         try:
-            cur = self.conn.execute(self._sql, {"skip_queryids": self._skip_queryids,
-                                                "log_offset": self._log_offset,
-                                                "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                                                "recent_s": self.recent_s,
-                                                **(known or _NO_ENTRIES)})
-            names = [d.name for d in cur.description]
+            cur = self._cursor
+            if cur is None or cur.connection is not self.conn:
+                cur = self._cursor = self.conn.cursor()
+            cur.execute(self._sql, {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
+                                    "pgss": statements, "texts": list(texts), "bufcache": bufcache,
+                                    "recent_s": self.recent_s, **(known or _NO_ENTRIES)})
+            names = self._names
+            if names is None:  # cur.description makes a Column object per column: once, not every tick
+                names = self._names = tuple(d.name for d in cur.description)
             raw = dict(zip(names, cur.fetchone()))
             if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
                 raw["pgss_rows"], sums = raw["pgss_rows"]
@@ -238,7 +244,7 @@ class PostgresSource:
         """New statements appeared: classify them (utility, ours) and take this tick's sums again
         with the new list, so every delta compares sums over the same statements."""
         f = self.features
-        sums_sql = f"{pgfeatures.OWN_MARKER} statement sums */ {statements_sql(f)}"
+        sums_sql = pgfeatures.own("statement sums", statements_sql(f))
         try:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
                 self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})

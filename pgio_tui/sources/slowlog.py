@@ -18,7 +18,7 @@ import json
 import re
 
 from pgio_tui.sources.csvlog import CsvRecords
-from pgio_tui.sources.pgfeatures import OWN_MARKER
+from pgio_tui.sources.pgfeatures import is_own
 
 # "duration: 312.507 ms" and what follows it on the message's first line.
 _DURATION = re.compile(r"^duration: (?P<ms>\d+(?:\.\d+)?) ms(?:  (?P<rest>.*))?$")
@@ -36,7 +36,7 @@ def statement_ms(message: str) -> float | None:
     if rest is not None:
         if not _WHAT.match(rest):
             return None
-        if rest.split(": ", 1)[1].lstrip().startswith(OWN_MARKER):
+        if is_own(rest.split(": ", 1)[1]):
             return None  # the observer, not the workload
     return float(m["ms"])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from pgio_tui.sources.pgfeatures import OWN_MARKER, Features
+from pgio_tui.sources.pgfeatures import OWN_PATTERN, Features, is_own, own
 
 # Statements whose latency a DBA means: the plannable ones (pg_stat_statements' own split). Utility
 # statements (BEGIN, COMMIT/END, SET, SHOW, VACUUM, ...) take microseconds and would pull the mean
@@ -23,7 +23,7 @@ _PY_PLANNABLE = re.compile(rf"^\(*\s*({'|'.join(PLANNABLE)})\b", re.I)
 def shown_statement(query: str) -> bool:
     """The rule of skip_queryids_sql() for a query text read elsewhere (a plan's pg_stat_statements
     list): plannable, and not one of pgio-tui's own."""
-    return not query.startswith(OWN_MARKER) and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
+    return not is_own(query) and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
 
 
 # Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,
@@ -117,7 +117,7 @@ def statements_sql(f: Features) -> str:
 def skip_queryids_sql(f: Features) -> str:
     """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
     query texts, so it runs only when the set of statements changed."""
-    return (f"{OWN_MARKER} statements */ SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
-            f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
-            f"(query LIKE '{OWN_MARKER}%' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
-            f"!~* '{_PLANNABLE}')")
+    return own("statements", f"SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
+                             f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
+                             f"(query ~ '{OWN_PATTERN}' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
+                             f"!~* '{_PLANNABLE}')")

@@ -41,6 +41,7 @@ class TickRows:
         self._wait_ids: dict[tuple, int] = {}
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
         self._backend_rows = BackendRows()  # backends and asynchronous I/O (store/backend_rows.py)
+        self._ticks_sql: tuple[tuple, str] = ((), "")  # the ticks INSERT, for the columns it names
         self.clear()
 
     def clear(self) -> None:
@@ -106,15 +107,17 @@ class TickRows:
 
     def statements(self) -> list[tuple[str, list[tuple]]]:
         """(SQL, rows) in the order the commit runs them: a name row before the rows that use its id."""
-        columns = list(schema.TICK_COLUMNS) + list(self.columns)
-        ticks = [tuple(r.get(c) for c in columns) for r in self._ticks]
+        columns = (*schema.TICK_COLUMNS, *self.columns)
+        if self._ticks_sql[0] != columns:  # made again only when a metric column was added
+            self._ticks_sql = (columns, f"INSERT INTO ticks ({', '.join(map(quote, columns))}) "
+                                        f"VALUES ({', '.join('?' * len(columns))})")
+        ticks = [tuple(map(r.get, columns)) for r in self._ticks]
         return [
             ("INSERT INTO devices (id, name, role, first_tick) VALUES (?, ?, ?, ?)", self._new_devices),
             ("UPDATE devices SET role = ? WHERE id = ?", [u[1:] for u in self._device_updates if u[0] == "role"]),
             ("UPDATE devices SET first_tick = ? WHERE id = ?",
              [u[1:] for u in self._device_updates if u[0] == "first_tick"]),
-            (f"INSERT INTO ticks ({', '.join(map(quote, columns))}) VALUES ({', '.join('?' * len(columns))})",
-             ticks),
+            (self._ticks_sql[1], ticks),
             (_insert("sources", 3), self._new_sources),
             (_insert("wait_events", 4), self._new_waits),
             (_insert("disk", 2 + len(schema.DISK_COLUMNS)), self._disk),

@@ -68,6 +68,10 @@ class FrameHistory:
         self.backends: list[tuple[float, list[dict[str, Any]], list[tuple[str, str, int]]]] = []
         self.last: Frame | None = None
         self.version = 0  # bumped on every change: views redraw when it moved
+        # Kept between calls, so that a redraw costs the ticks that arrived, not the whole history:
+        self._trimmed = 0  # ticks dropped from the front so far: index i now was i + _trimmed at push
+        self._none_upto: dict[str, int] = {}  # metric -> k: series[metric][:k] holds no value (has())
+        self._waits_window: tuple[int, int, dict] | None = None  # waits_summary's last sums (absolute i, j)
 
     def __len__(self) -> int:
         return len(self.t)
@@ -129,6 +133,8 @@ class FrameHistory:
         del self.t[:k], self.ticks[:k], self.waits[:k], self.sources[:k]
         for col in self.series.values():
             del col[:k]
+        self._trimmed += k
+        self._none_upto = {m: n - k for m, n in self._none_upto.items() if n > k}
         t0 = self.t[0]
         self.events = [e for e in self.events if e.t >= t0]
         self.spans = [s for s in self.spans if s.end is None or s.end >= t0]
@@ -155,10 +161,16 @@ class FrameHistory:
         col = self.series.get(metric)
         if col is None:
             return False
-        if t0 is None:
-            return any(v is not None for v in col)
-        i, j = self.index_range(t0, t1 if t1 is not None else float("inf"))
-        return any(col[k] is not None for k in range(i, j))
+        i, j = (0, len(col)) if t0 is None else self.index_range(t0, t1 if t1 is not None else float("inf"))
+        known = self._none_upto.get(metric, 0)  # col[:known] was seen to hold no value: not looked at again
+        for k in range(max(i, known), j):
+            if col[k] is not None:
+                if i <= known:
+                    self._none_upto[metric] = k
+                return True
+        if i <= known < j:
+            self._none_upto[metric] = j
+        return False
 
     def latest(self, metric: str, at: float | None = None) -> Any:
         """The metric at the last tick (at or before `at`); None when that tick lacked it."""
@@ -223,14 +235,65 @@ class FrameHistory:
         i, j = self.index_range(t0, t1)
         if j <= i:
             return []
-        sums: dict[tuple[str, str, str], int] = {}
-        for k in range(i, j):
-            for bt, wt, ev, n in self.waits[k]:
-                key = (bt, wt, ev)
-                sums[key] = sums.get(key, 0) + n
+        sums = self._waits_sums(i, j)
         now: dict[tuple[str, str, str], int] = {}
         for bt, wt, ev, n in self.waits[j - 1]:
             now[(bt, wt, ev)] = now.get((bt, wt, ev), 0) + n
         ticks = j - i
         ranked = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
         return [(key, total / ticks, now.get(key, 0)) for key, total in ranked]
+
+    def _waits_sums(self, i: int, j: int) -> dict[tuple[str, str, str], int]:
+        """Sampled sessions per wait over ticks [i, j). The window of the last call is updated by
+        the ticks that entered and left it (counts are integers: the sums are exact), so a redraw
+        costs the ticks since the previous one, not the whole window."""
+        off, last = self._trimmed, self._waits_window
+        try:
+            if last is not None and off <= last[0] <= i + off <= last[1] <= j + off:
+                counts = last[2]
+                for k in range(last[1] - off, j):
+                    _add_waits(counts, self.waits[k], 1)
+                for k in range(last[0] - off, i):
+                    _add_waits(counts, self.waits[k], -1)
+            else:
+                counts = {}
+                for k in range(i, j):
+                    for bt, wt, ev, n in self.waits[k]:
+                        if n.__class__ is not int:
+                            raise _NotCounts
+                        c = counts.get((bt, wt, ev))
+                        if c is None:
+                            counts[(bt, wt, ev)] = [n, 1]
+                        else:
+                            c[0] += n
+                            c[1] += 1
+        except _NotCounts:  # a count that is not an int (a crafted recording): summed afresh
+            self._waits_window = None
+            sums: dict[tuple[str, str, str], int] = {}
+            for k in range(i, j):
+                for bt, wt, ev, n in self.waits[k]:
+                    key = (bt, wt, ev)
+                    sums[key] = sums.get(key, 0) + n
+            return sums
+        self._waits_window = (i + off, j + off, counts)
+        return {key: c[0] for key, c in counts.items()}
+
+
+class _NotCounts(Exception):
+    """A wait count that is not an int: sums of it might not come out exactly the same in another order."""
+
+
+def _add_waits(counts: dict[tuple[str, str, str], list[int]], waits: list, sign: int) -> None:
+    """Add (sign 1) or take away (-1) one tick's waits: key -> [sessions, ticks with the key]."""
+    for bt, wt, ev, n in waits:
+        if n.__class__ is not int:
+            raise _NotCounts
+        key = (bt, wt, ev)
+        c = counts.get(key)
+        if c is None:
+            counts[key] = [n, 1]
+        else:
+            c[0] += sign * n
+            c[1] += sign
+            if not c[1]:
+                del counts[key]

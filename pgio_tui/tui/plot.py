@@ -81,6 +81,7 @@ class ChartCache:
     def __init__(self):
         self.columns: dict[object, Columns] = {}
         self.raster = Raster()
+        self.axis: tuple[tuple, Line] | None = None  # (what the time axis shows, its line)
 
     def keep(self, keys: set) -> None:
         """Forget the series not in `keys` (e.g. another device was selected)."""
@@ -163,7 +164,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         else:
             tag = ""
         lines.append(((tag[: GUTTER - 1].rjust(GUTTER - 1) + "┤", "axis"), *runs))
-    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof))
+    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof, cache))
     return lines[:height]
 
 
@@ -247,48 +248,71 @@ def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
 CLOCK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 
-def _clock(cells: list[str], t0: float, t1: float, plot_w: int, dot_s: float, xof) -> None:
-    """Time of day on the axis at round times, a label every 12 cells or more (every 2 minutes on a
-    5-minute window 50 cells wide). The labels sit at absolute times: they move with the data and
-    change only when the chart shifts. Never over an event mark."""
+_GMTOFF: list = [None, 0]  # the last t asked and its offset
+
+
+def _gmtoff(t: float) -> int:
+    """time.localtime(t).tm_gmtoff, asked once for the charts of one redraw (they share t; the C
+    library looks the zone up again on every call)."""
+    if _GMTOFF[0] != t:
+        _GMTOFF[0], _GMTOFF[1] = t, time.localtime(t).tm_gmtoff
+    return _GMTOFF[1]
+
+
+def _clock(t0: float, t1: float, plot_w: int, dot_s: float) -> tuple | None:
+    """Where the time-of-day labels go: (format, the round times in the window), or None. A label
+    every 12 cells or more (every 2 minutes on a 5-minute window 50 cells wide); the labels sit at
+    absolute times, so they move with the data and change only when the chart shifts."""
     cell_s = 2 * dot_s
     step = next((s for s in CLOCK_STEPS if s / cell_s >= (12 if s >= 60 else 16)), None)
     if step is None or plot_w < 12:
-        return
-    form = "%H:%M" if step >= 60 else "%H:%M:%S"
-    off = time.localtime(t1).tm_gmtoff
+        return None
+    off = _gmtoff(t1)
     g = math.ceil((t0 + off) / step) * step - off
+    times = []
     while g <= t1:
-        label = time.strftime(form, time.localtime(g))
-        c = xof(g) // 2
-        if 0 <= c and c + len(label) <= plot_w and all(ch in "─━" for ch in cells[c:c + len(label)]):
-            cells[c:c + len(label)] = label
+        times.append(g)
         g += step
+    return ("%H:%M" if step >= 60 else "%H:%M:%S"), tuple(times)
 
 
-def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof) -> Line:
+def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof,
+          cache: ChartCache | None = None) -> Line:
     """The time axis: the window's length, time of day, checkpoint spans as a thick stretch
-    (labels over a span keep its colour), event marks."""
+    (labels over a span keep its colour), event marks. What it shows is worked out first (cells
+    of spans and marks, the clock's times); it is drawn again only when that changed."""
+    spans = tuple((max(0, xof(span.start) // 2), min(plot_w - 1, xof(span.end if span.end is not None else t1) // 2))
+                  for span in history.spans_in(t0, t1))
+    marks = tuple((xof(e.t) // 2, MARKS[e.event.kind]) for e in history.events_in(t0, t1) if e.event.kind in MARKS)
+    clock = _clock(t0, t1, plot_w, dot_s)
+    key = (plot_w, fmt.window(t1 - t0), spans, marks, clock,
+           tuple(xof(g) // 2 for g in clock[1]) if clock else None)
+    if cache is not None and cache.axis is not None and cache.axis[0] == key:
+        return cache.axis[1]
     cells = ["─"] * plot_w
     cstyle: list[str] = ["axis"] * plot_w
-    for span in history.spans_in(t0, t1):
-        a = max(0, xof(span.start) // 2)
-        b = min(plot_w - 1, xof(span.end if span.end is not None else t1) // 2)
+    for a, b in spans:
         for c in range(a, b + 1):
             cells[c], cstyle[c] = "━", "ckpt-span"
-    for e in history.events_in(t0, t1):
-        mark = MARKS.get(e.event.kind)
-        c = xof(e.t) // 2
-        if mark and 0 <= c < plot_w:
+    for c, mark in marks:
+        if 0 <= c < plot_w:
             cells[c], cstyle[c] = mark
-    _clock(cells, t0, t1, plot_w, dot_s, xof)
-    runs: list[Run] = [(("-" + fmt.window(t1 - t0))[: GUTTER - 1].rjust(GUTTER - 1) + "└", "axis")]
+    if clock:  # never over an event mark
+        form, times = clock
+        for g, c in zip(times, key[5]):
+            label = time.strftime(form, time.localtime(g))
+            if 0 <= c and c + len(label) <= plot_w and all(ch in "─━" for ch in cells[c:c + len(label)]):
+                cells[c:c + len(label)] = label
+    runs: list[Run] = [(("-" + key[1])[: GUTTER - 1].rjust(GUTTER - 1) + "└", "axis")]
     start = 0
     for c in range(1, plot_w + 1):
         if c == plot_w or cstyle[c] != cstyle[start]:
             runs.append(("".join(cells[start:c]), cstyle[start]))
             start = c
-    return tuple(runs)
+    line = tuple(runs)
+    if cache is not None:
+        cache.axis = (key, line)
+    return line
 
 
 def _scales(gmax: dict[int, float], hl_values: list, spec) -> dict[int, float]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from itertools import compress, islice
+from operator import ne
 
 Run = tuple[str, str | None]
 
@@ -134,14 +136,29 @@ class Canvas:
 
 
 def runs(chars: list[str], styles: list[str | None]) -> list[Run]:
-    """Cells as runs of one style."""
+    """Cells as runs of one style (where the style changes is found by C code: map and compress)."""
+    n = len(chars)
     out: list[Run] = []
-    start, n = 0, len(chars)
-    for c in range(1, n + 1):
-        if c == n or styles[c] != styles[start]:
-            out.append(("".join(chars[start:c]), styles[start]))
-            start = c
+    start = 0
+    for c in compress(range(1, n), map(ne, islice(styles, 1, None), styles)):
+        out.append(("".join(chars[start:c]), styles[start]))
+        start = c
+    if n:
+        out.append(("".join(chars[start:]), styles[start]))
     return out
+
+
+class _Grid:
+    """The plot's cells as drawn for one pairing of dot columns into cells (the parity of the
+    leftmost dot column): characters, owners and runs per row, at `right`, as of draw `n`."""
+
+    __slots__ = ("right", "n", "chars", "owners", "rows")
+
+    def __init__(self, right: int, plot_w: int, plot_h: int):
+        self.right, self.n = right, -1
+        self.chars = [[" "] * plot_w for _ in range(plot_h)]
+        self.owners = [[0] * plot_w for _ in range(plot_h)]
+        self.rows: list[list[Run]] = [[] for _ in range(plot_h)]
 
 
 class Raster:
@@ -149,14 +166,20 @@ class Raster:
 
     `draw()` takes the series' entries and what changed in them (plot.Columns.dirty_from) and
     returns the rows as runs; rows that did not change are the same list objects as before.
+
+    When the right edge moves by one dot column, the cells pair the dot columns the other way; the
+    grid drawn the last time they were paired so (two dots back, or more) is shifted by whole
+    cells, and only the cells of the dot columns computed since then, and the new cells at the
+    right, are rendered again: the rest are the same cells by construction (a cell depends only
+    on its two dot columns, and the key, with the threshold rows and styles, did not change).
     """
 
     def __init__(self):
         self.key: tuple | None = None
-        self.right: int | None = None
         self.cols: dict[int, tuple[bytearray, bytearray]] = {}  # x -> (4-bit dots, owner) per cell row
-        self.chars: list[list[str]] = []
-        self.owners: list[list[int]] = []
+        self.n = 0  # draws so far
+        self.log: list[tuple[int, int, int]] = []  # (draw, a, b): dot columns a..b computed at that draw
+        self.grids: dict[int, _Grid] = {}  # parity of the leftmost dot column -> its grid
         self.rows: list[list[Run]] = []
 
     def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[int, int]], right: int,
@@ -168,9 +191,10 @@ class Raster:
         (4-bit dots of its threshold line, owner)."""
         xd = plot_w * 2
         first = right - xd + 1  # the x of the leftmost dot column on screen
+        self.n += 1
         reset = key != self.key or any(a == float("-inf") for a, _ in dirty)
         if reset:
-            self.key, self.cols = key, {}
+            self.key, self.cols, self.log, self.grids = key, {}, [], {}
             ranges = [(first, right)]
         else:
             for x in [x for x in self.cols if x < first]:
@@ -178,19 +202,27 @@ class Raster:
             ranges = _merge([(max(first, a), min(right, b)) for a, b in dirty if b >= first and a <= right])
         for a, b in ranges:
             self._columns(a, b, series, plot_h)
-        full = reset or self.right != right or len(self.rows) != plot_h or len(self.chars[0]) != plot_w
-        self.right = right
-        if full:
-            self.chars = [[" "] * plot_w for _ in range(plot_h)]
-            self.owners = [[0] * plot_w for _ in range(plot_h)]
-            self.rows = [[] for _ in range(plot_h)]
-            c0 = 0
-        elif not ranges:
-            return self.rows
+            self.log.append((self.n, a, b))
+        grid = self.grids.get(first & 1)
+        k = 0 if grid is None else (right - grid.right) >> 1
+        if grid is None or not 0 <= k < plot_w:
+            grid = self.grids[first & 1] = _Grid(right, plot_w, plot_h)
+            cells = range(plot_w)
         else:
-            c0 = (ranges[0][0] - first) >> 1
-        self._render(c0, first, plot_w, plot_h, hrows, styles, full)
-        return self.rows
+            since = grid.n
+            todo = set(range(plot_w - k, plot_w))
+            for n, a, b in self.log:
+                if n > since and b >= first:
+                    todo.update(range(max(0, (a - first) >> 1), min(plot_w - 1, (b - first) >> 1) + 1))
+            cells = sorted(todo)
+        grid.n = self.n
+        if k or cells:
+            self._render(grid, k, cells, first, plot_h, hrows, styles)
+        grid.right = right
+        oldest = min(g.n for g in self.grids.values())  # what no kept grid needs any more
+        self.log = [e for e in self.log if e[0] > oldest]
+        self.rows = grid.rows
+        return grid.rows
 
     def _columns(self, a: int, b: int, series: list[tuple[list, float, int]], plot_h: int) -> None:
         """Recompute dot columns a..b from every series, in drawing order."""
@@ -217,19 +249,24 @@ class Raster:
             dots[r] |= ROWS4[(y0 if y0 > t else t) - t][(y1 if y1 < t + 3 else t + 3) - t]
             own[r] = owner  # series are drawn in order: the last one owns the cell
 
-    def _render(self, c0: int, first: int, plot_w: int, plot_h: int, hrows: dict[int, tuple[int, int]],
-                styles: Sequence[str | None], full: bool) -> None:
-        """Cells c0.. of every row from the dot columns; a row whose cells did not change keeps
-        its runs (the same object)."""
+    def _render(self, grid: _Grid, k: int, cells: Sequence[int], first: int, plot_h: int,
+                hrows: dict[int, tuple[int, int]], styles: Sequence[str | None]) -> None:
+        """Shift the grid left by k cells, then render `cells` of every row from the dot columns;
+        a row whose cells did not change keeps its runs (the same object)."""
         empty = (bytes(plot_h), bytes(plot_h))
         get = self.cols.get
-        pairs = [(get(first + 2 * c, empty), get(first + 2 * c + 1, empty)) for c in range(c0, plot_w)]
+        pairs = [(c, get(first + 2 * c, empty), get(first + 2 * c + 1, empty)) for c in cells]
+        style_of = styles.__getitem__  # styles[0] is None: the cell is blank
         for r in range(plot_h):
             hdots, howner = hrows.get(r, (0, 0))
             hmask = LEFT[hdots]
-            chars, owners = self.chars[r], self.owners[r]
-            changed = full
-            for c, ((ld, lo), (rd, ro)) in enumerate(pairs, start=c0):
+            chars, owners = grid.chars[r], grid.owners[r]
+            if k:
+                was = chars, owners
+                chars = grid.chars[r] = chars[k:] + [" "] * k
+                owners = grid.owners[r] = owners[k:] + [0] * k
+            changed = False
+            for c, (ld, lo), (rd, ro) in pairs:
                 m = LEFT[ld[r]] | RIGHT[rd[r]] | hmask
                 if m:
                     o = lo[r] if ld[r] else 0
@@ -243,8 +280,10 @@ class Raster:
                 if ch != chars[c] or o != owners[c]:
                     chars[c], owners[c] = ch, o
                     changed = True
-            if changed:
-                self.rows[r] = runs(chars, [styles[o] if o else None for o in owners])
+            if k:
+                changed = chars != was[0] or owners != was[1]
+            if changed or not grid.rows[r]:
+                grid.rows[r] = runs(chars, list(map(style_of, owners)))
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

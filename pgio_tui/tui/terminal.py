@@ -8,15 +8,27 @@ cells only, rendered straight from the segments (no cropped Strip is built). Lin
 double-width characters keep Textual's behaviour: a cut through such a character would print half
 of it as a blank.
 
+`install()` also swaps in a `render_partial_update` that renders only the widgets whose cells are
+sent. Textual renders, for every partial update, each widget whose clip overlaps the union of the
+changed regions (the screen and every container behind the panes, each of its lines, every tick)
+and cuts its strips on every changed line, although the panes in front cover those cells. Here the
+cells sent (the chops under the changed spans) are listed first; widgets are taken front to back,
+each fills the listed chops it covers, and a widget that covers none of those still open is not
+rendered at all (it keeps its dirty lines for a later update). The chop a cell gets is the one
+Textual's first-come rule gives it: the front-most widget covering it.
+
 Checked by tests/test_tui_terminal.py, which replays the updates of a live session on a small
-terminal emulator and compares every cell with a full repaint.
+terminal emulator and compares every cell with a full repaint (full repaints are Textual's own).
 """
 
 from __future__ import annotations
 
+import inspect
+
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.control import Control
+from textual.geometry import Region
 from textual.strip import Strip
 
 _installed = False
@@ -76,6 +88,55 @@ def _render_cells(strip: Strip, start: int, end: int, color_system: ColorSystem)
     return "".join(out)
 
 
+def render_partial_update(self):
+    """Compositor.render_partial_update, rendering only the widgets whose cells are sent."""
+    update_regions = self._dirty_regions.copy()
+    self._dirty_regions.clear()
+    if not update_regions:
+        return None
+    from textual._compositor import ChopsUpdate
+
+    spans = list(self._regions_to_spans(update_regions))
+    cuts = self.cuts
+    chops = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+    wanted: dict[int, set[int]] = {}  # line -> the cuts of its chops under a changed span, not yet filled
+    height = len(cuts)
+    for y, x1, x2 in spans:
+        if 0 <= y < height:
+            cut_set = cuts[y]
+            want = wanted.setdefault(y, set())
+            for x, end in zip(cut_set, cut_set[1:]):
+                if x < x2 and x1 < end:
+                    want.add(x)
+    remaining = sum(map(len, wanted.values()))
+    for widget, (region, clip) in self.visible_widgets.items():  # front to back
+        if not remaining:
+            break
+        x0, y0, width, h = region.intersection(clip)
+        if not width or not h:
+            continue
+        x1 = x0 + width
+        lines = [y for y in range(y0, y0 + h) if any(x0 <= c < x1 for c in wanted.get(y, ()))]
+        if not lines:
+            continue
+        strips = widget.render_lines(Region(x0 - region.x, y0 - region.y, width, h))
+        for y in lines:
+            want = wanted[y]
+            final_cuts = [cut for cut in cuts[y] if x1 >= cut >= x0]
+            line = chops[y]
+            for cut, strip in zip(final_cuts, strips[y - y0].divide([cut - x0 for cut in final_cuts[1:]])):
+                if cut in want:
+                    line[cut] = strip
+                    want.discard(cut)
+                    remaining -= 1
+    return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in cuts])
+
+
+# The partial update this replaces, as Textual 8 writes it (its body's names): another shape is left alone.
+_PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection", "_regions_to_spans",
+                  "_render_chops", "cuts", "ChopsUpdate")
+
+
 def install() -> None:
     """Use the cropping render for partial updates (idempotent; a Textual without ChopsUpdate of
     this shape is left alone)."""
@@ -91,3 +152,8 @@ def install() -> None:
         return
     ChopsUpdate.render_segments = render_segments
     _installed = True
+    from textual._compositor import Compositor
+    code = Compositor.render_partial_update.__code__
+    if all(n in code.co_names for n in _PARTIAL_NAMES) and hasattr(Compositor, "visible_widgets") \
+            and tuple(inspect.signature(Compositor._render_chops).parameters) == ("self", "crop", "is_rendered_line"):
+        Compositor.render_partial_update = render_partial_update

@@ -12,6 +12,7 @@ from pgio_tui import metrics as M
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
+from pgio_tui.tui.window_sums import WindowSums, column_rows
 
 # Per-tick counts of transactions slower than N ms; a launched workload (pgbench's per-transaction
 # log) provides them, the server's statistics cannot.
@@ -27,6 +28,7 @@ STATEMENTS = (
 )
 TPS_ALONE = series_of(M.LATENCY_TPS, "chart-4")
 CHART = ChartSpec(series=LATENCY)
+COUNTS = column_rows([*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()])  # summed over the window
 
 
 class LatencyPane(ChartPane):
@@ -45,7 +47,7 @@ class LatencyPane(ChartPane):
         return self.source(view)
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
-        return self.text_lines(view)
+        return self.text_lines(view, self.window_sums(COUNTS))
 
     def empty_text(self, view: View) -> str:
         return view.session.why_no_latency()
@@ -65,8 +67,11 @@ class LatencyPane(ChartPane):
         return ""
 
     @staticmethod
-    def text_lines(view: View) -> list[Line]:
+    def text_lines(view: View, sums: WindowSums | None = None) -> list[Line]:
+        """`sums`, kept by the caller between redraws, counts the window without summing it again."""
         h, t0, t1 = view.history, view.t0, view.t1
+        if sums is not None and not sums.update(h, t0, t1):
+            sums = None
         g = lambda m: h.latest(m, t1)  # noqa: E731
         if h.has(M.LATENCY_MEAN_MS) or not h.has(M.STATEMENTS_MEAN_MS):
             first: list = [("stddev ", "muted"), (fmt.ms(g(M.LATENCY_STDDEV_MS)), None), ("  p50 ", "muted"),
@@ -76,9 +81,9 @@ class LatencyPane(ChartPane):
             first = [("stmt mean ", "muted"), (fmt.ms(g(M.STATEMENTS_MEAN_MS)), None), ("  stmt stddev ", "muted"),
                      (fmt.ms(g(M.STATEMENTS_STDDEV_MS)), None), ("  stmts/s ", "muted"),
                      (fmt.si(g(M.STATEMENTS_CALLS_S)), None)]
-        log = _counts(h, g, t0, t1, M.STATEMENTS_LOG_OVER, "statements, server log > ms ")
+        log = _counts(h, g, t0, t1, M.STATEMENTS_LOG_OVER, "statements, server log > ms ", sums)
         if any(h.has(m) for m in M.LATENCY_OVER.values()):
-            second = _counts(h, g, t0, t1, M.LATENCY_OVER, "> ms ")
+            second = _counts(h, g, t0, t1, M.LATENCY_OVER, "> ms ", sums)
             second.append(("(tick/window)", "muted"))
             return [tuple(first), tuple(second)] + ([tuple(log)] if log else [])
         if log:
@@ -88,13 +93,13 @@ class LatencyPane(ChartPane):
         return [tuple(first), tuple(second)]
 
 
-def _counts(h, g, t0, t1, metrics: dict[int, str], title: str) -> list:
+def _counts(h, g, t0, t1, metrics: dict[int, str], title: str, sums: WindowSums | None = None) -> list:
     """`title` then, per threshold, this tick's count / the window's (empty: no such figures)."""
     if not any(h.has(m) for m in metrics.values()):
         return []
     out: list = [(title, "muted")]
     for n, m in metrics.items():
         now = g(m)
-        tot = sum(v for v in h.window(m, t0, t1).v if v is not None)
+        tot = sums.total(m) if sums is not None else sum(v for v in h.window(m, t0, t1).v if v is not None)
         out += [(f"{n}:", "muted"), (fmt.si(now), "crit" if now else None), (f"/{fmt.si(tot)}", "muted"), (" ", None)]
     return out

@@ -85,11 +85,18 @@ def _blank_look(style: Style) -> tuple:
 
 def styles_for(base: Style, pal: dict[str, Style]) -> dict[str | None, tuple[Style, tuple]]:
     """Style name -> (the widget's style with it, what of it shows on blanks), built once per
-    theme and widget style instead of once per run."""
-    out: dict[str | None, tuple[Style, tuple]] = {None: (base, _blank_look(base))}
+    theme and widget style instead of once per run. Equal styles are one object, and so are equal
+    looks: segments() compares them by identity."""
+    kept: dict = {}
+
+    def one(style: Style) -> tuple[Style, tuple]:
+        style = kept.setdefault(style, style)
+        look = _blank_look(style)
+        return style, kept.setdefault(look, look)
+
+    out: dict[str | None, tuple[Style, tuple]] = {None: one(base)}
     for name, style in pal.items():
-        full = base + style
-        out[name] = (full, _blank_look(full))
+        out[name] = one(base + style)
     return out
 
 
@@ -98,25 +105,28 @@ def segments(runs: Line, base: Style, pal: dict[str, Style],
     """The runs as segments, blank runs folded into a neighbour that looks the same on blanks."""
     if styles is None:
         styles = styles_for(base, pal)
-    out: list[list] = []  # [text, style, blank look, all blank]
-    for text, name in runs:
-        if not text:
+    out: list[Segment] = []
+    new = tuple.__new__  # Segment(text, style) without the call of its Python __new__
+    text, style, look, blank = "", None, None, True  # the segment being built
+    for t, name in runs:
+        if not t:
             continue
-        style, look = styles[name]
-        blank = not text.strip(" ")
-        if out:
-            prev = out[-1]
-            if prev[1] is style or prev[1] == style:
-                prev[0] += text
-                prev[3] = prev[3] and blank
-                continue
-            if (blank or prev[3]) and look == prev[2]:
-                prev[0] += text
-                if not blank:  # the blanks before take this run's style
-                    prev[1], prev[3] = style, False
-                continue
-        out.append([text, style, look, blank])
-    return [Segment(text, style) for text, style, _, _ in out]
+        st, lk = styles[name]
+        b = not t.strip(" ")
+        if st is style:
+            text += t
+            blank = blank and b
+        elif (b or blank) and lk is look:
+            text += t
+            if not b:  # the blanks before take this run's style
+                style, blank = st, False
+        else:
+            if text:
+                out.append(new(Segment, (text, style, None)))
+            text, style, look, blank = t, st, lk, b
+    if text:
+        out.append(new(Segment, (text, style, None)))
+    return out
 
 
 class LinesView(Widget):
@@ -126,12 +136,13 @@ class LinesView(Widget):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
-        if framed.FITS:
-            self._styles_cache = framed.FramedLines()  # changed rows framed from kept border segments
+        if framed.FITS:  # changed rows framed from kept border segments, one Strip a row
+            self._styles_cache = framed.FramedLines(self.content_segments, self._content_styles)
         self._lines: list[Line] = []
-        self._strips: list[Strip | None] = []
+        self._segs: list[list[Segment] | None] = []  # a line's segments, padded to the width
         self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
         self._styles = None  # styles_for(base, palette): rebuilt with the base or the theme
+        self._style_list: list[Style] | None = None  # the styles in _styles, a new list with it
         self._area: Size = Size(0, 0)
         self._area_of: Size | None = None  # the outer size `_area` was worked out from
         self._backgrounds = None  # background_colors, kept until a style or the theme changes
@@ -140,7 +151,7 @@ class LinesView(Widget):
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
 
     def _on_theme(self, _theme) -> None:
-        self._strips = [None] * len(self._lines)
+        self._segs = [None] * len(self._lines)
         self._base = self._styles = self._backgrounds = None
         self.refresh()
 
@@ -169,50 +180,83 @@ class LinesView(Widget):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._base = self._styles = self._area_of = self._backgrounds = None
-        self._strips = [None] * len(self._lines)
+        self._segs = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
         """Show these lines; repaint only those that differ from what is shown. Runs are text,
         never markup; control characters in them (a device or wait-event name from a recording
         or a server) are shown as visible escapes."""
-        lines = [line if all(t.isprintable() for t, _ in line) else
-                 tuple((printable(t), style) for t, style in line) for line in lines]
         old = self._lines
-        self._lines = lines
         if len(old) != len(lines):
-            self._strips = [None] * len(lines)
+            self._lines = [_printable(line) for line in lines]
+            self._segs = [None] * len(lines)
             self.refresh()
             return
         width = self.area.width
         changed = []
-        for y, (a, b) in enumerate(zip(old, lines)):
-            if a != b:
-                self._strips[y] = None
-                start, end = changed_cells(a, b)
-                changed.append(Region(start, y, max(1, min(width, end) - start), 1))
+        segs = self._segs
+        for y, b in enumerate(lines):
+            a = old[y]
+            if a is b or a == b:
+                continue
+            b = _printable(b)
+            if a == b:
+                continue
+            old[y] = b
+            segs[y] = None
+            start, end = changed_cells(a, b)
+            changed.append(Region(start, y, max(1, min(width, end) - start), 1))
         if changed:
             self.refresh(*merge_rows(changed))
 
-    def render_line(self, y: int) -> Strip:
-        width = self.area.width
+    def _content_styles(self) -> list[Style] | None:
+        """Every style content_segments() puts in a row (FramedLines checks them against the app's
+        line filters once per list)."""
+        return self._style_list
+
+    def _row_styles(self) -> tuple[Style, dict]:
+        """The widget's style and styles_for() of it, rebuilt when either changed."""
         base = self._base
         if base is None:
             base = self._base = self.rich_style
+        styles = self._styles
+        if styles is None or styles[None][0] is not base:
+            styles = self._styles = styles_for(base, palette_of(self.app))
+            self._style_list = [style for style, _ in styles.values()]
+        return base, styles
+
+    def content_segments(self, y: int, width: int) -> list[Segment] | None:
+        """Line y as segments exactly `width` cells long (padded with the widget's style), or None
+        when it cannot be (characters wider than one cell, a line longer than the width, or not
+        the content's width): render_line then fits it as Textual does."""
+        if width != self.area.width:
+            return None
+        base, styles = self._row_styles()
         if y >= len(self._lines):
-            return Strip.blank(width, base)
-        strip = self._strips[y]
-        if strip is None or strip.cell_length != width:
-            styles = self._styles
-            if styles is None or styles[None][0] is not base:
-                styles = self._styles = styles_for(base, palette_of(self.app))
+            return [Segment(" " * width, base)] if width else []
+        segs = self._segs[y]
+        if segs is None:
             segs = segments(self._lines[y], base, {}, styles)
-            text = "".join(t for t, _, _ in segs)
+            text = "".join([t for t, _, _ in segs])
             n = len(text)
-            if n <= width and cell_len(text) == n:  # the usual case: the length is known, pad here
-                if n < width:
-                    segs.append(Segment(" " * (width - n), base))
-                strip = Strip(segs, width)
-            else:
-                strip = Strip(segs).adjust_cell_length(width, base)
-            self._strips[y] = strip
-        return strip
+            if n > width or cell_len(text) != n:
+                return None
+            if n < width:
+                segs.append(Segment(" " * (width - n), base))
+            self._segs[y] = segs
+        return segs
+
+    def render_line(self, y: int) -> Strip:
+        width = self.area.width
+        segs = self.content_segments(y, width)
+        if segs is not None:
+            return Strip(segs, width)
+        base, styles = self._row_styles()
+        return Strip(segments(self._lines[y], base, {}, styles)).adjust_cell_length(width, base)
+
+
+def _printable(line: Line) -> Line:
+    """The line with control characters shown as visible escapes (the same object when it has none)."""
+    if all(t.isprintable() for t, _ in line):
+        return line
+    return tuple((printable(t), style) for t, style in line)

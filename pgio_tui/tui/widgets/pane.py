@@ -19,6 +19,7 @@ from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.chart import Chart
 from pgio_tui.tui.widgets.lines import LinesView
+from pgio_tui.tui.window_sums import Rows, WindowSums
 
 Section = tuple[str, list[Line]]
 
@@ -126,6 +127,14 @@ class ChartPane(Pane):
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
         self.chart = Chart(self.SPEC.chart)
+        self._sums: dict[Rows, WindowSums] = {}
+
+    def window_sums(self, rows: Rows) -> WindowSums:
+        """Counts over the window kept between redraws (window_sums.py), one per `rows`."""
+        sums = self._sums.get(rows)
+        if sums is None:
+            sums = self._sums[rows] = WindowSums(rows)
+        return sums
 
     def sections(self, view: View, width: int, height: int) -> list[Section]:
         spec = self.SPEC

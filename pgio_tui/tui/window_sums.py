@@ -1,0 +1,88 @@
+"""Counts summed over the time window and kept between redraws: a redraw adds the ticks that came
+into the window and takes off those that left it, instead of summing the whole window again (the
+latency pane's slow-transaction and slow-statement counts, every tick; FrameHistory keeps the
+waits pane's sums itself).
+
+Exact by construction, so the text is the one FrameHistory's direct sums give: only integers (and
+floats holding an integer, which add exactly) are summed this way; a window holding any other
+value is summed again from scratch, as is one the kept indexes no longer match (the history was
+trimmed or cleared, the window jumped: zoom, pause, seek). Textual-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pgio_tui.tui.history import FrameHistory
+
+Rows = Callable[[FrameHistory, int], Iterable[tuple[Any, Any]]]  # tick index -> (key, value) pairs
+
+
+class WindowSums:
+    """Per key: the sum over the window's ticks of the values `rows` gives each tick (None skipped),
+    and how many values that was. `update()` returns False when the sums could not be kept exact
+    (a value that is not an integer); the caller then sums the window itself."""
+
+    def __init__(self, rows: Rows):
+        self._rows = rows
+        self._at: tuple | None = None  # (id, epoch) of the history, i, j, tick at i, tick at j - 1
+        self.sums: dict[Any, list] = {}  # key -> [integer sum, values summed, of which floats]
+        self.exact = True
+
+    def update(self, history: FrameHistory, t0: float, t1: float) -> bool:
+        i, j = history.index_range(t0, t1)
+        ticks = history.ticks
+        at = self._at
+        same = (at is not None and self.exact and at[0] == (id(history), history.epoch)
+                and at[1] <= i <= at[2] <= j and at[1] < len(ticks) and ticks[at[1]] == at[3]
+                and (at[2] == 0 or ticks[at[2] - 1] == at[4]))
+        if same:
+            self._add(history, at[2], j, 1)
+            self._add(history, at[1], i, -1)
+        else:
+            self.sums, self.exact = {}, True
+            self._add(history, i, j, 1)
+        self._at = ((id(history), history.epoch), i, j, ticks[i] if i < len(ticks) else None,
+                    ticks[j - 1] if j else None)
+        return self.exact
+
+    def total(self, key: Any) -> int | float:
+        """The window's sum for `key`, as sum() of its values gives it (0 when none; a float when
+        any value was)."""
+        s = self.sums.get(key)
+        if s is None:
+            return 0
+        return float(s[0]) if s[2] else s[0]
+
+    def _add(self, history: FrameHistory, a: int, b: int, sign: int) -> None:
+        sums = self.sums
+        for k in range(a, b):
+            for key, v in self._rows(history, k):
+                if v is None:
+                    continue
+                if v.__class__ is int:
+                    floats = 0
+                elif v.__class__ is float and v.is_integer():
+                    v, floats = int(v), 1
+                else:
+                    self.exact = False
+                    return
+                s = sums.get(key)
+                if s is None:
+                    s = sums[key] = [0, 0, 0]
+                s[0] += sign * v
+                s[1] += sign
+                s[2] += sign * floats
+                if not s[1]:
+                    del sums[key]
+
+
+def column_rows(metrics: Iterable[str]) -> Rows:
+    """A tick's values of these metrics as (metric, value)."""
+    metrics = tuple(metrics)
+
+    def rows(history: FrameHistory, k: int) -> list[tuple[str, Any]]:
+        series = history.series
+        return [(m, series[m][k]) for m in metrics if m in series]
+    return rows

@@ -1,0 +1,89 @@
+"""FrameHistory keeps what has() and waits_summary() found between calls (so a redraw costs the
+ticks that arrived, not the whole history): every answer must equal a fresh computation over the
+same lists, whatever the window does (moves on, zooms, goes back, pauses), across trims and clears."""
+
+from __future__ import annotations
+
+import random
+
+from pgio_tui.frame import Frame
+from pgio_tui.tui.history import FrameHistory
+
+WAITS = [("client backend", "LWLock", "WALWrite"), ("client backend", "IO", "DataFileRead"),
+         ("checkpointer", "Timeout", "CheckpointWriteDelay"), ("autovacuum worker", "IO", "DataFileWrite")]
+
+
+def fresh_has(h: FrameHistory, metric: str, t0=None, t1=None) -> bool:
+    col = h.series.get(metric)
+    if col is None:
+        return False
+    if t0 is None:
+        return any(v is not None for v in col)
+    i, j = h.index_range(t0, t1 if t1 is not None else float("inf"))
+    return any(col[k] is not None for k in range(i, j))
+
+
+def fresh_waits(h: FrameHistory, t0: float, t1: float, top: int):
+    i, j = h.index_range(t0, t1)
+    if j <= i:
+        return []
+    sums: dict = {}
+    for k in range(i, j):
+        for bt, wt, ev, n in h.waits[k]:
+            sums[(bt, wt, ev)] = sums.get((bt, wt, ev), 0) + n
+    now: dict = {}
+    for bt, wt, ev, n in h.waits[j - 1]:
+        now[(bt, wt, ev)] = now.get((bt, wt, ev), 0) + n
+    ranked = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return [(key, total / (j - i), now.get(key, 0)) for key, total in ranked]
+
+
+def make_frame(rng: random.Random, tick: int, t: float, counts_of=int) -> Frame:
+    values = {}
+    if rng.random() < 0.9:
+        values["always"] = rng.random()
+    if tick > 150 and rng.random() < 0.3:
+        values["late"] = 1.0  # absent for a long while, then sometimes there
+    if rng.random() < 0.01:
+        values["rare"] = 2.0
+    values["never"] = None
+    waits = [(*w, counts_of(rng.randrange(0, 4))) for w in WAITS if rng.random() < 0.5]
+    return Frame(tick=tick, t=t, elapsed=t, dt=1.0, values=values, waits=waits)
+
+
+def test_has_and_waits_summary_equal_a_fresh_computation():
+    rng = random.Random(13)
+    h = FrameHistory(capacity=120)  # trims every 64 ticks past 120
+    window, paused_t1, t, checks = 40.0, None, 1000.0, 0
+    for tick in range(900):
+        t += 1.0
+        if tick == 500:
+            t -= 300.0  # time went back: the history starts over
+        if tick == 700:
+            h.clear()  # replay seeks
+        h.push(make_frame(rng, tick, t))
+        r = rng.random()
+        if r < 0.05:
+            window = rng.choice([10.0, 40.0, 60.0, 200.0])  # zoom
+        elif r < 0.08:
+            paused_t1 = None if paused_t1 is not None else h.end_t  # pause / resume
+        elif r < 0.1 and len(h.t) > 5:
+            paused_t1 = h.t[rng.randrange(len(h.t))]  # the window's end moved back
+        t1 = paused_t1 if paused_t1 is not None else h.end_t
+        for metric in ("always", "late", "rare", "never", "missing"):
+            assert h.has(metric) == fresh_has(h, metric), (tick, metric)
+            assert h.has(metric, t1 - window, t1) == fresh_has(h, metric, t1 - window, t1), (tick, metric)
+            assert h.has(metric, t1 - window) == fresh_has(h, metric, t1 - window), (tick, metric)
+        for top in (3, 8):
+            assert h.waits_summary(t1 - window, t1, top=top) == fresh_waits(h, t1 - window, t1, top), tick
+            checks += 1
+    assert checks == 1800
+
+
+def test_waits_summary_with_counts_that_are_not_ints():
+    """A recording may hold counts of another type: summed afresh every time, in window order."""
+    rng = random.Random(7)
+    h = FrameHistory()
+    for tick in range(200):
+        h.push(make_frame(rng, tick, 1000.0 + tick, counts_of=lambda n: n + 0.1))
+        assert h.waits_summary(h.end_t - 30, h.end_t) == fresh_waits(h, h.end_t - 30, h.end_t, 8)
