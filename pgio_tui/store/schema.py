@@ -362,7 +362,7 @@ assert all((s == 1) == (c == f) for f, c, s in zip(DISK_COLUMNS, DISK_STORED, DI
 
 # Schema 1-2's objects that schema 3 changed, accepted in files of those versions (validate.py): the
 # disk table with plain REAL columns, and its view.
-BEFORE_3_DDL = f"""CREATE TABLE devices (id INTEGER PRIMARY KEY, name TEXT);
+BEFORE_3_DDL = f"""CREATE TABLE devices (id INTEGER PRIMARY KEY, name TEXT, role TEXT);  -- for the view
 CREATE TABLE disk (
     tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id),
     {", ".join(f"{f} REAL" for f in DISK_COLUMNS)},
