@@ -248,12 +248,15 @@ def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
 CLOCK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 
-def _gmtoff(t: float, _last: list = [None, 0]) -> int:
+_GMTOFF: list = [None, 0]  # the last t asked and its offset
+
+
+def _gmtoff(t: float) -> int:
     """time.localtime(t).tm_gmtoff, asked once for the charts of one redraw (they share t; the C
     library looks the zone up again on every call)."""
-    if _last[0] != t:
-        _last[0], _last[1] = t, time.localtime(t).tm_gmtoff
-    return _last[1]
+    if _GMTOFF[0] != t:
+        _GMTOFF[0], _GMTOFF[1] = t, time.localtime(t).tm_gmtoff
+    return _GMTOFF[1]
 
 
 def _clock(t0: float, t1: float, plot_w: int, dot_s: float) -> tuple | None:

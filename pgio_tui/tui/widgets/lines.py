@@ -105,27 +105,28 @@ def segments(runs: Line, base: Style, pal: dict[str, Style],
     """The runs as segments, blank runs folded into a neighbour that looks the same on blanks."""
     if styles is None:
         styles = styles_for(base, pal)
-    out: list[list] = []  # [text, style, blank look, all blank]
-    prev = None
-    for text, name in runs:
-        if not text:
+    out: list[Segment] = []
+    new = tuple.__new__  # Segment(text, style) without the call of its Python __new__
+    text, style, look, blank = "", None, None, True  # the segment being built
+    for t, name in runs:
+        if not t:
             continue
-        style, look = styles[name]
-        blank = not text.strip(" ")
-        if prev is not None:
-            if prev[1] is style:
-                prev[0] += text
-                if not blank:
-                    prev[3] = False
-                continue
-            if (blank or prev[3]) and look is prev[2]:
-                prev[0] += text
-                if not blank:  # the blanks before take this run's style
-                    prev[1], prev[3] = style, False
-                continue
-        prev = [text, style, look, blank]
-        out.append(prev)
-    return [Segment(text, style) for text, style, _, _ in out]
+        st, lk = styles[name]
+        b = not t.strip(" ")
+        if st is style:
+            text += t
+            blank = blank and b
+        elif (b or blank) and lk is look:
+            text += t
+            if not b:  # the blanks before take this run's style
+                style, blank = st, False
+        else:
+            if text:
+                out.append(new(Segment, (text, style, None)))
+            text, style, look, blank = t, st, lk, b
+    if text:
+        out.append(new(Segment, (text, style, None)))
+    return out
 
 
 class LinesView(Widget):
