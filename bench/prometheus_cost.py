@@ -88,15 +88,14 @@ def run(conninfo: str, out: Path, seconds: float, every: float | None) -> Run:
     inside: list[float] = []
     cpu_seen: list[tuple[float, float]] = []  # (monotonic time of the scrape, endpoint CPU seconds)
     size = 0
-    stop = threading.Event()
+    stop, warm = threading.Event(), threading.Event()
 
     def scrape() -> None:
         nonlocal size
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)  # kept alive, as Prometheus does
-        # The first scrape as soon as the endpoint answers, inside the start-up that is left out
-        # (Prometheus scrapes a new target at once): its one-time work (lazy imports, each family's
-        # layout) is start-up, not steady state.
-        while not stop.wait(every if trips else 0.2):
+        # Scraped every 0.2 s until a page has counters (the second tick), inside the start-up
+        # left out: laying out each family and series the first time is start-up, not steady state.
+        while not stop.wait(every if warm.is_set() else 0.2):
             t0 = time.perf_counter()
             try:
                 conn.request("GET", "/metrics", headers=PROMETHEUS_HEADERS)
@@ -105,6 +104,10 @@ def run(conninfo: str, out: Path, seconds: float, every: float | None) -> Run:
                 body = gzip.decompress(body).decode() if r.headers.get("Content-Encoding") == "gzip" else body.decode()
             except (OSError, http.client.HTTPException):
                 conn.close()
+                continue
+            if not warm.is_set():
+                if "pgio_wal_bytes_total" in body:
+                    warm.set()
                 continue
             trips.append((time.perf_counter() - t0) * 1000)
             size = len(body)
@@ -118,7 +121,10 @@ def run(conninfo: str, out: Path, seconds: float, every: float | None) -> Run:
     scraper = threading.Thread(target=scrape, daemon=True)
     if every:
         scraper.start()
-    time.sleep(3)  # leave start-up (imports, connect, the listener, the first scrape) out of the steady state
+    time.sleep(3)  # leave start-up (imports, connect, the listener, the first pages) out of the steady state
+    if every:
+        warm.wait(30)
+        time.sleep(0.5)
     c0, w0 = thread_cpu(rec.pid), time.monotonic()
     time.sleep(max(1.0, seconds - 5))
     c1, w1 = thread_cpu(rec.pid), time.monotonic()
@@ -127,7 +133,7 @@ def run(conninfo: str, out: Path, seconds: float, every: float | None) -> Run:
     window = [(t, c) for t, c in cpu_seen if w0 <= t <= w1]
     endpoint = ((window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0]) if len(window) >= 2
                 else float("nan"))
-    return Run(cpu_between(c0, c1) / (w1 - w0), endpoint, trips[1:], inside[1:], size)
+    return Run(cpu_between(c0, c1) / (w1 - w0), endpoint, trips, inside[1:], size)
 
 
 def replay(path: Path, every: int) -> None:

@@ -16,8 +16,6 @@ import re
 import shlex
 import sys
 
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
 SECRET_KEYS = ("password", "sslpassword")
 MASK = "********"
 MIN_KNOWN = 4  # shorter passwords are not replaced in free text: they would mangle every word
@@ -41,6 +39,7 @@ def remember(password: str | None) -> None:
 def scrub_conninfo(dsn: str) -> str | None:
     """`dsn` without its password keys, parsed and rebuilt by libpq; None when libpq cannot parse
     it (not a connection string). A string without a password comes back unchanged."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # when needed: replay never connects
     try:
         params = conninfo_to_dict(dsn)
     except Exception:  # psycopg.ProgrammingError: not a conninfo string or URI

@@ -171,3 +171,15 @@ def test_nobody_scraping_folds_on_the_tick_with_the_same_totals(frames, monkeypa
         folding.on_frame(frame)
         assert len(folding._frames) <= 7
     assert folding.page(None)[0] == lazy.page(None)[0]
+
+
+def test_a_failing_page_is_one_line_and_the_endpoint_lives_on(exporter, monkeypatch):
+    def broken(*_args):
+        raise ValueError("boom\x1b[31m")
+
+    monkeypatch.setattr(exporter, "page", broken)
+    got = _raw(exporter.port, b"GET /metrics HTTP/1.1\r\n\r\n")
+    assert got.startswith(b"HTTP/1.1 500 Internal Server Error\r\n"), got[:200]
+    assert got.endswith(b"\r\n\r\npgio-tui: error: ValueError: boom\\x1b[31m\n"), got
+    monkeypatch.undo()
+    assert _raw(exporter.port, b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n").startswith(b"HTTP/1.1 200 OK")

@@ -14,7 +14,7 @@ from pgio_tui.errors import CliError
 
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.store.export import export
-    if getattr(args, "backends", False):
+    if args.backends:
         if args.format not in ("csv", "json"):
             raise CliError(f"--backends writes csv or json, not {args.format}; use --format csv or --format json")
         if args.metrics:
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     rec = open_recording(args.file)
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
-        if getattr(args, "backends", False):
+        if args.backends:
             from pgio_tui.export.backends import export_backends
             export_backends(rec, out, fmt=args.format)
         else:

@@ -19,11 +19,13 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from pgio_tui.safe_text import printable
+
 IDLE_S = 300.0  # a kept-alive connection with no request for this long is closed
 MAX_CONNS = 64  # beyond this many open connections, a new one is closed at once
 MAX_HEAD = 16384  # bytes of request line + headers; more is answered 431
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           431: "Request Header Fields Too Large"}
+           431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 WANTED = {b"accept", b"accept-encoding", b"connection", b"content-length", b"transfer-encoding"}
 
 
@@ -174,7 +176,10 @@ class Server:
         if method not in ("GET", "HEAD"):
             return self._answer(conn, "", _text(405, "GET or HEAD\n"), close=True)
         path = target.split("?", 1)[0]
-        answer = self.pages(path, headers)
+        try:
+            answer = self.pages(path, headers)
+        except Exception as exc:  # noqa: BLE001 - a bug answers one line to the scraper, the endpoint lives on
+            answer, close = _text(500, f"pgio-tui: error: {type(exc).__name__}: {printable(str(exc))}\n"), True
         self._answer(conn, path, answer, close, head_only=method == "HEAD", keep_alive_1_0=version != "HTTP/1.1")
         if answer.status == 200:
             self.served(path, time.perf_counter() - t0)

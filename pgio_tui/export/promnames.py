@@ -201,90 +201,102 @@ class Converter:
     (a tick without a rate, e.g. after a stats reset, adds nothing).
 
     `add(frame)` keeps the totals (every tick); `samples(frame)` lays the tick out (only when a
-    page is asked for: the live endpoint is scraped every 15 s to 1 min, not every tick)."""
+    page is asked for: the live endpoint is scraped every 15 s to 1 min, not every tick). Each
+    group of series (the scalars, a device, a backend type) is worked out once: labels made
+    printable, each series' key, the counters among them."""
+
+    MAX_GROUPS = 4096  # device, backend type, wait and kind names come from outside: a bounded cache
 
     def __init__(self, server: str):
         self.server = ("server", server)
         self._totals: dict[tuple[str, Labels], float] = {}
-        base = (self.server,)
-        self._levels = [(r.metric, r.family, base + r.labels, r.scale) for r in RULES if r.how == "level"]
-        self._counting = [(r, base + r.labels) for r in _COUNTING]
-        self._counted = [(r.family, base + r.labels, (r.family.name, base + r.labels)) for r in RULES
-                         if r.how != "level"]
+        self._scalars = _group(RULES, (self.server,))
+        self._groups: dict[tuple, tuple] = {}  # ("dev"|"io"|"wait"|"kind", names...) -> group or labels
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
         return self.samples(frame)
 
     def add(self, frame: Frame) -> None:
-        values, dt, base = frame.values, frame.dt, (self.server,)
-        for rule, labels in self._counting:
-            self._count(rule, values.get(rule.metric), dt, labels)
+        dt = frame.dt
+        self._count(self._scalars[1], frame.values, dt)
         for dev, row in frame.devices.items():
-            labels = self._device_labels(frame, dev)
-            for rule in _DISK_COUNTING:
-                self._count(rule, row.get(rule.metric), dt, labels)
+            self._count(self._device(frame, dev)[1], row, dt)
         for btype, row in frame.sources.items():
-            labels = base + (("backend_type", printable(btype)),)
-            for rule in SOURCE_RULES:
-                self._count(rule, row.get(rule.metric), dt, labels)
+            self._count(self._source(btype)[1], row, dt)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
         base = (self.server,)
         values = frame.values
         out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
-        for metric, family, labels, scale in self._levels:
-            value = values.get(metric)
-            if value is not None and not isinstance(value, str):
-                out.append((family, labels, float(value) * scale))
-        totals = self._totals
-        for family, labels, key in self._counted:
-            total = totals.get(key)
-            if total is not None:
-                out.append((family, labels, total))
+        self._sample(self._scalars[0], values, out)
         kind = values.get(M.CHECKPOINT_KIND)
         if isinstance(kind, str) and kind:
-            out.append((CHECKPOINT_INFO, base + (("kind", printable(kind)),), 1.0))
+            out.append((CHECKPOINT_INFO, self._cached(("kind", kind), lambda: base + (("kind", printable(kind)),)),
+                        1.0))
         for dev, row in frame.devices.items():
-            labels = self._device_labels(frame, dev)
-            for rule in DISK_RULES:
-                self._sample(rule, row.get(rule.metric), labels, out)
-        for btype in frame.sources:
-            labels = base + (("backend_type", printable(btype)),)
-            for rule in SOURCE_RULES:
-                self._sample(rule, None, labels, out)
+            self._sample(self._device(frame, dev)[0], row, out)
+        for btype, row in frame.sources.items():
+            self._sample(self._source(btype)[0], row, out)
         for btype, wtype, event, n in frame.waits:
-            out.append((WAITS, base + (("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
-                                       ("wait_event", printable(event))),
-                        float(n)))
+            labels = self._cached(("wait", btype, wtype, event), lambda: base + (
+                ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
+                ("wait_event", printable(event))))
+            out.append((WAITS, labels, float(n)))
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out
 
-    def _device_labels(self, frame: Frame, dev: str) -> Labels:
+    def _cached(self, key: tuple, make):
+        got = self._groups.get(key)
+        if got is None:
+            if len(self._groups) >= self.MAX_GROUPS:
+                self._groups.clear()
+            got = self._groups[key] = make()
+        return got
+
+    def _device(self, frame: Frame, dev: str) -> tuple:
         role = frame.device_roles.get(dev)
-        return (self.server, ("device", printable(dev))) + ((("role", printable(role)),) if role else ())
+        return self._cached(("dev", dev, role), lambda: _group(DISK_RULES, (
+            self.server, ("device", printable(dev))) + ((("role", printable(role)),) if role else ())))
 
-    def _count(self, rule: Rule, value, dt: float | None, labels: Labels) -> None:
-        if value is None or isinstance(value, str):
-            return
-        step = float(value) * rule.scale * (1.0 if rule.how == "count" else (dt or 0.0))
-        if step >= 0 and (rule.how == "count" or dt):
-            key = (rule.family.name, labels)
-            self._totals[key] = self._totals.get(key, 0.0) + step
+    def _source(self, btype: str) -> tuple:
+        return self._cached(("io", btype),
+                            lambda: _group(SOURCE_RULES, (self.server, ("backend_type", printable(btype)))))
 
-    def _sample(self, rule: Rule, value, labels: Labels, out: list[Sample]) -> None:
-        if rule.how == "level":
-            if value is not None and not isinstance(value, str):
-                out.append((rule.family, labels, float(value) * rule.scale))
-            return
-        total = self._totals.get((rule.family.name, labels))
-        if total is not None:
-            out.append((rule.family, labels, total))
+    def _count(self, counting: list, row: dict, dt: float | None) -> None:
+        totals = self._totals
+        for metric, key, scale, per_tick in counting:
+            value = row.get(metric)
+            if value is None or isinstance(value, str):
+                continue
+            step = float(value) * scale * (1.0 if per_tick else (dt or 0.0))
+            if step >= 0 and (per_tick or dt):
+                totals[key] = totals.get(key, 0.0) + step
+
+    def _sample(self, series: list, row: dict, out: list[Sample]) -> None:
+        totals = self._totals
+        for metric, family, labels, key, scale, level in series:
+            if level:
+                value = row.get(metric)
+                if value is not None and not isinstance(value, str):
+                    out.append((family, labels, float(value) * scale))
+            else:
+                total = totals.get(key)
+                if total is not None:
+                    out.append((family, labels, total))
 
 
-_COUNTING = [r for r in RULES if r.how != "level"]
-_DISK_COUNTING = [r for r in DISK_RULES if r.how != "level"]
+def _group(rules: list[Rule], labels: Labels) -> tuple[list, list]:
+    """(every series: metric, family, labels, key, scale, is a level; the counters: metric, key,
+    scale, counted per tick) of `rules` under `labels`."""
+    series = [(r.metric, r.family, labels + r.labels, (r.family.name, labels + r.labels), r.scale, r.how == "level")
+              for r in rules]
+    counting = [(r.metric, key, r.scale, r.how == "count") for r, (_m, _f, _l, key, _s, level) in zip(rules, series)
+                if not level]
+    return series, counting
+
+
 FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
 
 

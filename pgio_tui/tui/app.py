@@ -27,13 +27,7 @@ from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
-from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
-from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
-from pgio_tui.tui.screens.backends import BackendsScreen
-from pgio_tui.tui.screens.io_view import IOViewScreen
-from pgio_tui.tui.screens.statements import StatementsScreen
-from pgio_tui.tui.screens.view_screen import ViewScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.themes import ThemedApp
@@ -47,7 +41,9 @@ NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH
 
 
 class MonitorApp(LiveActions, ThemedApp, App[int]):
-    CSS_PATH = "app.tcss"
+    # The monitor screen's sheet too: read with the app's, the stylesheet is parsed once, not again
+    # (whole) when that screen is pushed.
+    CSS_PATH = ["app.tcss", "monitor.tcss"]
     TITLE = "pgio-tui"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit", tooltip="quit (a recording is closed cleanly)"),
@@ -105,9 +101,13 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     # --- lifecycle ------------------------------------------------------------------------------
 
+    def get_default_screen(self) -> MonitorScreen:
+        """The monitor is the app's first screen, not one pushed over Textual's blank default: no
+        screen under it is composed, resized and laid out before the first frame."""
+        return self.make_screen()
+
     def on_mount(self) -> None:
         self.apply_wanted_theme()
-        self.push_screen(self.make_screen())
         self.source.attach(self)
         self.request_redraw()
 
@@ -171,7 +171,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self._last_redraw = time.monotonic()
         screen.redraw()
         top = self.screen
-        if top is not screen and isinstance(top, ViewScreen):
+        if top is not screen and hasattr(top, "redraw_view"):  # a ViewScreen (imported when first shown)
             top.redraw_view()
 
     def on_monitor_screen_first_data(self, _message) -> None:
@@ -182,7 +182,11 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self.source.ui_ready()
         # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
         # collector's way, so the collections a tick's garbage triggers do not walk it each time.
+        # The CLI may have paused the collector for start-up: what garbage that left goes first.
+        if not gc.isenabled():
+            gc.collect()
         gc.freeze()
+        gc.enable()
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
@@ -227,10 +231,11 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def action_help(self) -> None:
         """The keys of the screen below and of the app, as far as this source can use them."""
+        from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), notes=self.session.notes))
 
-    def _toggle_view(self, kind: type[ViewScreen], make: Callable[[MonitorScreen], ViewScreen]) -> None:
+    def _toggle_view(self, kind: type[Screen], make: Callable[[MonitorScreen], Screen]) -> None:
         """A view over the monitor's position on top; its key again (or escape) goes back."""
         if isinstance(self.screen, kind):
             self.pop_screen()
@@ -241,11 +246,13 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def action_statements(self) -> None:
         """The top statements at the monitor's position."""
+        from pgio_tui.tui.screens.statements import StatementsScreen
         self._toggle_view(StatementsScreen,
                           lambda m: StatementsScreen(self.history, self.session, at=lambda: m.view().t1))
 
     def action_checkpoints(self) -> None:
         """The last checkpoints at the monitor's position."""
+        from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
         self._toggle_view(CheckpointsScreen, lambda m: CheckpointsScreen(self.checkpoint_log, at=lambda: m.view().t1))
 
     def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
@@ -254,12 +261,14 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def action_backends(self) -> None:
         """The backends at the monitor's position."""
+        from pgio_tui.tui.screens.backends import BackendsScreen
         self._toggle_view(BackendsScreen,
                           lambda m: BackendsScreen(self.history, self.session, at=lambda: m.view().t1))
 
     def action_io_view(self, name: str) -> None:
         """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
         escape, goes back; the other key switches."""
+        from pgio_tui.tui.screens.io_view import IOViewScreen
         top = self.screen
         if isinstance(top, IOViewScreen):
             self.pop_screen()

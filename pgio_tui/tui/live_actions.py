@@ -14,7 +14,6 @@ from textual.app import SystemCommand
 
 from pgio_tui.tui.feed import Notice
 from pgio_tui.tui.messages import FeedNotice
-from pgio_tui.tui.screens.dialogs import ConfirmScreen, PromptScreen
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD
 
 
@@ -26,6 +25,7 @@ class LiveActions:
             self.source.stop_recording()
             self.notify("stopping the recording at the next tick…", timeout=2)
             return
+        from pgio_tui.tui.screens.dialogs import PromptScreen
         self.push_screen(PromptScreen("Record to file", self.default_recording_path(),
                                       hint="starts at the next tick; r again stops it"), self._start_recording)
 
@@ -42,6 +42,7 @@ class LiveActions:
     def action_annotate(self) -> None:
         hint = ("recorded as an event at the next tick" if self.state.recording
                 else "not recording: drawn on the charts only")
+        from pgio_tui.tui.screens.dialogs import PromptScreen
         self.push_screen(PromptScreen("Annotation", "", hint=hint, placeholder="e.g. raised clients to 64"),
                          self._annotate)
 
@@ -54,6 +55,7 @@ class LiveActions:
         if w is None or not w.running:
             self.notify("no workload running", timeout=2)
             return
+        from pgio_tui.tui.screens.dialogs import ConfirmScreen
         self.push_screen(ConfirmScreen(f"Stop {w.kind}?"), self._stop_workload)
 
     def _stop_workload(self, yes: bool | None) -> None:

@@ -15,13 +15,14 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Tab, Tabs
+from textual.widgets import Tab, Tabs
 
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.checkpoint_pane import CheckpointPane
 from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
 from pgio_tui.tui.widgets.devices_pane import DevicesPane
+from pgio_tui.tui.widgets.footer import Footer
 from pgio_tui.tui.widgets.latency_pane import LatencyPane
 from pgio_tui.tui.widgets.memory_pane import MemoryPane
 from pgio_tui.tui.widgets.pane import Pane, View

@@ -1,0 +1,371 @@
+"""Start to first frame: how long `pgio-tui` takes from exec to its first full frame on a terminal.
+
+Each run starts the program in a fresh pseudo-terminal (SIZE, TERM=xterm-256color) and reads what it
+writes. A small screen model follows the cursor moves and text Textual sends; the first full frame is
+the moment the screen first shows, at once, every row drawn and the texts that only the data-bearing
+frame has (the live monitor's pane titles with a figure, replay's timeline, the reference app's
+footer). The clock starts just before the fork. The programs, interleaved run by run:
+
+- `live`: `pgio-tui live CONN --interval 1` against a running server;
+- `replay`: `pgio-tui replay FILE` (a short recording made first unless --recording);
+- `textual`: a bare Textual app (a header, a static line and a footer): the floor that Textual's own
+  import and first compose set on this machine;
+- `--baseline DIR`: live and replay again from another source tree (before and after in one run).
+
+Then, in fresh interpreters, where the live start-up goes (--phases, default on): the interpreter
+alone, importing the CLI, the command, connecting and detecting features (`open_sampler`), the first
+sample (`LiveFeed.prime`), and importing the TUI, each timed on its own.
+
+Each tree runs from bytecode compiled beforehand (as an installed package has it). Load average is
+printed beside the figures: on a busy machine every figure grows. Target (issue 13): median <= 0.3 s.
+
+    python bench/first_frame.py [--runs 10] [--conn CONNINFO] [--recording FILE] [--size 80x24]
+                                [--baseline DIR] [--no-phases]
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import fcntl
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = 0.3
+TIMEOUT_S = 20.0
+CLK = os.sysconf("SC_CLK_TCK")
+
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Footer, Header, Static
+
+class Bare(App):
+    BINDINGS = [("q", "quit", "Quit")]
+
+    def compose(self):
+        yield Header()
+        yield Static("bare textual app")
+        yield Footer()
+
+Bare().run()
+"""
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), other two-byte escapes; printable text in between.
+_ESCAPE = re.compile(r"\x1b\[([0-9;?<>=]*)([ -/]*[@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\^_()#%][0-9A-Za-z]?")
+_TOKEN = re.compile(_ESCAPE.pattern + r"|([\r\n\x08])|([^\x00-\x1f\x7f\x1b]+)|[\x00-\x1f\x7f]")
+
+
+class Screen:
+    """Just enough of a terminal for Textual's output: absolute cursor moves and text (one cell a
+    character: what pgio-tui draws is single-width)."""
+
+    def __init__(self, width: int, height: int):
+        self.w, self.h = width, height
+        self.rows = [[" "] * width for _ in range(height)]
+        self.drawn = [False] * height
+        self.x = self.y = 0
+        self._tail = ""
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+
+    def feed(self, data: bytes) -> None:
+        text = self._tail + self._decode(data)
+        cut = text.rfind("\x1b")
+        if cut >= 0 and len(text) - cut < 256 and not _ESCAPE.match(text, cut):
+            text, self._tail = text[:cut], text[cut:]  # an escape cut by the read: finish it next time
+        else:
+            self._tail = ""
+        for m in _TOKEN.finditer(text):
+            if m.group(2):
+                self._csi(m.group(1), m.group(2))
+            elif m.group(3):
+                c = m.group(3)
+                if c == "\r":
+                    self.x = 0
+                elif c == "\n":
+                    self.y = min(self.h - 1, self.y + 1)
+                elif self.x:
+                    self.x -= 1
+            elif m.group(4):
+                self._put(m.group(4))
+
+    def _csi(self, params: str, final: str) -> None:
+        if final in "Hf" and not params.startswith("?"):
+            parts = [int(p) if p else 1 for p in (params.split(";") + ["1", "1"])[:2]]
+            self.y, self.x = min(self.h, max(1, parts[0])) - 1, min(self.w, max(1, parts[1])) - 1
+        elif final == "J" and params in ("2", "3"):
+            self.rows = [[" "] * self.w for _ in range(self.h)]
+            self.drawn = [False] * self.h
+
+    def _put(self, s: str) -> None:
+        row = self.rows[self.y]
+        for ch in s:
+            if self.x < self.w:
+                row[self.x] = ch
+                self.x += 1
+        self.drawn[self.y] = True
+
+    def text(self) -> str:
+        return "\n".join("".join(r) for r in self.rows)
+
+    def full(self, needles: tuple[str, ...]) -> bool:
+        if not all(self.drawn):
+            return False
+        screen = self.text()
+        return all(n in screen for n in needles)
+
+
+def run_once(argv: list[str], env: dict[str, str], size: tuple[int, int], needles: tuple[str, ...],
+             marker: Path | None = None) -> dict:
+    """One start in a fresh pty: seconds to the first full frame (None: never within TIMEOUT_S), the
+    app's own first-frame moment when it writes one, and the screen then."""
+    w, h = size
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", h, w, 0, 0))
+    full_env = {**os.environ, **env, "TERM": "xterm-256color", "COLUMNS": str(w), "LINES": str(h)}
+    for k in ("TMUX", "NO_COLOR", "TEXTUAL"):
+        full_env.pop(k, None)
+    if marker is not None:
+        marker.unlink(missing_ok=True)
+        full_env["PGIO_TUI_FIRST_FRAME_FILE"] = str(marker)
+    screen = Screen(w, h)
+    t0_wall, t0 = time.time(), time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=full_env, start_new_session=True,
+                            close_fds=True)
+    os.close(slave)
+    first = cpu = None
+    deadline = t0 + TIMEOUT_S
+    try:
+        while first is None and time.perf_counter() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            now = time.perf_counter()
+            screen.feed(chunk)
+            if screen.full(needles):
+                first = now - t0
+                cpu = cpu_seconds(proc.pid)
+        app_first = None
+        if marker is not None and first is not None:
+            limit = time.perf_counter() + 2
+            while time.perf_counter() < limit and not (marker.exists() and marker.read_text().strip()):
+                time.sleep(0.01)
+            if marker.exists() and marker.read_text().strip():
+                app_first = float(marker.read_text().split()[0]) - t0_wall
+    finally:
+        _stop(proc, master)
+    return {"first": first, "cpu": cpu, "app_first": app_first, "screen": screen.text()}
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of the process, all its threads, so far (what it cost, however busy the machine)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
+def _stop(proc: subprocess.Popen, master: int) -> None:
+    """q, as a user quits; then SIGTERM, then SIGKILL, draining the pty so the program never blocks."""
+    try:
+        os.write(master, b"q")
+    except OSError:
+        pass
+    for sig, wait in ((None, 5.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if sig is not None and proc.poll() is None:
+            proc.send_signal(sig)
+        limit = time.monotonic() + wait
+        while proc.poll() is None and time.monotonic() < limit:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    os.read(master, 65536)
+                except OSError:
+                    time.sleep(0.05)
+        if proc.poll() is not None:
+            break
+    os.close(master)
+
+
+def compiled(tree: Path) -> None:
+    """Byte-compile a tree once, as `pip install` does, so no run pays for compiling it."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "pgio_tui")], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+# Texts that are on the screen only once a sample is drawn: the header's server version (known once
+# connected), the footer, and the checkpoint pane's timed bar (its figure needs a sample); every layout,
+# 80x24 to large, shows them.
+LIVE_NEEDLES = ("PG ", "Quit", "% of ")
+REPLAY_NEEDLES = ("PG ", "Play/Pause", "% of ", "tick ")
+
+
+PHASES = r"""
+import os, sys, time
+t = [time.perf_counter()]
+marks = []
+def mark(name):
+    t.append(time.perf_counter()); marks.append((name, t[-1] - t[-2]))
+import pgio_tui.cli
+mark("import pgio_tui.cli")
+parser = pgio_tui.cli.build_parser()
+args = parser.parse_args(["live", sys.argv[1], "--interval", "1"])
+mark("build the parser, parse")
+from pgio_tui.commands.common import conninfo_of, devices_of
+from pgio_tui.session import open_sampler
+mark("import the command's sampler")
+sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
+mark("connect + feature detection (open_sampler)")
+from pgio_tui.tui.feed import LiveFeed
+mark("import LiveFeed")
+feed = LiveFeed(sampler)
+first = feed.prime()
+mark("first sample (LiveFeed.prime)")
+from pgio_tui.tui.live import run_monitor
+mark("import the TUI (pgio_tui.tui.live)")
+import textual.app
+feed.stop()
+sampler.close()
+print(repr(marks))
+"""
+
+
+def phases(tree: Path, conninfo: str, runs: int) -> list[tuple[str, float]]:
+    """Median seconds of each start-up step, each run in a fresh interpreter from `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    empty = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        empty.append(time.perf_counter() - t0)
+    rows: dict[str, list[float]] = {}
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", PHASES, conninfo], env=env, check=True, capture_output=True,
+                             text=True).stdout
+        for name, secs in eval(out.strip().splitlines()[-1]):
+            rows.setdefault(name, []).append(secs)
+    return [("python -c pass (whole process)", statistics.median(empty))] + \
+        [(name, statistics.median(v)) for name, v in rows.items()]
+
+
+def make_recording(tree: Path, conninfo: str, path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    subprocess.run([sys.executable, "-m", "pgio_tui", "record", conninfo, "-o", str(path), "--duration", "6",
+                    "--quiet", "--force"], env=env, check=True)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    w, h = text.lower().split("x")
+    return int(w), int(h)
+
+
+def summary(times: list[float | None]) -> str:
+    got = sorted(t for t in times if t is not None)
+    if not got:
+        return "no first frame"
+    p90 = got[min(len(got) - 1, int(round(0.9 * (len(got) - 1))))]
+    missing = len(times) - len(got)
+    return (f"median {statistics.median(got):.3f} s  p90 {p90:.3f} s  min {got[0]:.3f}  max {got[-1]:.3f}"
+            + (f"  ({missing} of {len(times)} never drew)" if missing else ""))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10, help="starts of each program (default 10)")
+    ap.add_argument("--conn", help="a running server's conninfo (default: a throwaway lab cluster)")
+    ap.add_argument("--recording", type=Path, help="the recording replay opens (default: one of 6 s, made first)")
+    ap.add_argument("--size", type=parse_size, default=(80, 24), help="terminal size (default 80x24)")
+    ap.add_argument("--baseline", type=Path, help="another pgio-tui source tree, measured beside this one")
+    ap.add_argument("--no-phases", dest="phases", action="store_false", help="skip the per-step breakdown")
+    ap.add_argument("--show", action="store_true", help="print the first full frame of each program once")
+    args = ap.parse_args()
+    trees = {"": ROOT}
+    if args.baseline:
+        trees["before: "] = args.baseline.resolve()
+    for tree in trees.values():
+        compiled(tree)
+    cluster = None
+    outdir = Path(tempfile.mkdtemp(prefix="pgio-tui-first-frame-"))
+    try:
+        conninfo = args.conn
+        if conninfo is None:
+            sys.path.insert(0, str(ROOT))
+            from pgio_tui.workloads.cluster import Cluster
+            cluster = Cluster(name="firstframe").__enter__()
+            conninfo = cluster.conninfo()
+        recording = args.recording
+        if recording is None:
+            recording = outdir / "short.pgio"
+            make_recording(trees.get("before: ", ROOT), conninfo, recording)  # the older tree: both read it
+        bare = outdir / "bare_textual.py"
+        bare.write_text(BARE_APP)
+        programs: dict[str, tuple[list[str], dict[str, str], tuple[str, ...], bool]] = {}
+        for label, tree in trees.items():
+            env = {"PYTHONPATH": str(tree), "XDG_CONFIG_HOME": str(outdir)}
+            programs[f"{label}live"] = ([sys.executable, "-m", "pgio_tui", "live", conninfo, "--interval", "1"], env,
+                                        LIVE_NEEDLES, True)
+            programs[f"{label}replay"] = ([sys.executable, "-m", "pgio_tui", "replay", str(recording)], env,
+                                          REPLAY_NEEDLES, True)
+        programs["textual (bare app)"] = ([sys.executable, str(bare)], {}, ("bare textual app", "Quit"), False)
+        times: dict[str, list[float | None]] = {name: [] for name in programs}
+        app_times: dict[str, list[float]] = {name: [] for name in programs}
+        cpus: dict[str, list[float]] = {name: [] for name in programs}
+        shown: set[str] = set()
+        loads = [os.getloadavg()]
+        for i in range(args.runs):
+            for name, (argv, env, needles, has_marker) in programs.items():
+                r = run_once(argv, env, args.size, needles, outdir / "marker" if has_marker else None)
+                times[name].append(r["first"])
+                if r["cpu"] is not None:
+                    cpus[name].append(r["cpu"])
+                if r["app_first"] is not None:
+                    app_times[name].append(r["app_first"])
+                if args.show and name not in shown:
+                    shown.add(name)
+                    print(f"--- {name}, first full frame ({r['first']}):\n{r['screen']}\n", flush=True)
+        loads.append(os.getloadavg())
+        print(f"start to first full frame on a {args.size[0]}x{args.size[1]} pty, {args.runs} runs each "
+              f"(interleaved), target median <= {TARGET_S} s")
+        for name in programs:
+            print(f"  {name:22} {summary(times[name])}")
+            extra = [f"CPU used by then: median {statistics.median(cpus[name]):.2f} s"] if cpus[name] else []
+            if app_times[name]:
+                extra.append(f"the app's own first-frame mark: median {statistics.median(app_times[name]):.3f} s")
+            if extra:
+                print(f"  {'':22} {';  '.join(extra)}")
+        if args.phases:
+            for label, tree in trees.items():
+                print(f"{label}where the live start-up goes (median of {args.runs} fresh interpreters, seconds):")
+                for step, secs in phases(tree, conninfo, args.runs):
+                    print(f"  {step:45} {secs:.3f}")
+            loads.append(os.getloadavg())
+        print("load average (1/5/15 min) before / after the starts" + (" / after the phases" if args.phases else "")
+              + ": " + " / ".join(" ".join(f"{v:.2f}" for v in load) for load in loads) + f" on {os.cpu_count()} CPUs")
+    finally:
+        if cluster is not None:
+            cluster.__exit__(None, None, None)
+        shutil.rmtree(outdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""Start-up imports only what the first frame needs (issue 13; bench/first_frame.py measures the time).
+
+Each check runs a fresh interpreter, imports what a command imports before its first frame, and
+lists the modules it should not have loaded: the other commands' work, the screens a key opens
+later, the recorder. A module named here that turns up again is an import to make lazy again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Behind a key, a command or an option of their own: none is drawn in the first frame.
+LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._data_table",
+         "pgio_tui.tui.screens.statements", "pgio_tui.tui.screens.backends", "pgio_tui.tui.screens.checkpoints",
+         "pgio_tui.tui.screens.io_view", "pgio_tui.tui.screens.view_screen", "pgio_tui.tui.screens.dialogs",
+         "pgio_tui.tui.screens.workload_dialog", "pgio_tui.tui.screens.picker", "pgio_tui.tui.diff_screen",
+         "pgio_tui.experiments.runner", "pgio_tui.experiments.report", "pgio_tui.export.prometheus",
+         "pgio_tui.analysis.compare", "pgio_tui.analysis.report", "pgio_tui.workloads.pgbench",
+         "pgio_tui.workloads.cluster"]
+
+CASES = {
+    # argument parsing alone: nothing of the TUI, the server or the store
+    "cli": ("import pgio_tui.cli as c; c.build_parser()",
+            ["textual", "psycopg", "sqlite_utils", "pgio_tui.tui", "pgio_tui.store", "pgio_tui.sampler"]),
+    # the live monitor: its command, the sampler and the TUI up to the monitor screen
+    "live": ("import pgio_tui.cli, pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live", LATER),
+    # replay of a file: the reader, the player and the replay app; no server library
+    "replay": ("import pgio_tui.cli, pgio_tui.commands.replay, pgio_tui.store.reader, pgio_tui.store.player, "
+               "pgio_tui.tui.replay",
+               [m for m in LATER if m not in ("sqlite_utils", "numpy", "pgio_tui.tui.screens.dialogs")]
+               + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
+}
+
+
+def loaded(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_start_up_leaves_out_what_the_first_frame_does_not_need(case):
+    code, unwanted = CASES[case]
+    modules = loaded(code)
+    assert "pgio_tui.cli" in modules  # the probe did import something
+    present = sorted(m for m in unwanted if m in modules or any(name.startswith(m + ".") for name in modules))
+    assert not present, f"{case}: imported before the first frame: {present}"
