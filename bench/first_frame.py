@@ -17,19 +17,24 @@ alone, importing the CLI, the command, connecting and detecting features (`open_
 sample (`LiveFeed.prime`), and importing the TUI, each timed on its own.
 
 Each tree runs from bytecode compiled beforehand (as an installed package has it). Load average is
-printed beside the figures: on a busy machine every figure grows. Target (issue 13): median <= 0.3 s.
+printed beside the figures: on a busy machine every figure grows. --instructions also counts, once
+per program under valgrind's callgrind, the instructions run up to the first full frame (live with
+--interval 60, so no tick after the first is counted while valgrind crawls): a figure the machine's
+load does not move. Target (issue 13): median <= 0.3 s.
 
     python bench/first_frame.py [--runs 10] [--conn CONNINFO] [--recording FILE] [--size 80x24]
-                                [--baseline DIR] [--no-phases]
+                                [--baseline DIR] [--no-phases] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import codecs
 import fcntl
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -45,6 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 0.3
 TIMEOUT_S = 20.0
+NEUTRAL_CWD = tempfile.gettempdir()
 CLK = os.sysconf("SC_CLK_TCK")
 
 BARE_APP = """
@@ -127,9 +133,10 @@ class Screen:
 
 
 def run_once(argv: list[str], env: dict[str, str], size: tuple[int, int], needles: tuple[str, ...],
-             marker: Path | None = None) -> dict:
-    """One start in a fresh pty: seconds to the first full frame (None: never within TIMEOUT_S), the
-    app's own first-frame moment when it writes one, and the screen then."""
+             marker: Path | None = None, at_first=None, timeout: float = TIMEOUT_S) -> dict:
+    """One start in a fresh pty: seconds to the first full frame (None: never within `timeout`), the
+    app's own first-frame moment when it writes one, and the screen then. `at_first(proc)` runs the
+    moment the frame is seen."""
     w, h = size
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", h, w, 0, 0))
@@ -141,11 +148,12 @@ def run_once(argv: list[str], env: dict[str, str], size: tuple[int, int], needle
         full_env["PGIO_TUI_FIRST_FRAME_FILE"] = str(marker)
     screen = Screen(w, h)
     t0_wall, t0 = time.time(), time.perf_counter()
+    # cwd: a folder with no pgio_tui in it (`python -m` puts the cwd first on sys.path: PYTHONPATH picks the tree)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=full_env, start_new_session=True,
-                            close_fds=True)
+                            close_fds=True, cwd=NEUTRAL_CWD)
     os.close(slave)
     first = cpu = None
-    deadline = t0 + TIMEOUT_S
+    deadline = t0 + timeout
     try:
         while first is None and time.perf_counter() < deadline:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -162,6 +170,8 @@ def run_once(argv: list[str], env: dict[str, str], size: tuple[int, int], needle
             if screen.full(needles):
                 first = now - t0
                 cpu = cpu_seconds(proc.pid)
+                if at_first is not None:
+                    at_first(proc)
         app_first = None
         if marker is not None and first is not None:
             limit = time.perf_counter() + 2
@@ -206,6 +216,29 @@ def _stop(proc: subprocess.Popen, master: int) -> None:
     os.close(master)
 
 
+def instructions(argv: list[str], env: dict[str, str], size: tuple[int, int], needles: tuple[str, ...],
+                 outdir: Path) -> int | None:
+    """Instructions the program ran (all its threads) from exec to its first full frame, counted by
+    valgrind's callgrind: the same on a busy machine as on a quiet one (None without valgrind)."""
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        return None
+    out = outdir / "callgrind.out"
+    for old in outdir.glob("callgrind.out*"):
+        old.unlink()
+
+    def dump(proc: subprocess.Popen) -> None:  # counts so far, then stop the slow run at once
+        subprocess.run(["callgrind_control", "-d", "first-frame", str(proc.pid)], capture_output=True, timeout=120)
+        os.killpg(proc.pid, signal.SIGKILL)
+
+    r = run_once(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", f"--log-file={out}.log", *argv],
+                 env, size, needles, at_first=dump, timeout=600)
+    dumps = [p for p in outdir.glob("callgrind.out.*") if not p.name.endswith(".log")]
+    if r["first"] is None or not dumps:
+        return None
+    found = re.search(r"^(?:summary|totals): (\d+)", dumps[0].read_text(), re.M)
+    return int(found.group(1)) if found else None
+
+
 def compiled(tree: Path) -> None:
     """Byte-compile a tree once, as `pip install` does, so no run pays for compiling it."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "pgio_tui")], check=True,
@@ -221,22 +254,25 @@ REPLAY_NEEDLES = ("PG ", "Play/Pause", "% of ", "tick ")
 
 PHASES = r"""
 import os, sys, time
-t = [time.perf_counter()]
+t = [(time.perf_counter(), time.process_time())]
 marks = []
 def mark(name):
-    t.append(time.perf_counter()); marks.append((name, t[-1] - t[-2]))
+    t.append((time.perf_counter(), time.process_time()))
+    marks.append((name, t[-1][0] - t[-2][0], t[-1][1] - t[-2][1]))
 import pgio_tui.cli
 mark("import pgio_tui.cli")
-parser = pgio_tui.cli.build_parser()
-args = parser.parse_args(["live", sys.argv[1], "--interval", "1"])
-mark("build the parser, parse")
+try:
+    parser = pgio_tui.cli.build_parser("live")
+except TypeError:  # a tree whose parser is built whole
+    parser = pgio_tui.cli.build_parser()
+args = parser.parse_args(["live", sys.argv[1]])
+mark("build the live parser, parse")
+import pgio_tui.commands.live, pgio_tui.session, pgio_tui.sampler
+mark("import the command, psycopg, the sampler")
 from pgio_tui.commands.common import conninfo_of, devices_of
-from pgio_tui.session import open_sampler
-mark("import the command's sampler")
-sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
+sampler = pgio_tui.session.open_sampler(conninfo_of(args), args.interval, devices_of(args))
 mark("connect + feature detection (open_sampler)")
 from pgio_tui.tui.feed import LiveFeed
-mark("import LiveFeed")
 feed = LiveFeed(sampler)
 first = feed.prime()
 mark("first sample (LiveFeed.prime)")
@@ -249,28 +285,35 @@ print(repr(marks))
 """
 
 
-def phases(tree: Path, conninfo: str, runs: int) -> list[tuple[str, float]]:
-    """Median seconds of each start-up step, each run in a fresh interpreter from `tree`."""
+def phases(tree: Path, conninfo: str, runs: int) -> list[tuple[str, float, float]]:
+    """Median wall and CPU seconds of each start-up step, each run in a fresh interpreter from `tree`."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    empty = []
+    empty, empty_cpu = [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        t0, c0 = time.perf_counter(), _children_cpu()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True, cwd=NEUTRAL_CWD)
         empty.append(time.perf_counter() - t0)
-    rows: dict[str, list[float]] = {}
+        empty_cpu.append(_children_cpu() - c0)
+    rows: dict[str, tuple[list[float], list[float]]] = {}
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", PHASES, conninfo], env=env, check=True, capture_output=True,
-                             text=True).stdout
-        for name, secs in eval(out.strip().splitlines()[-1]):
-            rows.setdefault(name, []).append(secs)
-    return [("python -c pass (whole process)", statistics.median(empty))] + \
-        [(name, statistics.median(v)) for name, v in rows.items()]
+                             text=True, cwd=NEUTRAL_CWD).stdout
+        for name, wall, cpu in ast.literal_eval(out.strip().splitlines()[-1]):
+            rows.setdefault(name, ([], []))[0].append(wall)
+            rows[name][1].append(cpu)
+    return [("python -c pass (whole process)", statistics.median(empty), statistics.median(empty_cpu))] + \
+        [(name, statistics.median(w), statistics.median(c)) for name, (w, c) in rows.items()]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def make_recording(tree: Path, conninfo: str, path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     subprocess.run([sys.executable, "-m", "pgio_tui", "record", conninfo, "-o", str(path), "--duration", "6",
-                    "--quiet", "--force"], env=env, check=True)
+                    "--quiet", "--force"], env=env, check=True, cwd=NEUTRAL_CWD)
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -297,6 +340,8 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another pgio-tui source tree, measured beside this one")
     ap.add_argument("--no-phases", dest="phases", action="store_false", help="skip the per-step breakdown")
     ap.add_argument("--show", action="store_true", help="print the first full frame of each program once")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each program's instructions to its first frame once, under valgrind (slow)")
     args = ap.parse_args()
     trees = {"": ROOT}
     if args.baseline:
@@ -352,11 +397,20 @@ def main() -> int:
                 extra.append(f"the app's own first-frame mark: median {statistics.median(app_times[name]):.3f} s")
             if extra:
                 print(f"  {'':22} {';  '.join(extra)}")
+        if args.instructions:
+            print("instructions from exec to the first full frame (callgrind, one run each; load-independent):")
+            for name, (argv, env, needles, _marker) in programs.items():
+                if "live" in argv:  # no tick after the first while valgrind crawls: only start-up is counted
+                    argv = [*argv[:-1], "60"]
+                count = instructions(argv, env, args.size, needles, outdir)
+                print(f"  {name:22} " + (f"{count / 1e6:,.0f} M" if count else "not counted (valgrind missing?)"),
+                      flush=True)
         if args.phases:
             for label, tree in trees.items():
-                print(f"{label}where the live start-up goes (median of {args.runs} fresh interpreters, seconds):")
-                for step, secs in phases(tree, conninfo, args.runs):
-                    print(f"  {step:45} {secs:.3f}")
+                print(f"{label}where the live start-up goes (median of {args.runs} fresh interpreters; "
+                      "wall s, CPU s):")
+                for step, wall, cpu in phases(tree, conninfo, args.runs):
+                    print(f"  {step:45} {wall:6.3f} {cpu:6.3f}")
             loads.append(os.getloadavg())
         print("load average (1/5/15 min) before / after the starts" + (" / after the phases" if args.phases else "")
               + ": " + " / ".join(" ".join(f"{v:.2f}" for v in load) for load in loads) + f" on {os.cpu_count()} CPUs")

@@ -149,7 +149,8 @@ async def drive(conninfo: str, args, probe: Probe, record: str | None) -> None:
     first = feed.prime()
 
     class Counted(MonitorApp):  # Textual finds handlers on the class, not the instance
-        CSS_PATH = str(Path(sys.modules[MonitorApp.__module__].__file__).with_name(MonitorApp.CSS_PATH))
+        CSS_PATH = [str(Path(sys.modules[MonitorApp.__module__].__file__).parent / p) for p in
+                    ([MonitorApp.CSS_PATH] if isinstance(MonitorApp.CSS_PATH, (str, Path)) else MonitorApp.CSS_PATH)]
 
         def deliver(self, frame, status):  # the sampler thread, as in a live run
             super().deliver(frame, status)

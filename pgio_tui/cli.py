@@ -70,53 +70,67 @@ def _listen_option(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="serve Prometheus /metrics on PORT (HOST defaults to 127.0.0.1; 0.0.0.0 for all)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only`, just that command's parser (what `main` needs: the other
+    commands' options, and the modules their defaults come from, are left out)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Terminal monitor for PostgreSQL I/O: record, export and inspect sessions.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    rec = sub.add_parser("record", add_help=False, help="record a session to a file, no screen needed",
-                         description="Record headless. Ctrl-C, SIGTERM or SIGHUP close the file cleanly.")
-    rec.add_argument("--help", action="help", help="show this help and exit")
-    _conn_options(rec)
-    rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (SQLite)")
-    rec.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
-    rec.add_argument("--duration", type=_positive, metavar="S", help="stop after S seconds (default: until stopped)")
-    rec.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
-    rec.add_argument("--quiet", action="store_true", help="no status line")
-    _listen_option(rec)
+    def wanted(name: str) -> bool:
+        return only is None or only == name
 
-    srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
-                         description="Sample the server and serve the latest tick as Prometheus metrics. "
-                                     "Ctrl-C, SIGTERM or SIGHUP stop it.")
-    srv.add_argument("--help", action="help", help="show this help and exit")
-    _conn_options(srv)
-    _listen_option(srv, required=True)
-    srv.add_argument("--interval", type=_interval, default=1.0, metavar="S", help="seconds per tick (0.1-60, default 1)")
-    srv.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
-    srv.add_argument("--quiet", action="store_true", help="no status line")
+    if wanted("record"):
+        rec = sub.add_parser("record", add_help=False, help="record a session to a file, no screen needed",
+                             description="Record headless. Ctrl-C, SIGTERM or SIGHUP close the file cleanly.")
+        rec.add_argument("--help", action="help", help="show this help and exit")
+        _conn_options(rec)
+        rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (SQLite)")
+        rec.add_argument("--interval", type=_interval, default=1.0, metavar="S",
+                         help="seconds per tick (0.1-60, default 1)")
+        rec.add_argument("--duration", type=_positive, metavar="S",
+                         help="stop after S seconds (default: until stopped)")
+        rec.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+        rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+        rec.add_argument("--quiet", action="store_true", help="no status line")
+        _listen_option(rec)
 
-    exp = sub.add_parser("export", help="one row per tick, one column per metric",
-                         description="Write a recording's ticks as CSV, JSON Lines or OpenMetrics to stdout "
-                                     "or a file.")
-    exp.add_argument("file", metavar="FILE")
-    exp.add_argument("--format", choices=("csv", "json", "openmetrics"), default="csv",
-                     help="openmetrics: Prometheus names with timestamps, for promtool tsdb create-blocks-from")
-    exp.add_argument("--metrics", action="append", metavar="GLOB",
-                     help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
-    exp.add_argument("--backends", action="store_true",
-                     help="the recorded backends instead: one row per backend per tick (csv or json)")
-    exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    if wanted("serve"):
+        srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
+                             description="Sample the server and serve the latest tick as Prometheus metrics. "
+                                         "Ctrl-C, SIGTERM or SIGHUP stop it.")
+        srv.add_argument("--help", action="help", help="show this help and exit")
+        _conn_options(srv)
+        _listen_option(srv, required=True)
+        srv.add_argument("--interval", type=_interval, default=1.0, metavar="S",
+                         help="seconds per tick (0.1-60, default 1)")
+        srv.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
+        srv.add_argument("--quiet", action="store_true", help="no status line")
 
-    info = sub.add_parser("info", help="what a recording or an experiment folder holds",
-                          description="Metadata, duration, ticks, checkpoints, events and devices of a recording; "
-                                      "or the runs of an experiment folder (order, settings, state, flags, "
-                                      "recording, duration).")
-    info.add_argument("file", metavar="FILE|DIR")
-    for add in (_add_live, _add_replay, _add_bench, _add_demo, _add_diff, _add_report, _add_experiment):
-        add(sub)
+    if wanted("export"):
+        exp = sub.add_parser("export", help="one row per tick, one column per metric",
+                             description="Write a recording's ticks as CSV, JSON Lines or OpenMetrics to stdout "
+                                         "or a file.")
+        exp.add_argument("file", metavar="FILE")
+        exp.add_argument("--format", choices=("csv", "json", "openmetrics"), default="csv",
+                         help="openmetrics: Prometheus names with timestamps, for promtool tsdb create-blocks-from")
+        exp.add_argument("--metrics", action="append", metavar="GLOB",
+                         help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
+        exp.add_argument("--backends", action="store_true",
+                         help="the recorded backends instead: one row per backend per tick (csv or json)")
+        exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+
+    if wanted("info"):
+        info = sub.add_parser("info", help="what a recording or an experiment folder holds",
+                              description="Metadata, duration, ticks, checkpoints, events and devices of a recording; "
+                                          "or the runs of an experiment folder (order, settings, state, flags, "
+                                          "recording, duration).")
+        info.add_argument("file", metavar="FILE|DIR")
+    for name, add in (("live", _add_live), ("replay", _add_replay), ("bench", _add_bench), ("demo", _add_demo),
+                      ("diff", _add_diff), ("report", _add_report), ("experiment", _add_experiment)):
+        if wanted(name):
+            add(sub)
     return parser
 
 
@@ -367,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("--help", "--version")):
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     passthrough = None
     if (argv[:2] == ["bench", "pgbench"] or argv[:2] == ["experiment", "run"]) and "--" in argv:  # pgbench's words never meet our parser
         cut = argv.index("--")

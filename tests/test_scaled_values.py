@@ -154,7 +154,8 @@ def test_real_recording_reads_back_every_figure(pg_cluster, tmp_path):
     new_out, old_out = outputs(path), outputs(old)
     for what in new_out:
         assert new_out[what] == old_out[what], what
-    assert "latency.p99_ms" in new_out["export csv"] and "r_await" in new_out["diff table"]
+    # w_await, not r_await: a 3 s pgbench on a small table may read nothing from the device (page cache)
+    assert "latency.p99_ms" in new_out["export csv"] and "w_await" in new_out["diff table"]
 
 
 def test_frozen_schema_2_file_reads_the_same_written_again(tmp_path):

@@ -26,17 +26,21 @@ LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._dat
          "pgio_tui.analysis.compare", "pgio_tui.analysis.report", "pgio_tui.workloads.pgbench",
          "pgio_tui.workloads.cluster"]
 
+# The other commands' parsers take their defaults from these; main builds only the one it runs.
+OTHER_COMMANDS = ["pgio_tui.workloads", "pgio_tui.experiments", "pgio_tui.analysis"]
+
 CASES = {
-    # argument parsing alone: nothing of the TUI, the server or the store
+    # the whole command line (--help): nothing of the TUI, the server or the store
     "cli": ("import pgio_tui.cli as c; c.build_parser()",
             ["textual", "psycopg", "sqlite_utils", "pgio_tui.tui", "pgio_tui.store", "pgio_tui.sampler"]),
-    # the live monitor: its command, the sampler and the TUI up to the monitor screen
-    "live": ("import pgio_tui.cli, pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live", LATER),
+    # the live monitor: its parser, its command, the sampler and the TUI up to the monitor screen
+    "live": ("import pgio_tui.cli as c; c.build_parser('live')\n"
+             "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live", LATER + OTHER_COMMANDS),
     # replay of a file: the reader, the player and the replay app; no server library
-    "replay": ("import pgio_tui.cli, pgio_tui.commands.replay, pgio_tui.store.reader, pgio_tui.store.player, "
-               "pgio_tui.tui.replay",
+    "replay": ("import pgio_tui.cli as c; c.build_parser('replay')\n"
+               "import pgio_tui.commands.replay, pgio_tui.store.reader, pgio_tui.store.player, pgio_tui.tui.replay",
                [m for m in LATER if m not in ("sqlite_utils", "numpy", "pgio_tui.tui.screens.dialogs")]
-               + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
+               + OTHER_COMMANDS + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
 }
 
 
@@ -46,6 +50,23 @@ def loaded(code: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
                          check=True).stdout
     return set(json.loads(out.splitlines()[-1]))
+
+
+def test_a_command_built_alone_has_the_same_parser():
+    """main builds only the command it runs: that parser is the one the whole command line has."""
+    import argparse
+
+    from pgio_tui.cli import build_parser
+
+    def commands(parser):
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    whole = commands(build_parser())
+    assert len(whole) == 11
+    for name, parser in whole.items():
+        alone = commands(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == parser.format_help()
 
 
 @pytest.mark.parametrize("case", list(CASES))

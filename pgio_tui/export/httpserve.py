@@ -37,7 +37,7 @@ class Answer(NamedTuple):
 
 
 Pages = Callable[[str, dict[bytes, str]], Answer]  # (path, wanted headers) -> the answer
-Served = Callable[[str, float], None]  # (path, seconds from the full request to the answer handed to the socket)
+Served = Callable[[str, float], None]  # (path, seconds from the full request read to the answer ready to send)
 
 
 class _Conn:
@@ -180,12 +180,15 @@ class Server:
             answer = self.pages(path, headers)
         except Exception as exc:  # noqa: BLE001 - a bug answers one line to the scraper, the endpoint lives on
             answer, close = _text(500, f"pgio-tui: error: {type(exc).__name__}: {printable(str(exc))}\n"), True
-        self._answer(conn, path, answer, close, head_only=method == "HEAD", keep_alive_1_0=version != "HTTP/1.1")
+        ready = self._answer(conn, path, answer, close, head_only=method == "HEAD",
+                             keep_alive_1_0=version != "HTTP/1.1")
         if answer.status == 200:
-            self.served(path, time.perf_counter() - t0)
+            self.served(path, ready - t0)
 
     def _answer(self, conn: _Conn, path: str, answer: Answer, close: bool, head_only: bool = False,
-                keep_alive_1_0: bool = False) -> None:
+                keep_alive_1_0: bool = False) -> float:
+        """Queues the response and sends what the socket takes; returns when it was ready to send
+        (perf_counter: after the send, this thread may wait for the GIL, which is not its work)."""
         status, ctype, body, encoding = answer
         head = (f"HTTP/1.1 {status} {REASONS[status]}\r\nDate: {_http_date()}\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(body)}\r\n"
@@ -195,7 +198,9 @@ class Server:
                 + "\r\n").encode("latin-1")
         conn.outbuf += head if head_only else head + body
         conn.closing = close
+        ready = time.perf_counter()
         self._flush(conn)
+        return ready
 
     def _flush(self, conn: _Conn) -> None:
         if conn.sock not in self._conns:  # dropped

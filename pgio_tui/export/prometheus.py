@@ -28,7 +28,7 @@ from pgio_tui.frame import Frame
 DEFAULT_HOST = "127.0.0.1"
 SCRAPE = Family(PREFIX + "exporter_last_scrape_duration_seconds", "gauge", "seconds",
                 "Seconds the last scrape before this tick took to answer, from its request read to its page "
-                "handed to the socket (NaN before the first).")
+                "ready to send (NaN before the first).")
 CPU = Family(PREFIX + "exporter_cpu_seconds", "counter", "seconds",
              "CPU time the /metrics endpoint's thread had used (requests, pages, gzip) when this tick's "
              "page was laid out.")

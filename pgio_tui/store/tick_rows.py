@@ -67,7 +67,8 @@ class TickRows:
         """One tick's rows; `q` is the nominal interval the rates are quantized to (one event per tick)."""
         tick = frame.tick
         row = {"tick": tick, "t": round(frame.t, 3), "elapsed": _round(frame.elapsed, 3), "dt": _round(frame.dt, 3)}
-        row.update({k: to_stored(quantize(v, self.units[k], q), self.scales.get(k, 1)) for k, v in frame.values.items()})
+        row.update({k: to_stored(quantize(v, self.units[k], q), self.scales.get(k, 1))
+                    for k, v in frame.values.items()})
         self._ticks.append(row)
 
         for name in {**frame.devices, **frame.device_roles}:

@@ -101,13 +101,9 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def get_default_screen(self) -> MonitorScreen:
-        """The monitor is the app's first screen, not one pushed over Textual's blank default: no
-        screen under it is composed, resized and laid out before the first frame."""
-        return self.make_screen()
-
     def on_mount(self) -> None:
         self.apply_wanted_theme()
+        self.push_screen(self.make_screen())
         self.source.attach(self)
         self.request_redraw()
 

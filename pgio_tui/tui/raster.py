@@ -205,7 +205,8 @@ class Raster:
             self.log.append((self.n, a, b))
         grid = self.grids.get(first & 1)
         k = 0 if grid is None else (right - grid.right) >> 1
-        if grid is None or not 0 <= k < plot_w:
+        if grid is None or not 0 <= k < plot_w:  # nothing to shift: a fresh grid, every cell rendered
+            k = 0
             grid = self.grids[first & 1] = _Grid(right, plot_w, plot_h)
             cells = range(plot_w)
         else:

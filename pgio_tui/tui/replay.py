@@ -141,7 +141,7 @@ class ReplayApp(MonitorApp):
         screen.workload_text = workload_text(self.rec)
         return screen
 
-    def on_mount(self) -> None:  # before MonitorApp.on_mount (which attaches the source)
+    def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
         self.set_interval(1 / self.play_hz, self.play_tick)
         self._find_moments()
 
