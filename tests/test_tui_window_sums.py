@@ -8,7 +8,7 @@ from fixture_recording import synthetic_frames
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.window_sums import WindowSums, column_rows
+from pgio_tui.tui.window_sums import WindowSums, WindowTotals, column_rows
 
 COUNTS = [*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()]
 
@@ -57,3 +57,25 @@ def test_floats_that_hold_integers_add_exactly_and_others_are_summed_directly():
                 assert sums.total("c") == want and type(sums.total("c")) is type(want)
             else:  # 0.5 in the window: the caller sums it itself
                 assert any(v == 0.5 for v in h.window("c", t0, t1).v)
+
+
+def test_kept_products_give_totals_equal_to_history_total_every_tick():
+    h = FrameHistory(capacity=150)
+    totals = WindowTotals()
+    metrics = [M.WRITES_CHECKPOINTER, M.WRITES_BACKEND, M.WRITES_BGWRITER, M.FSYNCS_BACKEND, "nope"]
+    window = 60
+    for n, f in enumerate(synthetic_frames(420, incidents=True)):
+        h.push(f)
+        t1 = h.end_t
+        window = 120 if n >= 200 else window
+        window = 30 if n >= 260 else window
+        if 300 <= n < 310:
+            t1 = h.t[-1 - (n - 300)]
+        for m in metrics:
+            got, want = totals.total(h, m, t1 - window, t1), h.total(m, t1 - window, t1)
+            assert got == want and type(got) is type(want), (n, m, got, want)  # exactly: the same additions
+    h.clear()
+    for f in synthetic_frames(40, incidents=False, seed=2):
+        h.push(f)
+        for m in metrics:
+            assert totals.total(h, m, h.end_t - 60, h.end_t) == h.total(m, h.end_t - 60, h.end_t)

@@ -1,7 +1,8 @@
 """Counts summed over the time window and kept between redraws: a redraw adds the ticks that came
 into the window and takes off those that left it, instead of summing the whole window again (the
 latency pane's slow-transaction and slow-statement counts, every tick; FrameHistory keeps the
-waits pane's sums itself).
+waits pane's sums itself). The writes pane's window totals (rate x tick length) keep each tick's
+product instead: floats, added again each redraw, but in C.
 
 Exact by construction, so the text is the one FrameHistory's direct sums give: only integers (and
 floats holding an integer, which add exactly) are summed this way; a window holding any other
@@ -12,6 +13,8 @@ trimmed or cleared, the window jumped: zoom, pause, seek). Textual-free.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial, reduce
+from operator import add, is_not
 from typing import Any
 
 from pgio_tui.tui.history import FrameHistory
@@ -86,3 +89,37 @@ def column_rows(metrics: Iterable[str]) -> Rows:
         series = history.series
         return [(m, series[m][k]) for m in metrics if m in series]
     return rows
+
+
+class WindowTotals:
+    """FrameHistory.total() (a rate times its tick's length, summed over the window) with each
+    tick's product kept between redraws: a redraw works out the products of the ticks that came in,
+    and the window's are added in C (functools.reduce over operator.add, from 0.0, in index order:
+    the very additions total()'s loop makes, so the same float, on any Python)."""
+
+    def __init__(self):
+        self._at: tuple | None = None  # (id, epoch) of the history and its first tick: indexes still valid
+        self._products: dict[str, tuple[int, list]] = {}  # metric -> (first index worked out, products)
+
+    def total(self, history: FrameHistory, metric: str, t0: float, t1: float) -> float | None:
+        ticks = history.ticks
+        at = ((id(history), history.epoch), ticks[0] if ticks else None)
+        if at != self._at:
+            self._at, self._products = at, {}
+        i, j = history.index_range(t0, t1)
+        col = history.series.get(metric)
+        if col is None or j - i < 2:
+            return history.total(metric, t0, t1)
+        start, products = self._products.get(metric, (i + 1, []))
+        if i + 1 < start:  # the window reaches further back than what was worked out
+            start, products = i + 1, []
+        t = history.t
+        for k in range(start + len(products), j):
+            v = col[k]
+            products.append(None if v is None else float(v) * (t[k] - t[k - 1]))
+        self._products[metric] = (start, products)
+        window = list(filter(_NOT_NONE, products[i + 1 - start:j - start]))
+        return reduce(add, window, 0.0) if window else None
+
+
+_NOT_NONE = partial(is_not, None)

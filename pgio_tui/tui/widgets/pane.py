@@ -19,7 +19,7 @@ from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.chart import Chart
 from pgio_tui.tui.widgets.lines import LinesView
-from pgio_tui.tui.window_sums import Rows, WindowSums
+from pgio_tui.tui.window_sums import Rows, WindowSums, WindowTotals
 
 Section = tuple[str, list[Line]]
 
@@ -128,6 +128,7 @@ class ChartPane(Pane):
         super().__init__(id=id)
         self.chart = Chart(self.SPEC.chart)
         self._sums: dict[Rows, WindowSums] = {}
+        self.window_totals = WindowTotals()  # rates x tick lengths over the window, kept between redraws
 
     def window_sums(self, rows: Rows) -> WindowSums:
         """Counts over the window kept between redraws (window_sums.py), one per `rows`."""

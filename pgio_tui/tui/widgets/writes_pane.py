@@ -7,6 +7,7 @@ from pgio_tui import metrics as M
 from pgio_tui.tui.plot import ChartSpec, Line, Series
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
+from pgio_tui.tui.window_sums import WindowTotals
 
 SOURCES = (
     series_of(M.WRITES_CHECKPOINTER, "chart-1", label="ckpt"),
@@ -30,14 +31,16 @@ class WritesPane(ChartPane):
         return "" if view.session.pg_stat_io else "PG<16: backend includes autovacuum+others"
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
-        return self.text_lines(view, self.chart.series)
+        return self.text_lines(view, self.chart.series, self.window_totals)
 
     @staticmethod
-    def text_lines(view: View, series) -> list[Line]:
+    def text_lines(view: View, series, totals_of: WindowTotals | None = None) -> list[Line]:
+        """`totals_of`, kept by the caller between redraws, adds up the window in C."""
         h, t0, t1 = view.history, view.t0, view.t1
+        total = h.total if totals_of is None else (lambda m, a, b: totals_of.total(h, m, a, b))
         totals: list = [(f"Σ{fmt.window(t1 - t0)} ", "muted")]
         for s in series:
-            tot = h.total(s.metric, t0, t1)
+            tot = total(s.metric, t0, t1)
             totals += [(SHORT.get(s.metric, s.label) + " ", "muted"), (fmt.si(tot), s.style), (" ", None)]
         totals.append(("buffers", "muted"))
         other: list = []
