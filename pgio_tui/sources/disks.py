@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from pgio_tui.frame import DEVICE_FIELDS
-from pgio_tui.sources.procfs import LOCAL, ProcReader, poller
+from pgio_tui.sources.procfs import LOCAL, PolledSource, ProcReader
 
 
 class DiskCounters(NamedTuple):
@@ -127,7 +127,7 @@ def default_devices(stats: dict[str, DiskCounters]) -> list[str]:
     ]
 
 
-class DiskSource:
+class DiskSource(PolledSource):
     """Samples /proc/diskstats once per tick and returns iostat -x figures per device.
 
     `sample(dt)` takes the tick duration from the caller so every source of a tick divides by the
@@ -137,7 +137,6 @@ class DiskSource:
     """
 
     def __init__(self, reader: ProcReader = LOCAL, devices: list[str] | None = None):
-        self._read = None
         self.reader = reader
         self.devices = devices
         self._prev: dict[str, DiskCounters] = {}
@@ -152,22 +151,6 @@ class DiskSource:
             cur, old = stats.get(name), prev.get(name)
             out[name] = iostat(old, cur, dt) if cur and old else dict.fromkeys(DEVICE_FIELDS)
         return out
-
-    @property
-    def reader(self) -> ProcReader:
-        return self._reader
-
-    @reader.setter
-    def reader(self, reader: ProcReader) -> None:
-        self.close()
-        self._reader = reader
-        self._read = poller(reader)  # its files are read every tick: kept open on this host
-
-    def close(self) -> None:
-        """Close the files kept open (PolledFiles)."""
-        close = getattr(self._read, "close", None)
-        if close is not None:
-            close()
 
 
 # --- directories to devices --------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from pgio_tui import metrics as M
-from pgio_tui.sources.procfs import LOCAL, ProcReader, page_kb, poller
+from pgio_tui.sources.procfs import LOCAL, PolledSource, ProcReader, page_kb
 
 KERNEL_KEYS = (
     M.MEM_DIRTY_KB,
@@ -78,7 +78,7 @@ def parse_psi(text: str) -> dict[str, dict[str, float | int]]:
     return out
 
 
-class KernelSource:
+class KernelSource(PolledSource):
     """Samples the memory and pressure metrics once per tick.
 
     `sample(dt)` takes the tick duration from the caller (the sampler's clock) so every source of a
@@ -87,7 +87,6 @@ class KernelSource:
     """
 
     def __init__(self, reader: ProcReader = LOCAL):
-        self._read = None
         self.reader = reader
         self.page_kb = page_kb(reader)
         self._psi_prev: dict[str, int] | None = None
@@ -105,22 +104,6 @@ class KernelSource:
         }
         out.update(self._pressure(dt))
         return out
-
-    @property
-    def reader(self) -> ProcReader:
-        return self._reader
-
-    @reader.setter
-    def reader(self, reader: ProcReader) -> None:
-        self.close()
-        self._reader = reader
-        self._read = poller(reader)  # its files are read every tick: kept open on this host
-
-    def close(self) -> None:
-        """Close the files kept open (PolledFiles)."""
-        close = getattr(self._read, "close", None)
-        if close is not None:
-            close()
 
     def _pages_kb(self, pages: int | None) -> int | None:
         return None if pages is None else pages * self.page_kb

@@ -92,6 +92,29 @@ def poller(reader: ProcReader):
     return PolledFiles() if type(reader) is LocalProc else reader.read
 
 
+class PolledSource:
+    """A source that reads its files every tick through `self._read` (poller of its reader); setting
+    `reader` swaps both, and `close()` closes the files kept open."""
+
+    _read = None
+
+    @property
+    def reader(self) -> ProcReader:
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader: ProcReader) -> None:
+        self.close()
+        self._reader = reader
+        self._read = poller(reader)
+
+    def close(self) -> None:
+        """Close the files kept open (PolledFiles)."""
+        close = getattr(self._read, "close", None)
+        if close is not None:
+            close()
+
+
 class RemoteProc:
     """The database host's files, read by the server itself (superuser or pg_read_server_files + EXECUTE).
 
