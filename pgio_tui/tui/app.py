@@ -40,6 +40,9 @@ RECORDINGS_DIR = "recordings"
 NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH, "stop_workload": LAUNCH}
 
 
+GC_PAUSE_MAX_S = 10.0  # a first frame that never comes (no data yet) must not leave the collector off
+
+
 class MonitorApp(LiveActions, ThemedApp, App[int]):
     # The monitor screen's sheet too: read with the app's, the stylesheet is parsed once, not again
     # (whole) when that screen is pushed.
@@ -106,6 +109,8 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self.push_screen(self.make_screen())
         self.source.attach(self)
         self.request_redraw()
+        if not gc.isenabled():  # paused by the CLI until the first frame: never for longer than this
+            self.set_timer(GC_PAUSE_MAX_S, gc.enable)
 
     def on_unmount(self) -> None:
         self.source.detach()  # however the app ends, the sampler thread ends with it
