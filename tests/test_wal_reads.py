@@ -27,16 +27,31 @@ def _raw_wal(conn, major: int) -> tuple | None:
     return tuple(float(v) for v in (*io, *wal))
 
 
+# Before 15 a backend reads the statistics collector's file and takes one up to 0.5 s old as fresh:
+# two reads closer than that can show the same old file while a backend's stats are still on the way.
+SETTLE_S = 0.7
+
+
 def _quiet(conn, major: int, timeout: float = 20.0) -> tuple | None:
-    """The counters once two reads 0.4 s apart agree (every backend's stats published)."""
+    """The counters once two reads SETTLE_S apart agree (every backend's stats published)."""
     last, deadline = _raw_wal(conn, major), time.monotonic() + timeout
     while time.monotonic() < deadline:
-        time.sleep(0.4)
+        time.sleep(SETTLE_S)
         now = _raw_wal(conn, major)
         if now == last:
             return now
         last = now
     pytest.fail("WAL counters never settled")
+
+
+def _published(conn, major: int, before: tuple | None, timeout: float = 20.0) -> None:
+    """Wait (bounded) until the work's own WAL writes show: its backend publishes them as it exits,
+    after the client has already gone on."""
+    deadline = time.monotonic() + timeout
+    while before is not None and time.monotonic() < deadline:
+        if _raw_wal(conn, major)[0] - before[0] >= 100:
+            return
+        time.sleep(0.2)
 
 
 @pytest.mark.matrix
@@ -62,6 +77,7 @@ def test_wal_figures_equal_independent_view_deltas(make_cluster):
                     work.execute("INSERT INTO w VALUES (%s, repeat('x', 500))", (i + 1000 * _attempt,))
                 work.execute("CHECKPOINT")
                 work.execute("UPDATE w SET pad = pad || 'y' WHERE id % 10 = 0")  # full-page images
+            _published(probe, major, before)
             after = _quiet(probe, major)
             sampler._final = True  # the window's last tick: pay out every burst (publication.py)
             frame = sampler.sample(1, 1.0)
