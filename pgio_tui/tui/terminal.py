@@ -14,7 +14,8 @@ changed regions (the screen and every container behind the panes, each of its li
 and cuts its strips on every changed line, although the panes in front cover those cells. Here the
 cells sent (the chops under the changed spans) are listed first; widgets are taken front to back,
 each fills the listed chops it covers, and a widget that covers none of those still open is not
-rendered at all (it keeps its dirty lines for a later update). The chop a cell gets is the one
+rendered at all (it keeps its dirty lines for a later update), and one that does renders only
+its rows from the first to the last that are sent. The chop a cell gets is the one
 Textual's first-come rule gives it: the front-most widget covering it.
 
 `paint_now()` sends the changed widgets of a tick at once, in the tick (widgets/lines.py's
@@ -127,12 +128,13 @@ def render_partial_update(self):
         lines = [y for y in range(y0, y0 + h) if any(x0 <= c < x1 for c in wanted.get(y, ()))]
         if not lines:
             continue
-        strips = widget.render_lines(Region(x0 - region.x, y0 - region.y, width, h))
+        top = lines[0]  # the rows from the first to the last sent, not every row of the widget
+        strips = widget.render_lines(Region(x0 - region.x, top - region.y, width, lines[-1] + 1 - top))
         for y in lines:
             want = wanted[y]
             final_cuts = [cut for cut in cuts[y] if x1 >= cut >= x0]
             line = chops[y]
-            for cut, strip in zip(final_cuts, strips[y - y0].divide([cut - x0 for cut in final_cuts[1:]])):
+            for cut, strip in zip(final_cuts, strips[y - top].divide([cut - x0 for cut in final_cuts[1:]])):
                 if cut in want:
                     line[cut] = strip
                     want.discard(cut)
