@@ -24,6 +24,11 @@ Textual's first-come rule gives it: the front-most widget covering it.
 driver. Anything else pending on the screen (a layout, a scroll, a full repaint, a batch, another
 screen on top) is left to Textual's own way, which then paints these widgets too.
 
+`install()` also makes an update one write to the driver: Textual writes the start of a
+synchronized update, the update and its end as three writes, and each wakes its writer thread
+(which may then write and flush each on its own). Joined, the terminal gets the same bytes in one
+piece, and the thread wakes once a tick.
+
 Checked by tests/test_tui_terminal.py, which replays the updates of a live session on a small
 terminal emulator and compares every cell with a full repaint (full repaints are Textual's own).
 """
@@ -155,6 +160,24 @@ def paint_now(screen, widgets: set) -> None:
         screen.check_idle()  # as messages.Update does: the screen's idle starts its update timer
 
 
+def one_write(display):
+    """App._display whose writes to the driver go out joined, as one write."""
+    def _display(self, screen, renderable):
+        driver = self._driver
+        if renderable is None or driver is None or "write" in vars(driver):
+            return display(self, screen, renderable)
+        parts: list[str] = []
+        driver.write = parts.append
+        try:
+            return display(self, screen, renderable)
+        finally:
+            del driver.write
+            if parts:
+                driver.write("".join(parts))
+    _display.joins_writes = True
+    return _display
+
+
 # The partial update this replaces, as Textual 8 writes it (its body's names): another shape is left alone.
 _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection", "_regions_to_spans",
                   "_render_chops", "cuts", "ChopsUpdate")
@@ -180,6 +203,9 @@ def install() -> None:
         return
     ChopsUpdate.render_segments = render_segments
     _installed = True
+    from textual.app import App
+    if not getattr(App._display, "joins_writes", False) and "_driver" in App._display.__code__.co_names:
+        App._display = one_write(App._display)
     from textual._compositor import Compositor
     code = Compositor.render_partial_update.__code__
     if all(n in code.co_names for n in _PARTIAL_NAMES) and hasattr(Compositor, "visible_widgets") \
