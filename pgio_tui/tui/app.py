@@ -41,18 +41,6 @@ NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH
 
 
 GC_PAUSE_MAX_S = 10.0  # a first frame that never comes (no data yet) must not leave the collector off
-GC_AFTER_FIRST_FRAME_S = 0.5  # the start-up garbage is collected this long after the first frame
-
-
-def _end_start_up_pause() -> None:
-    """The collector the CLI paused for start-up comes back (once): what garbage start-up left goes
-    first, then what exists (imports, the DOM, styles), which lives as long as the app, is frozen
-    out of the collector's way, so the collections a tick's garbage triggers do not walk it."""
-    if gc.isenabled():
-        return
-    gc.collect()
-    gc.freeze()
-    gc.enable()
 
 
 class MonitorApp(LiveActions, ThemedApp, App[int]):
@@ -122,7 +110,7 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
         self.source.attach(self)
         self.request_redraw()
         if not gc.isenabled():  # paused by the CLI until the first frame: never for longer than this
-            self.set_timer(GC_PAUSE_MAX_S, _end_start_up_pause)
+            self.set_timer(GC_PAUSE_MAX_S, gc.enable)
 
     def on_unmount(self) -> None:
         self.source.detach()  # however the app ends, the sampler thread ends with it
@@ -193,17 +181,20 @@ class MonitorApp(LiveActions, ThemedApp, App[int]):
 
     def _first_frame_drawn(self) -> None:
         self.source.ui_ready()
-        path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/first_frame.py measures start-up
+        # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
+        # collector's way, so the collections a tick's garbage triggers do not walk it each time.
+        # The CLI may have paused the collector for start-up: what garbage that left goes first.
+        if not gc.isenabled():
+            gc.collect()
+        gc.freeze()
+        gc.enable()
+        path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
                 with open(path, "w") as fh:  # wall clock, and CPU seconds used so far
                     fh.write(f"{time.time():.6f} {time.process_time():.6f}\n")
             except OSError:
                 pass
-        if gc.isenabled():  # not paused (another caller than the CLI): only out of the collector's way
-            gc.freeze()
-        else:  # the collection (~30 ms, holding the GIL) waits until the frame is on the terminal
-            self.set_timer(GC_AFTER_FIRST_FRAME_S, _end_start_up_pause)
 
     # --- actions --------------------------------------------------------------------------------
 
