@@ -223,8 +223,8 @@ def main() -> int:
         sizes = [f"--size={w}x{h}" for w, h in (args.size or [(120, 40), (80, 24)])]
         for tree in ([args.baseline.resolve()] if args.baseline else []) + [ROOT]:
             env = {**os.environ, "PYTHONPATH": str(tree)}
-            script = tree / "bench" / "repaint_profile.py"  # with that tree's own synthetic frames
-            subprocess.run([sys.executable, str(script if script.exists() else ROOT / "bench" / "repaint_profile.py"), *sizes,
+            # this tree's harness and synthetic frames for both: the same ticks, measured the same way
+            subprocess.run([sys.executable, str(ROOT / "bench" / "repaint_profile.py"), *sizes,
                             f"--ticks={args.ticks}"], env=env, check=True)
         return 0
     if not shutil.which("tmux"):
