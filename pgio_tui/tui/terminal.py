@@ -17,6 +17,12 @@ each fills the listed chops it covers, and a widget that covers none of those st
 rendered at all (it keeps its dirty lines for a later update). The chop a cell gets is the one
 Textual's first-come rule gives it: the front-most widget covering it.
 
+`paint_now()` sends the changed widgets of a tick at once, in the tick (widgets/lines.py's
+`one_paint`), with the steps Textual's screen takes a moment later when each widget has messaged it
+(Screen._on_timer_update): the widgets' repaint regions into the compositor, then its update to the
+driver. Anything else pending on the screen (a layout, a scroll, a full repaint, a batch, another
+screen on top) is left to Textual's own way, which then paints these widgets too.
+
 Checked by tests/test_tui_terminal.py, which replays the updates of a live session on a small
 terminal emulator and compares every cell with a full repaint (full repaints are Textual's own).
 """
@@ -32,6 +38,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 
 _installed = False
+# The screen attributes paint_now() uses, as Textual 8 has them: another shape is painted Textual's way.
+_direct = False
 
 
 def render_segments(self, console: Console) -> str:
@@ -132,6 +140,19 @@ def render_partial_update(self):
     return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in cuts])
 
 
+def paint_now(screen, widgets: set) -> None:
+    """Paint these widgets' dirty regions now: the screen's update without the messages."""
+    screen._dirty_widgets.update(widgets)
+    app = screen.app
+    if (_direct and app.screen is screen and not app._batch_count and not app.is_inline
+            and not (screen._layout_required or screen._scroll_required or screen._repaint_required
+                     or screen._recompose_required)):
+        screen._compositor.update_widgets(screen._dirty_widgets)
+        screen._compositor_refresh()  # render_update, to the driver, and _dirty_widgets cleared
+    else:
+        screen.check_idle()  # as messages.Update does: the screen's idle starts its update timer
+
+
 # The partial update this replaces, as Textual 8 writes it (its body's names): another shape is left alone.
 _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection", "_regions_to_spans",
                   "_render_chops", "cuts", "ChopsUpdate")
@@ -140,9 +161,14 @@ _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection
 def install() -> None:
     """Use the cropping render for partial updates (idempotent; a Textual without ChopsUpdate of
     this shape is left alone)."""
-    global _installed
+    global _installed, _direct
     if _installed:
         return
+    from textual.screen import Screen
+    _direct = all(hasattr(Screen, name) for name in ("_compositor_refresh", "_on_timer_update")) and \
+        all(name in Screen._on_timer_update.__code__.co_names
+            for name in ("_dirty_widgets", "update_widgets", "_compositor_refresh", "_layout_required",
+                         "_scroll_required", "_repaint_required", "_recompose_required", "_batch_count"))
     try:
         from textual._compositor import ChopsUpdate
     except ImportError:

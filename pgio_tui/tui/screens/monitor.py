@@ -24,6 +24,7 @@ from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
 from pgio_tui.tui.widgets.devices_pane import DevicesPane
 from pgio_tui.tui.widgets.footer import Footer
 from pgio_tui.tui.widgets.latency_pane import LatencyPane
+from pgio_tui.tui.widgets.lines import one_paint
 from pgio_tui.tui.widgets.memory_pane import MemoryPane
 from pgio_tui.tui.widgets.pane import Pane, View
 from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, WorkloadStrip
@@ -214,11 +215,11 @@ class MonitorScreen(Screen):
     # --- drawing --------------------------------------------------------------------------------
 
     def redraw(self, force: bool = False) -> None:
-        """Draw what is visible, in one batch. Hidden panes are skipped (drawn when shown)."""
+        """Draw what is visible, in one paint. Hidden panes are skipped (drawn when shown)."""
         if not self._panes or not self.is_attached:
             return
         view = self.view()
-        with self.app.batch_update():
+        with one_paint(self):  # what changed goes out once, at the end, without a message per pane
             self._status.draw(view, self.state)
             if self.layout_name == "compact":
                 self._vitals.draw(view)
