@@ -36,3 +36,40 @@ async def test_replay_finds_its_moments_after_the_first_frame(fixture_file, monk
             await wait_for(pilot, lambda: app.player.moments)
             assert order == ["first frame", "moments"]
             assert app.player.moments == find_moments(rec)
+
+
+def styles_of(screen) -> dict:
+    """Every widget's computed style on the screen: its CSS lines and its rich style."""
+    return {(type(n).__name__, n.id, i): (n.styles.css, str(n.rich_style))
+            for i, n in enumerate(screen.walk_children(with_self=True))}
+
+
+@pytest.mark.asyncio
+async def test_the_monitor_is_styled_once_and_as_a_full_restyle_would(fixture_file):
+    """Shown the first time, the monitor screen is not styled again (its mount just did); what it
+    shows is what a full restyle gives. Back from a view after a theme change, it is restyled."""
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.panes)
+            await pilot.pause()
+            screen = app.screen
+            shown = styles_of(screen)
+            app.stylesheet.update(screen)  # the restyle Textual would have done
+            assert styles_of(screen) == shown
+
+            await pilot.press("H")  # a view on top; the theme changes under it; back
+            await wait_for(pilot, lambda: app.screen is not screen)
+            dark = styles_of(screen)
+            app.theme = "textual-light"
+            await pilot.pause()
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+            await pilot.pause()
+            light = styles_of(screen)
+            assert light != dark
+            app.stylesheet.update(screen)
+            assert styles_of(screen) == light
