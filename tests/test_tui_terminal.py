@@ -140,3 +140,33 @@ async def test_a_tick_is_sent_in_one_pass_within_the_tick():
         await pilot.press("escape")
         await pilot.pause()
         assert screen.cells == full_repaint(app, size).cells
+
+
+async def test_an_update_goes_to_the_driver_in_one_write():
+    """terminal.one_write: Textual's three writes of an update (start of a synchronized update, the
+    update, its end) reach the driver as one, the same bytes in the same order."""
+    from textual.app import App
+
+    class Driver:
+        def __init__(self):
+            self.writes = []
+
+        def write(self, data):
+            self.writes.append(data)
+
+    class Fake:
+        def __init__(self):
+            self._driver = Driver()
+
+    def display(app, screen, renderable):
+        app._driver.write("\x1b[?2026h")
+        app._driver.write(renderable)
+        app._driver.write("\x1b[?2026l")
+
+    app = Fake()
+    terminal.one_write(display)(app, None, "cells")
+    assert app._driver.writes == ["\x1b[?2026hcells\x1b[?2026l"]
+    terminal.one_write(display)(app, None, None)  # nothing to show: Textual's own way
+    assert app._driver.writes[1:] == ["\x1b[?2026h", None, "\x1b[?2026l"]
+    assert "write" not in vars(app._driver)
+    assert App._display.joins_writes  # installed

@@ -13,6 +13,7 @@ one per stretch of dots.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -30,6 +31,10 @@ from pgio_tui.tui.widgets import framed
 from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
+
+# Text of characters one cell wide each (ASCII and Latin-1, box drawing, blocks, shapes, braille):
+# its width is its length without rich's per-character lookup. Anything else asks cell_len.
+_NARROW = re.compile("[\x20-\x7e\xa0-\u02ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch
 
 _painting: set[LinesView] | None = None  # the views changed in the paint under way (one_paint)
 
@@ -267,7 +272,7 @@ class LinesView(Widget):
             segs = segments(self._lines[y], base, {}, styles)
             text = "".join([t for t, _, _ in segs])
             n = len(text)
-            if n > width or cell_len(text) != n:
+            if n > width or (not _NARROW(text) and cell_len(text) != n):
                 return None
             if n < width:
                 segs.append(Segment(" " * (width - n), base))
