@@ -258,6 +258,13 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="profile repaints of the pgio_tui on PYTHONPATH")
     ap.add_argument("--size", action="append", default=[])
     ap.add_argument("--ticks", type=int, default=120)
+    ap.add_argument("--plain-json", action="store_true", help="only the unprofiled run; one JSON line per size")
     a = ap.parse_args()
+    if a.plain_json:
+        import json
+        for w, h in [tuple(int(v) for v in s.lower().split("x")) for s in a.size] or [(120, 40), (80, 24)]:
+            cpu, phases = asyncio.run(_plain((w, h), 400, a.ticks))
+            print(json.dumps({"size": f"{w}x{h}", "CPU per tick": cpu, **phases}))
+        raise SystemExit(0)
     profile([tuple(int(v) for v in s.lower().split("x")) for s in a.size] or [(120, 40), (80, 24)],
             ticks=a.ticks)

@@ -199,6 +199,28 @@ def first_frame_times(conninfo: str, runs: int, outdir: Path, tree: Path = ROOT)
     return times, cpus
 
 
+def repeat_plain(args, sizes: list[str]) -> None:
+    """Unprofiled ticks, `--repeat` rounds with the trees alternating, and the least figure of each
+    tree: what other work on the machine adds only ever raises a figure."""
+    import json
+    trees = ([("before", args.baseline.resolve())] if args.baseline else []) + [("now", ROOT)]
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(args.repeat):
+        for name, tree in trees:
+            out = subprocess.run([sys.executable, str(ROOT / "bench" / "repaint_profile.py"), *sizes,
+                                  f"--ticks={args.ticks}", "--plain-json"], env={**os.environ, "PYTHONPATH": str(tree)},
+                                 check=True, capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                row = json.loads(line)
+                runs.setdefault((row.pop("size"), name), []).append(row)
+    print(f"least of {args.repeat} unprofiled runs per tree, trees alternating (ms per tick; "
+          f"load average {os.getloadavg()[0]:.1f} at the end):")
+    for (size, name), rows in runs.items():
+        least = {k: min(r[k] for r in rows) for k in rows[0]}
+        rest = least["CPU per tick"] - sum(v for k, v in least.items() if k != "CPU per tick")
+        print(f"  {size} {name:7}" + "".join(f"  {k} {v:.2f}" for k, v in least.items()) + f"  the rest {rest:.2f}")
+
+
 def parse_size(text: str) -> tuple[int, int]:
     w, h = text.lower().split("x")
     return int(w), int(h)
@@ -218,6 +240,8 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="profile repaints in-process (no cluster)")
     ap.add_argument("--size", type=parse_size, action="append", help="--profile: terminal size, e.g. 120x40")
     ap.add_argument("--ticks", type=int, default=120, help="--profile: ticks profiled (default 120)")
+    ap.add_argument("--repeat", type=int, default=0,
+                    help="--profile: then N more unprofiled runs per tree, the trees alternating; the least of each")
     args = ap.parse_args()
     if args.profile:  # each tree in its own interpreter, its own pgio_tui first on the path
         sizes = [f"--size={w}x{h}" for w, h in (args.size or [(120, 40), (80, 24)])]
@@ -226,6 +250,8 @@ def main() -> int:
             # this tree's harness and synthetic frames for both: the same ticks, measured the same way
             subprocess.run([sys.executable, str(ROOT / "bench" / "repaint_profile.py"), *sizes,
                             f"--ticks={args.ticks}"], env=env, check=True)
+        if args.repeat:
+            repeat_plain(args, sizes)
         return 0
     if not shutil.which("tmux"):
         print("tmux is needed (apt-get install tmux)", file=sys.stderr)
