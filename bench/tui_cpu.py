@@ -22,10 +22,13 @@ in its own panes at the same time, so before and after are measured on the same 
 Targets (issue 13): client CPU <= pg_activity's, client + server <= 1/2 of pg_activity's,
 <= 2.5 KiB/s at 80x24, <= 0.3 s median to the first frame.
 
+--floor adds a bare Textual app repainting a text table once a second (bench/textual_table.py) in its
+own pane: what Textual itself costs to repaint a changing screen, beside the others on the same load.
+
 --profile runs no cluster: it feeds the monitor synthetic frames in-process and prints where one
 repaint's time goes (bench/repaint_profile.py).
 
-    python bench/tui_cpu.py [--duration 120] [--bytes-duration 60] [--starts 5] [--clients 4] [--baseline DIR]
+    python bench/tui_cpu.py [--duration 120] [--bytes-duration 60] [--starts 5] [--clients 4] [--baseline DIR] [--floor]
     python bench/tui_cpu.py --profile [--size 120x40 --size 80x24] [--ticks 120]
 """
 
@@ -56,10 +59,21 @@ def tmux(*args: str) -> str:
     return subprocess.run([*TMUX, *args], check=True, capture_output=True, text=True).stdout
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int | str) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK  # utime, stime
+
+
+def thread_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds of each thread of `pid` (the main thread's id is the pid), gone threads left out."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[int(tid)] = cpu_seconds(f"{pid}/task/{tid}")
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return out
 
 
 def pane_pid(name: str) -> int:
@@ -83,7 +97,9 @@ def start_pane(name: str, width: int, height: int, command: str, env: dict[str, 
 
 
 def backend_pid(cluster: Cluster, app_name: str, nth: int = 0) -> int | None:
-    """The server backend of the nth program (in start order) connected as `app_name`."""
+    """The server backend of the nth program (in start order) connected as `app_name`; none for ''."""
+    if not app_name:
+        return None
     with cluster.connect() as conn:
         rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> "
                             "pg_backend_pid() ORDER BY backend_start", (app_name,)).fetchall()
@@ -121,6 +137,7 @@ def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str, Path]], si
     backends = {name: backend_pid(cluster, app, nth[name]) for name, (_cmd, app, _tree) in commands.items()}
     t0 = time.monotonic()
     c0 = {n: cpu_seconds(p) for n, p in pids.items()}
+    t0s = {n: thread_seconds(p) for n, p in pids.items()}
     b0 = {n: cpu_seconds(b) if b else None for n, b in backends.items()}
     for name in commands:
         pipes[name] = outdir / f"{name.replace(' ', '_')}-{size[0]}x{size[1]}.bytes"
@@ -133,12 +150,17 @@ def measure_cpu(cluster: Cluster, commands: dict[str, tuple[str, str, Path]], si
         tmux("pipe-pane", "-t", name)  # stop capturing
         try:
             cpu = cpu_seconds(pid) - c0[name]
+            t1 = thread_seconds(pid)
         except FileNotFoundError:
-            cpu = float("nan")
+            cpu, t1 = float("nan"), {}
+        # the main thread first, then the others by CPU: pgio-tui's sampler, Textual's writer and input
+        per = {tid: t1[tid] - t0s[name].get(tid, 0.0) for tid in t1}
+        threads = [100 * per.pop(pid, 0.0) / wall] + sorted((100 * v / wall for v in per.values()), reverse=True)
         b = backends[name]
         server = (cpu_seconds(b) - b0[name]) if b and os.path.exists(f"/proc/{b}") else float("nan")
         size_b = pipes[name].stat().st_size if pipes[name].exists() else 0
-        out[name] = {"cpu_pct": 100 * cpu / wall, "server_pct": 100 * server / wall, "kib_s": size_b / 1024 / wall}
+        out[name] = {"cpu_pct": 100 * cpu / wall, "server_pct": 100 * server / wall, "kib_s": size_b / 1024 / wall,
+                     "threads": threads}
         tmux("kill-session", "-t", name)
     return out
 
@@ -192,6 +214,7 @@ def main() -> int:
     ap.add_argument("--scale", type=int, default=10, help="pgbench scale (default 10)")
     ap.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "pgio-tui-bench-pg_activity")
     ap.add_argument("--baseline", type=Path, help="another pgio-tui source tree, measured beside this one")
+    ap.add_argument("--floor", action="store_true", help="also run a bare Textual app repainting a text table")
     ap.add_argument("--profile", action="store_true", help="profile repaints in-process (no cluster)")
     ap.add_argument("--size", type=parse_size, action="append", help="--profile: terminal size, e.g. 120x40")
     ap.add_argument("--ticks", type=int, default=120, help="--profile: ticks profiled (default 120)")
@@ -200,8 +223,8 @@ def main() -> int:
         sizes = [f"--size={w}x{h}" for w, h in (args.size or [(120, 40), (80, 24)])]
         for tree in ([args.baseline.resolve()] if args.baseline else []) + [ROOT]:
             env = {**os.environ, "PYTHONPATH": str(tree)}
-            script = tree / "bench" / "repaint_profile.py"  # with that tree's own synthetic frames
-            subprocess.run([sys.executable, str(script if script.exists() else ROOT / "bench" / "repaint_profile.py"), *sizes,
+            # this tree's harness and synthetic frames for both: the same ticks, measured the same way
+            subprocess.run([sys.executable, str(ROOT / "bench" / "repaint_profile.py"), *sizes,
                             f"--ticks={args.ticks}"], env=env, check=True)
         return 0
     if not shutil.which("tmux"):
@@ -227,6 +250,8 @@ def main() -> int:
                                   f"--interval 1", "pgio-tui", tree)
             commands["pg_activity"] = (f"{pg_activity} -h {host} -p {port} -U postgres -d postgres --refresh 1",
                                        "pg_activity", ROOT)
+            if args.floor:
+                commands["textual table"] = (f"{sys.executable} {ROOT / 'bench' / 'textual_table.py'}", "", ROOT)
             print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}; {version}", flush=True)
             print(f"CPU at 120x40 for {args.duration:g} s (all at once, 1 s refresh) ...", flush=True)
             loads.append(os.getloadavg()[0])
@@ -250,6 +275,9 @@ def main() -> int:
         c, s = cpu[name], small[name]
         print(f"{name:18}{c['cpu_pct']:8.2f}{c['server_pct']:11.2f}{c['kib_s']:14.2f}{s['kib_s']:13.2f}"
               f"{s['cpu_pct']:13.2f}")
+    print("\nCPU % by thread at 120x40 (main thread first, then the others from most to least):")
+    for name in commands:
+        print(f"  {name:16}" + "  ".join(f"{v:.2f}" for v in cpu[name]["threads"] if v >= 0.005))
     theirs = cpu["pg_activity"]
     print()
     for name, tree in trees.items():

@@ -36,12 +36,17 @@ CASES = {
     # the live monitor: its parser, its command, the sampler and the TUI up to the monitor screen
     "live": ("import pgio_tui.cli as c; c.build_parser('live')\n"
              "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live", LATER + OTHER_COMMANDS),
-    # replay of a file: the reader, the player and the replay app; no server library
+    # replay of a file: the reader opens it and the replay app reads its first window; no server
+    # library, and no sqlite-utils (it may pull in numpy): reading needs only sqlite3
     "replay": ("import pgio_tui.cli as c; c.build_parser('replay')\n"
-               "import pgio_tui.commands.replay, pgio_tui.store.reader, pgio_tui.store.player, pgio_tui.tui.replay",
-               [m for m in LATER if m not in ("sqlite_utils", "numpy", "pgio_tui.tui.screens.dialogs")]
+               "import pgio_tui.commands.replay\n"
+               "from pgio_tui.store.reader import Recording\n"
+               "from pgio_tui.tui.replay import ReplayApp\n"
+               "ReplayApp(Recording({recording!r}))",
+               [m for m in LATER if m != "pgio_tui.tui.screens.dialogs"]
                + OTHER_COMMANDS + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
 }
+OLDER_SCHEMA = ROOT / "tests" / "data" / "recordings" / "fixture-v2.sqlite"  # migrated in memory on open
 
 
 def loaded(code: str) -> set[str]:
@@ -69,10 +74,10 @@ def test_a_command_built_alone_has_the_same_parser():
         assert alone[name].format_help() == parser.format_help()
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_start_up_leaves_out_what_the_first_frame_does_not_need(case):
-    code, unwanted = CASES[case]
-    modules = loaded(code)
+@pytest.mark.parametrize("case", [*CASES, "replay of an older schema"])
+def test_start_up_leaves_out_what_the_first_frame_does_not_need(case, fixture_file):
+    code, unwanted = CASES[case.split()[0]]
+    modules = loaded(code.format(recording=str(OLDER_SCHEMA if "older" in case else fixture_file)))
     assert "pgio_tui.cli" in modules  # the probe did import something
     present = sorted(m for m in unwanted if m in modules or any(name.startswith(m + ".") for name in modules))
     assert not present, f"{case}: imported before the first frame: {present}"

@@ -62,3 +62,16 @@ async def test_rows_are_textuals_rows(size):
             if k % 4 == 0:
                 rows += compare(app)
         assert rows > 300
+
+
+async def test_text_taken_as_one_cell_a_character_is_what_rich_measures():
+    """content_segments takes the width of text lines._NARROW matches as its length (no per-character
+    lookup): every character it matches is one cell by rich's own measure, and a wide or combining
+    character is not matched."""
+    from rich.cells import cell_len
+
+    from pgio_tui.tui.widgets.lines import _NARROW
+
+    assert [hex(cp) for cp in range(0x30000) if _NARROW(chr(cp)) and cell_len(chr(cp)) != 1] == []
+    assert _NARROW("r/s ⣿⡇▲╳◆▶■│┤ 12.5 ms") and not _NARROW("日本") and not _NARROW("e\u0301") \
+        and not _NARROW("\u25fd") and _NARROW("Σ ↑ ⧗ … ≥")

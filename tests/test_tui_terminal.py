@@ -101,3 +101,72 @@ async def test_a_tick_without_a_column_shift_sends_little():
     _screen, _reference, sent = await run((80, 24), ticks=30)
     sizes = sorted(n for kind, n in sent if kind == "ChopsUpdate")
     assert sizes[len(sizes) // 4] < 1500, sizes  # the quieter ticks: far below a full chart
+
+
+async def test_a_tick_is_sent_in_one_pass_within_the_tick():
+    """MonitorScreen.redraw paints every changed pane itself (lines.one_paint, terminal.paint_now):
+    the update leaves before the tick returns, with no message to a pane or the screen, and the
+    terminal then shows what a full repaint shows; a dialog on top gets Textual's own way."""
+    size = (120, 40)
+    frames = list(synthetic_frames(330, incidents=True))
+    app = MonitorApp(SessionInfo(host="h", server_version="17.2"), frames=frames[:300], theme="pgio-dark")
+    screen, sent = Screen(*size), []
+    original = app._display
+
+    def display(scr, renderable):
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            data = renderable.render_segments(app.console)
+            sent.append(type(renderable).__name__)
+            screen.feed(data)
+        original(scr, renderable)
+
+    app._display = display
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen.feed(app.screen._compositor.render_update(full=True, screen_stack=[]).render_segments(app.console))
+        monitor = app.screen
+        for k, f in enumerate(frames[300:]):
+            if k == 20:  # a dialog over the panes: they tick beneath it, painted Textual's way
+                await pilot.press("question_mark")
+                await pilot.pause()
+            n = len(sent)
+            app.history.push(f)
+            app.request_redraw(now=True)
+            if k < 20:
+                assert sent[n:] == ["ChopsUpdate"], k  # sent already, in the tick
+                assert all(w._message_queue.empty() for w in [monitor, *monitor.panes]), k
+                assert screen.cells == full_repaint(app, size).cells, k
+            await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.cells == full_repaint(app, size).cells
+
+
+async def test_an_update_goes_to_the_driver_in_one_write():
+    """terminal.one_write: Textual's three writes of an update (start of a synchronized update, the
+    update, its end) reach the driver as one, the same bytes in the same order."""
+    from textual.app import App
+
+    class Driver:
+        def __init__(self):
+            self.writes = []
+
+        def write(self, data):
+            self.writes.append(data)
+
+    class Fake:
+        def __init__(self):
+            self._driver = Driver()
+
+    def display(app, screen, renderable):
+        app._driver.write("\x1b[?2026h")
+        app._driver.write(renderable)
+        app._driver.write("\x1b[?2026l")
+
+    app = Fake()
+    terminal.one_write(display)(app, None, "cells")
+    assert app._driver.writes == ["\x1b[?2026hcells\x1b[?2026l"]
+    terminal.one_write(display)(app, None, None)  # nothing to show: Textual's own way
+    assert app._driver.writes[1:] == ["\x1b[?2026h", None, "\x1b[?2026l"]
+    assert "write" not in vars(app._driver)
+    assert App._display.joins_writes  # installed

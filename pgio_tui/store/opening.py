@@ -9,8 +9,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
 from pgio_tui.store.validate import BoundedConnection
@@ -53,6 +51,6 @@ def migrated_copy(conn: sqlite3.Connection, version: int) -> sqlite3.Connection:
     mem.label = conn.label
     conn.backup(mem)
     conn.close()
-    schema.migrate(Database(mem, recursive_triggers=False, execute_plugins=False), version)
+    schema.migrate(mem, version)
     mem.commit()
     return mem

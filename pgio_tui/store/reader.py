@@ -7,13 +7,12 @@ stored; they come back here as rows of zeros, so a rebuilt Frame looks like the 
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
@@ -29,6 +28,9 @@ from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEv
 from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
                                      tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
@@ -57,7 +59,7 @@ class Recording:
         except BaseException:
             conn.close()
             raise
-        self.db = Database(conn, recursive_triggers=False, execute_plugins=False)
+        self.conn = conn
         self.schema_version = version
         self._schema_cookie = None
         self._count = 0
@@ -70,7 +72,7 @@ class Recording:
         try:
             self.refresh()
         except (sqlite3.DatabaseError, RecordingError) as e:  # a damaged file, or one from a pre-release build
-            self.db.conn.close()
+            self.conn.close()
             if isinstance(e, RecordingError):
                 raise
             raise RecordingError(f"{self.path} cannot be read as a pgio-tui recording: {e}") from None
@@ -83,7 +85,7 @@ class Recording:
         Everything else (counts, devices, frames(), metric_names()) reflects the file as of the
         last refresh, read from one snapshot so the names always cover the ticks.
         """
-        conn = self.db.conn
+        conn = self.conn
         conn.execute("BEGIN")
         try:
             return self._read_snapshot(conn)
@@ -94,8 +96,8 @@ class Recording:
         cookie = conn.execute("PRAGMA schema_version").fetchone()[0]
         if cookie != self._schema_cookie:
             self._schema_cookie = cookie
-            self._columns = schema.metric_columns_of(self.db)
-            self._disk_layout = schema.disk_layout(c.name for c in self.db["disk"].columns)
+            self._columns = schema.metric_columns_of(conn)
+            self._disk_layout = schema.disk_layout(schema.table_columns(conn, "disk"))
         self.meta: dict[str, Any] = {}
         for k, v in conn.execute("SELECT key, value FROM meta"):
             v = meta_value(str(k), v)
@@ -153,7 +155,7 @@ class Recording:
                 unknown = [c for c in self._columns if c not in self._with_data]
                 if not unknown:
                     break
-                counts = self.db.conn.execute(
+                counts = self.conn.execute(
                     f"SELECT {', '.join(f'count({quote(c)})' for c in unknown)} FROM (SELECT * FROM ticks "
                     f"WHERE tick > ? AND tick <= ?{limit})", (self._data_checked_to, self.last_tick)).fetchone()
                 self._with_data.update(c for c, n in zip(unknown, counts) if n)
@@ -167,7 +169,7 @@ class Recording:
     def settings(self, tick: int | None = None) -> dict[str, Setting]:
         """Settings in force at `tick`: the snapshot at start with the changes seen up to that tick
         (all changes when tick is None)."""
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
             "ORDER BY coalesce(tick, -1), rowid", (NEVER if tick is None else tick,))
         return {text(r[0]): Setting(text(r[0]), decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
@@ -180,18 +182,20 @@ class Recording:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
         return [TickEvent(tick_number(tick), number(t), stored_event(kind, body, data))
-                for tick, t, kind, body, data in self.db.conn.execute(sql + " ORDER BY id", params)
+                for tick, t, kind, body, data in self.conn.execute(sql + " ORDER BY id", params)
                 if number(t) is not None]  # an event without a time is not one
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
-        return [checkpoint_row(row) for row in self.db.conn.execute(
+        return [checkpoint_row(row) for row in self.conn.execute(
             f"SELECT {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints ORDER BY id")]
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
         out = []
-        for row in self.db["workloads"].rows:
+        cursor = self.conn.execute("SELECT * FROM workloads")
+        names = [d[0] for d in cursor.description]
+        for row in (dict(zip(names, r)) for r in cursor):
             w = {k: (number(v) if k in WORKLOAD_NUMBERS else decode(v)) for k, v in row.items()}
             w["kind"] = text(w.get("kind")) or "?"
             for k in ("params", "summary"):
@@ -213,7 +217,7 @@ class Recording:
 
     def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
-        return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.db.conn.execute(
+        return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
             (workload_id,))]
 
@@ -225,13 +229,13 @@ class Recording:
         if not self._has_latency_hist:
             return hist
         where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        hist.merge({b: n for b, n in self.db.conn.execute(  # a shared file: whole numbers only
+        hist.merge({b: n for b, n in self.conn.execute(  # a shared file: whole numbers only
             f"SELECT bucket, sum(count) FROM latency_hist{where} AND typeof(bucket) = 'integer' "
             f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
             "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
             "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
         if hist.count and M.LATENCY_MAX_MS in self._columns:
-            top = schema.from_stored(number(self.db.conn.execute(
+            top = schema.from_stored(number(self.conn.execute(
                 f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}", params).fetchone()[0]),
                 self._scales.get(M.LATENCY_MAX_MS, 1))
             hist.max_ms = top if top is not None and top > 0 else None
@@ -247,7 +251,7 @@ class Recording:
         the file)."""
         if self.first_tick is None:
             raise RecordingError(f"{self.path} holds no ticks")
-        conn = self.db.conn
+        conn = self.conn
 
         def at_or_before(tick: int) -> tuple[int, float] | None:  # gaps skip tick numbers
             return conn.execute("SELECT tick, t FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
@@ -297,7 +301,7 @@ class Recording:
                        f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         types = [self._columns.get(m, "REAL") for m in metrics]
-        cursor = self.db.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
+        cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
         return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
                 for tick, t, elapsed, *vals in cursor)
 
@@ -335,7 +339,7 @@ class Recording:
     def frames(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[Frame]:
         """Frames in tick order, rebuilt in full, a few queries per BATCH_TICKS ticks (up to the
         last tick seen by refresh())."""
-        conn = self.db.conn
+        conn = self.conn
         columns = list(self._columns)
         sel = ", ".join(quote(c) for c in ("tick", "t", "elapsed", "dt", *columns))
         if self.last_tick is None:
@@ -367,13 +371,20 @@ class Recording:
                "sum(s.calls * (s.stddev_us * 1.0) * s.stddev_us + (s.time_us * 1.0) * s.time_us / s.calls), "
                "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
-        totals = (statement_total(row) for row in self.db.conn.execute(sql, params))
+        totals = (statement_total(row) for row in self.conn.execute(sql, params))
         return {queryid: total for queryid, total in totals if total is not None}
+
+    @functools.cached_property
+    def db(self) -> Database:
+        """The file through sqlite-utils, for plain-SQL tools; imported on first use, never on
+        replay's way to its first frame (sqlite-utils may pull in numpy: ~0.1 s)."""
+        from sqlite_utils import Database
+        return Database(self.conn, recursive_triggers=False, execute_plugins=False)
 
     # --- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> Recording:
         return self

@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-
-from sqlite_utils import Database
-from sqlite_utils.db import quote_identifier as quote
+from typing import TYPE_CHECKING
 
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
 from pgio_tui import metrics as M
 from pgio_tui.metrics import CATALOG, DISK_METRICS, lookup
 
+if TYPE_CHECKING:
+    import sqlite3
+
+    from sqlite_utils import Database  # the writer's; reading a file needs only sqlite3 (replay starts faster)
+
 SCHEMA_VERSION = 3
 FIRST_VERSION = 1  # the oldest schema a reader migrates from (MIGRATIONS covers FIRST_VERSION onwards)
+
+
+def quote(identifier: str) -> str:
+    """An SQL identifier in double quotes (as sqlite-utils quotes them)."""
+    return '"' + identifier.replace('"', '""') + '"'
 
 def _named_per_tick(names: str, name_cols: str, rows: str, id_col: str, value_cols: str) -> str:
     """A name table (an id per name, given by the writer at first sight) and its per-tick table,
@@ -234,7 +242,7 @@ def catalog_columns() -> dict[str, str]:
     return {m.name: column_type(m.name) for m in CATALOG}
 
 
-def create(db: Database) -> None:
+def create(db: Database | sqlite3.Connection) -> None:
     """Create every table of a new recording, with one `ticks` column per catalog metric, in one
     transaction."""
     metrics = ", ".join(f"{quote(name)} {sql_type}" for name, sql_type in catalog_columns().items())
@@ -253,7 +261,7 @@ def needs_migration(version: int) -> bool:
     return any(MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
 
 
-def migrate(db: Database, version: int) -> None:
+def migrate(db: Database | sqlite3.Connection, version: int) -> None:
     """Bring a recording of an older schema `version` up to SCHEMA_VERSION, in place."""
     for v in range(version, SCHEMA_VERSION):
         for sql in MIGRATIONS[v]:
@@ -300,9 +308,14 @@ def metric_unit(metric: str) -> str | None:
     return m.unit if m is not None else None
 
 
-def metric_columns_of(db: Database) -> dict[str, str]:
+def metric_columns_of(conn: sqlite3.Connection) -> dict[str, str]:
     """The metric columns of `ticks` with their types, in table order (catalog, then added later)."""
-    return {c.name: c.type for c in db["ticks"].columns if c.name not in TICK_COLUMNS}
+    return {name: type_ for name, type_ in table_columns(conn, "ticks").items() if name not in TICK_COLUMNS}
+
+
+def table_columns(conn: sqlite3.Connection, table: str) -> dict[str, str]:
+    """A table's columns and their declared types, in table order."""
+    return {r[1]: r[2] for r in conn.execute(f"PRAGMA table_info({quote(table)})")}
 
 
 def all_zero(values: Iterable) -> bool:

@@ -30,6 +30,7 @@ from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
+from pgio_tui.tui.driver import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.degraded import warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
@@ -43,7 +44,7 @@ NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH
 GC_PAUSE_MAX_S = 10.0  # a first frame that never comes (no data yet) must not leave the collector off
 
 
-class MonitorApp(LiveActions, ThemedApp, App[int]):
+class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
     # The monitor screen's sheet too: read with the app's, the stylesheet is parsed once, not again
     # (whole) when that screen is pushed.
     CSS_PATH = ["app.tcss", "monitor.tcss"]

@@ -14,6 +14,7 @@ widgets, unchanged.
 
 from __future__ import annotations
 
+import threading
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from pgio_tui.tui.widgets.timeline import Timeline
 PLAY_HZ = 10  # playback timer: small steps keep 1x smooth and each read short
 POLL_S = 0.5  # how often a followed file is checked for new ticks
 MOMENTS_EVERY_S = 10.0  # while following, moments are recomputed at most this often
+FIRST_FRAME_WAIT_S = 2.0  # the moments wait this long at most for the first frame
 MAX_PUSH = 600  # a forward move over more ticks than this reloads the window instead
 JUMP_HINT = "hh:mm:ss (time of day) · +5m / -30s (from here) · 90s, 5m, 1:30 (elapsed)"
 
@@ -128,6 +130,7 @@ class ReplayApp(MonitorApp):
         self.play_hz = play_hz
         self.poll_s = poll_s
         self.loaded_from = self.player.tick  # the first tick in the history window
+        self._first_drawn = threading.Event()
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
@@ -229,9 +232,19 @@ class ReplayApp(MonitorApp):
     def _moments_worker(self, path: str) -> None:
         from pgio_tui.store.reader import Recording
 
+        # The moments read the whole file (~25 ms of CPU an hour): on this thread, but under the same
+        # GIL as the UI, so they wait for the first frame, which they would otherwise hold up.
+        self._first_drawn.wait(FIRST_FRAME_WAIT_S)
         with Recording(path) as own:  # an older schema is migrated again, in this thread's memory
             moments = find_moments(own)
         self.post_message(MomentsFound(moments))
+
+    def _first_frame_drawn(self) -> None:
+        super()._first_frame_drawn()
+        self._first_drawn.set()
+
+    def on_unmount(self) -> None:
+        self._first_drawn.set()  # no first frame is coming: a waiting worker goes on (and ends)
 
     def on_moments_found(self, message: MomentsFound) -> None:
         self.player.moments = message.moments

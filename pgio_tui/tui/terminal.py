@@ -14,8 +14,20 @@ changed regions (the screen and every container behind the panes, each of its li
 and cuts its strips on every changed line, although the panes in front cover those cells. Here the
 cells sent (the chops under the changed spans) are listed first; widgets are taken front to back,
 each fills the listed chops it covers, and a widget that covers none of those still open is not
-rendered at all (it keeps its dirty lines for a later update). The chop a cell gets is the one
+rendered at all (it keeps its dirty lines for a later update), and one that does renders only
+its rows from the first to the last that are sent. The chop a cell gets is the one
 Textual's first-come rule gives it: the front-most widget covering it.
+
+`paint_now()` sends the changed widgets of a tick at once, in the tick (widgets/lines.py's
+`one_paint`), with the steps Textual's screen takes a moment later when each widget has messaged it
+(Screen._on_timer_update): the widgets' repaint regions into the compositor, then its update to the
+driver. Anything else pending on the screen (a layout, a scroll, a full repaint, a batch, another
+screen on top) is left to Textual's own way, which then paints these widgets too.
+
+`install()` also makes an update one write to the driver: Textual writes the start of a
+synchronized update, the update and its end as three writes, and each wakes its writer thread
+(which may then write and flush each on its own). Joined, the terminal gets the same bytes in one
+piece, and the thread wakes once a tick.
 
 Checked by tests/test_tui_terminal.py, which replays the updates of a live session on a small
 terminal emulator and compares every cell with a full repaint (full repaints are Textual's own).
@@ -32,6 +44,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 
 _installed = False
+# The screen attributes paint_now() uses, as Textual 8 has them: another shape is painted Textual's way.
+_direct = False
 
 
 def render_segments(self, console: Console) -> str:
@@ -119,17 +133,49 @@ def render_partial_update(self):
         lines = [y for y in range(y0, y0 + h) if any(x0 <= c < x1 for c in wanted.get(y, ()))]
         if not lines:
             continue
-        strips = widget.render_lines(Region(x0 - region.x, y0 - region.y, width, h))
+        top = lines[0]  # the rows from the first to the last sent, not every row of the widget
+        strips = widget.render_lines(Region(x0 - region.x, top - region.y, width, lines[-1] + 1 - top))
         for y in lines:
             want = wanted[y]
             final_cuts = [cut for cut in cuts[y] if x1 >= cut >= x0]
             line = chops[y]
-            for cut, strip in zip(final_cuts, strips[y - y0].divide([cut - x0 for cut in final_cuts[1:]])):
+            for cut, strip in zip(final_cuts, strips[y - top].divide([cut - x0 for cut in final_cuts[1:]])):
                 if cut in want:
                     line[cut] = strip
                     want.discard(cut)
                     remaining -= 1
     return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in cuts])
+
+
+def paint_now(screen, widgets: set) -> None:
+    """Paint these widgets' dirty regions now: the screen's update without the messages."""
+    screen._dirty_widgets.update(widgets)
+    app = screen.app
+    if (_direct and app.screen is screen and not app._batch_count and not app.is_inline
+            and not (screen._layout_required or screen._scroll_required or screen._repaint_required
+                     or screen._recompose_required)):
+        screen._compositor.update_widgets(screen._dirty_widgets)
+        screen._compositor_refresh()  # render_update, to the driver, and _dirty_widgets cleared
+    else:
+        screen.check_idle()  # as messages.Update does: the screen's idle starts its update timer
+
+
+def one_write(display):
+    """App._display whose writes to the driver go out joined, as one write."""
+    def _display(self, screen, renderable):
+        driver = self._driver
+        if renderable is None or driver is None or "write" in vars(driver):
+            return display(self, screen, renderable)
+        parts: list[str] = []
+        driver.write = parts.append
+        try:
+            return display(self, screen, renderable)
+        finally:
+            del driver.write
+            if parts:
+                driver.write("".join(parts))
+    _display.joins_writes = True
+    return _display
 
 
 # The partial update this replaces, as Textual 8 writes it (its body's names): another shape is left alone.
@@ -140,9 +186,14 @@ _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection
 def install() -> None:
     """Use the cropping render for partial updates (idempotent; a Textual without ChopsUpdate of
     this shape is left alone)."""
-    global _installed
+    global _installed, _direct
     if _installed:
         return
+    from textual.screen import Screen
+    _direct = all(hasattr(Screen, name) for name in ("_compositor_refresh", "_on_timer_update")) and \
+        all(name in Screen._on_timer_update.__code__.co_names
+            for name in ("_dirty_widgets", "update_widgets", "_compositor_refresh", "_layout_required",
+                         "_scroll_required", "_repaint_required", "_recompose_required", "_batch_count"))
     try:
         from textual._compositor import ChopsUpdate
     except ImportError:
@@ -152,6 +203,9 @@ def install() -> None:
         return
     ChopsUpdate.render_segments = render_segments
     _installed = True
+    from textual.app import App
+    if not getattr(App._display, "joins_writes", False) and "_driver" in App._display.__code__.co_names:
+        App._display = one_write(App._display)
     from textual._compositor import Compositor
     code = Compositor.render_partial_update.__code__
     if all(n in code.co_names for n in _PARTIAL_NAMES) and hasattr(Compositor, "visible_widgets") \

@@ -10,6 +10,7 @@ the history and calls `redraw()`. Layouts:
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
@@ -24,6 +25,7 @@ from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
 from pgio_tui.tui.widgets.devices_pane import DevicesPane
 from pgio_tui.tui.widgets.footer import Footer
 from pgio_tui.tui.widgets.latency_pane import LatencyPane
+from pgio_tui.tui.widgets.lines import one_paint
 from pgio_tui.tui.widgets.memory_pane import MemoryPane
 from pgio_tui.tui.widgets.pane import Pane, View
 from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, WorkloadStrip
@@ -86,10 +88,12 @@ class MonitorScreen(Screen):
         self.layout_name = ""
         self._panes: list[Pane] = []
         self._shown_data = False
+        self._styled_with: int | None = None  # the app's style-sheet version the widgets were mounted with
 
     # --- composition and layout ----------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        self._styled_with = self.app._css_update_count
         yield StatusBar(id="status")
         if self.session.source == "live":
             yield DegradedBanner(self.session.notes, id="degraded")
@@ -104,6 +108,15 @@ class MonitorScreen(Screen):
                 yield pane.set_class(compact and i != self.active, "-hidden", update=False)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
         yield Footer()
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Textual styles a screen's every widget again when it is shown. Shown the first time, just
+        after its mount styled them with the same style sheet, that is the same work twice (a third
+        of Textual's styling before the first frame); later (back from a view, after a theme
+        change) it restyles as before."""
+        if self._styled_with is not None and self._styled_with == self.app._css_update_count:
+            event.refresh_styles = False
+        self._styled_with = None
 
     def action_dismiss_banner(self) -> None:
         for banner in self.query(DegradedBanner):
@@ -214,11 +227,11 @@ class MonitorScreen(Screen):
     # --- drawing --------------------------------------------------------------------------------
 
     def redraw(self, force: bool = False) -> None:
-        """Draw what is visible, in one batch. Hidden panes are skipped (drawn when shown)."""
+        """Draw what is visible, in one paint. Hidden panes are skipped (drawn when shown)."""
         if not self._panes or not self.is_attached:
             return
         view = self.view()
-        with self.app.batch_update():
+        with one_paint(self):  # what changed goes out once, at the end, without a message per pane
             self._status.draw(view, self.state)
             if self.layout_name == "compact":
                 self._vitals.draw(view)

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 from pgio_tui.safe_text import plain_text
 from pgio_tui.store.listing import RecordingInfo, list_recordings
 from pgio_tui.store.player import hms
+from pgio_tui.tui.driver import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 
 
@@ -31,7 +32,7 @@ def row_of(info: RecordingInfo) -> tuple[str, ...]:
             info.host, info.workload or "-", size_text(info.size))
 
 
-class PickerApp(ThemedApp, App[str | None]):
+class PickerApp(QuietInput, ThemedApp, App[str | None]):
     TITLE = "pgio-tui replay"
     BINDINGS = [Binding("q,escape", "quit_picker", "Quit"), Binding("enter", "open", "Open", priority=True)]
     DEFAULT_CSS = """

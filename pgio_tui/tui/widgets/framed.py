@@ -62,7 +62,8 @@ class FramedLines(StylesCache):
         content = size if content_size is None else content_size
         pad = styles.padding if padding is None else padding
         self._now = ((size, content, pad, base_background, background, opacity, styles.border, styles.outline,
-                      styles.tint, styles.text_opacity, styles.has_rule("hatch")), tuple(filters), background)
+                      styles.tint, styles.text_opacity, styles.has_rule("hatch")), tuple(filters), background,
+                     styles.gutter)
         try:
             return super().render(styles, size, base_background, background, render_content_line, filters,
                                   border_title, border_subtitle, content_size, padding, crop, opacity, **kw)
@@ -73,10 +74,10 @@ class FramedLines(StylesCache):
                     render_content_line, border_title, border_subtitle, opacity, ansi_theme, native_ansi):
         args = (styles, y, size, content_size, padding, base_background, background, render_content_line,
                 border_title, border_subtitle, opacity, ansi_theme, native_ansi)
-        gutter = styles.gutter
+        now = self._now
+        gutter = styles.gutter if now is None else now[3]  # the same for every row of a render()
         if y < gutter.top or y >= size.height - gutter.bottom or y - gutter.top >= content_size.height:
             return super().render_line(*args)
-        now = self._now
         if now is None:  # called outside render(): work the key out here
             key = (size, content_size, padding, base_background, background, opacity, styles.border,
                    styles.outline, styles.tint, styles.text_opacity, styles.has_rule("hatch"))
@@ -104,7 +105,7 @@ class FramedLines(StylesCache):
     def _passes(self, now: tuple, frame: tuple) -> bool:
         """Whether every filter of this render leaves each style of the frame and the content as it
         is: only ANSIToTruecolor is known (a style without system colours and without dim)."""
-        _key, filters, background = now
+        _key, filters, background, _gutter = now
         content = self._content_styles() if self._content_styles is not None else None
         clean = self._clean
         if clean is not None and clean[0] == filters and clean[1] == background and clean[2] is frame \

@@ -13,7 +13,9 @@ one per stretch of dots.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -29,6 +31,33 @@ from pgio_tui.tui.widgets import framed
 from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
+
+# Text of characters one cell wide each (ASCII, Latin, Greek, punctuation, arrows, maths, box
+# drawing, blocks, shapes, braille):
+# its width is its length without rich's per-character lookup. Anything else asks cell_len.
+_NARROW = re.compile("[\x20-\x7e\xa0-\u02ff\u0370-\u03ff\u2010-\u2027\u2030-\u205e\u2190-\u22ff"
+                     "\u2500-\u25fc\u2800-\u29ff]*").fullmatch
+
+_painting: set[LinesView] | None = None  # the views changed in the paint under way (one_paint)
+
+
+@contextmanager
+def one_paint(screen) -> Iterator[None]:
+    """Draw views inside this, and what changed goes to the terminal once, at the end, in one pass
+    (terminal.paint_now). Outside it each view's refresh() wakes its own message loop, which
+    messages the screen, whose idle starts a timer that paints: two messages and a wake-up per
+    view per tick. Nested uses join the outer paint."""
+    global _painting
+    if _painting is not None:
+        yield
+        return
+    _painting = changed = set()
+    try:
+        yield
+    finally:
+        _painting = None
+        if changed:
+            terminal.paint_now(screen, changed)
 
 
 def changed_cells(a: Line, b: Line) -> tuple[int, int]:
@@ -207,7 +236,13 @@ class LinesView(Widget):
             start, end = changed_cells(a, b)
             changed.append(Region(start, y, max(1, min(width, end) - start), 1))
         if changed:
-            self.refresh(*merge_rows(changed))
+            regions = merge_rows(changed)
+            painting = _painting
+            if painting is None or not self._is_mounted:
+                self.refresh(*regions)
+            else:  # what refresh() marks for a repaint; one_paint sends it
+                self._set_dirty(*regions)
+                painting.add(self)
 
     def _content_styles(self) -> list[Style] | None:
         """Every style content_segments() puts in a row (FramedLines checks them against the app's
@@ -239,7 +274,7 @@ class LinesView(Widget):
             segs = segments(self._lines[y], base, {}, styles)
             text = "".join([t for t, _, _ in segs])
             n = len(text)
-            if n > width or cell_len(text) != n:
+            if n > width or (not _NARROW(text) and cell_len(text) != n):
                 return None
             if n < width:
                 segs.append(Segment(" " * (width - n), base))

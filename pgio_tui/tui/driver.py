@@ -1,0 +1,97 @@
+"""A terminal driver whose input thread sleeps until there is input.
+
+Textual's Linux driver polls the terminal ten times a second (`select(0.1)`) so that it notices its
+exit and times out a lone Esc. On an idle screen that is the app's whole CPU: about 0.1–0.15 % of a
+core, a tenth of what the monitor costs at 1 Hz (`bench/tui_cpu.py` prints CPU by thread). This
+driver blocks until the terminal has input, the key parser's Esc timeout is due, or the driver stops
+(a pipe wakes it), so the thread wakes only when there is something to do.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import sys
+import threading
+from codecs import getincrementaldecoder
+
+from textual import constants
+from textual._time import get_time
+from textual._xterm_parser import XTermParser
+from textual.drivers.linux_driver import LinuxDriver
+
+
+class _WakingEvent(threading.Event):
+    """The driver's exit event; setting it also wakes the input thread's select."""
+
+    def __init__(self, wake_fd: int) -> None:
+        super().__init__()
+        self._wake_fd = wake_fd
+
+    def set(self) -> None:
+        super().set()
+        try:
+            os.write(self._wake_fd, b"x")
+        except OSError:  # the pipe is full (already woken) or closed
+            pass
+
+
+class QuietDriver(LinuxDriver):
+    """Textual's LinuxDriver; only its input loop differs (no wake-ups without input)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        self._wake_w = wake_w
+        self.exit_event = _WakingEvent(wake_w)
+
+    def run_input_thread(self) -> None:
+        """As Textual's loop, but select() waits for input, the parser's timeout, or the exit pipe."""
+        selector = selectors.DefaultSelector()
+        selector.register(self.fileno, selectors.EVENT_READ, "tty")
+        selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        parser = XTermParser(self._debug)
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def process(events: list, final: bool = False) -> None:
+            for key, _mask in events:
+                if key.data == "wake":
+                    os.read(self._wake_r, 64)
+                    continue
+                data = decode(os.read(self.fileno, 1024 * 4), final=final)
+                if not data:  # end of input (stdin piped): stop watching it rather than spin
+                    selector.unregister(self.fileno)
+                    continue
+                for event in parser.feed(data):
+                    self.process_message(event)
+            for event in parser.tick():
+                self.process_message(event)
+
+        try:
+            while not self.exit_event.is_set():
+                due = parser._timeout_time  # a pending Esc: wake when the parser may time it out
+                process(selector.select(None if due is None else max(0.0, due - get_time())))
+            if self.fileno in selector.get_map():
+                selector.unregister(self.fileno)
+            process(selector.select(0), final=True)
+        finally:
+            selector.close()
+
+    def close(self) -> None:
+        super().close()
+        self.exit_event._wake_fd = -1  # a later set() must not write to a reused descriptor
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class QuietInput:
+    """App mixin: run on QuietDriver where Textual would use its Linux driver."""
+
+    def get_driver_class(self):
+        if constants.DRIVER is None and sys.platform != "win32":
+            return QuietDriver
+        return super().get_driver_class()

@@ -1,0 +1,75 @@
+"""What start-up puts after the first frame (issue 13: start to first frame): work that would hold
+the GIL while the first frame is built waits for it, and still comes."""
+
+from __future__ import annotations
+
+import pytest
+from tui_support import wait_for
+
+import pgio_tui.tui.replay as replay
+from pgio_tui.store.reader import Recording
+from pgio_tui.tui.replay import ReplayApp
+
+
+@pytest.mark.asyncio
+async def test_replay_finds_its_moments_after_the_first_frame(fixture_file, monkeypatch):
+    """The moments read the whole file (on a thread, but under the GIL): they are looked for once the
+    first frame is drawn, and then arrive."""
+    order = []
+    find_moments = replay.find_moments
+
+    def recorded_find_moments(rec):
+        order.append("moments")
+        return find_moments(rec)
+
+    monkeypatch.setattr(replay, "find_moments", recorded_find_moments)
+    with Recording(fixture_file) as rec:
+        app = ReplayApp(rec, playing=False)
+        drawn = app._first_frame_drawn
+
+        def first_frame_drawn():
+            order.append("first frame")
+            drawn()
+
+        app._first_frame_drawn = first_frame_drawn
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.player.moments)
+            assert order == ["first frame", "moments"]
+            assert app.player.moments == find_moments(rec)
+
+
+def styles_of(screen) -> dict:
+    """Every widget's computed style on the screen: its CSS lines and its rich style."""
+    return {(type(n).__name__, n.id, i): (n.styles.css, str(n.rich_style))
+            for i, n in enumerate(screen.walk_children(with_self=True))}
+
+
+@pytest.mark.asyncio
+async def test_the_monitor_is_styled_once_and_as_a_full_restyle_would(fixture_file):
+    """Shown the first time, the monitor screen is not styled again (its mount just did); what it
+    shows is what a full restyle gives. Back from a view after a theme change, it is restyled."""
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.panes)
+            await pilot.pause()
+            screen = app.screen
+            shown = styles_of(screen)
+            app.stylesheet.update(screen)  # the restyle Textual would have done
+            assert styles_of(screen) == shown
+
+            await pilot.press("H")  # a view on top; the theme changes under it; back
+            await wait_for(pilot, lambda: app.screen is not screen)
+            dark = styles_of(screen)
+            app.theme = "textual-light"
+            await pilot.pause()
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+            await pilot.pause()
+            light = styles_of(screen)
+            assert light != dark
+            app.stylesheet.update(screen)
+            assert styles_of(screen) == light
