@@ -21,9 +21,11 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,11 +70,11 @@ def patch(App):
         mark("the screen built: compose, mount, styles, layout, panes drawn")
         first_data(self, message)
     App.on_monitor_screen_first_data = on_first_data
+    first_frame_drawn = App._first_frame_drawn
     def drawn(self):
         mark("rendered and written (to the first frame)")
         open(os.environ["MARKS_OUT"], "w").write("\n".join(names) + "\n")
-        os.getppid()
-        os._exit(0)
+        first_frame_drawn(self)
     App._first_frame_drawn = drawn
 
 class PatchOnImport:
@@ -122,8 +124,6 @@ class Bare(App):
     def drawn(self):
         mark("layout, rendered and written (to the first frame)")
         open(os.environ["MARKS_OUT"], "w").write("\n".join(names) + "\n")
-        os.getppid()
-        os._exit(0)
 
 Bare().run()
 '''
@@ -162,8 +162,17 @@ def phases(label: str, argv: list[str], env: dict[str, str], needles: tuple[str,
         old.unlink()
     out, marks = outdir / "phase.out", outdir / "marks"
     marks.unlink(missing_ok=True)
+
+    def stop(proc: subprocess.Popen) -> None:  # the frame is seen: once the marks are written, end the slow run
+        limit = time.monotonic() + 120
+        while not marks.exists() and time.monotonic() < limit and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGKILL)
+
     r = ff.run_once(["valgrind", "--tool=callgrind", "--dump-before=os_getppid", f"--callgrind-out-file={out}",
-                     "--log-file=/dev/null", *argv], {**env, "MARKS_OUT": str(marks)}, (80, 24), needles, timeout=600)
+                     "--log-file=/dev/null", *argv], {**env, "MARKS_OUT": str(marks)}, (80, 24), needles,
+                    at_first=stop, timeout=600)
     dumps = sorted(glob.glob(f"{out}.*"), key=lambda p: int(p.rsplit(".", 1)[1]))
     if r["first"] is None or not marks.exists():
         print(f"{label}: no first frame under valgrind")
