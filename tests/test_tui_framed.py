@@ -74,4 +74,4 @@ async def test_text_taken_as_one_cell_a_character_is_what_rich_measures():
 
     assert [hex(cp) for cp in range(0x30000) if _NARROW(chr(cp)) and cell_len(chr(cp)) != 1] == []
     assert _NARROW("r/s ⣿⡇▲╳◆▶■│┤ 12.5 ms") and not _NARROW("日本") and not _NARROW("e\u0301") \
-        and not _NARROW("\u25fd")
+        and not _NARROW("\u25fd") and _NARROW("Σ ↑ ⧗ … ≥")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -105,6 +106,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     plot_h = max(1, height - 1 - legend_rows)
     plot_w = width - GUTTER
     dot_s = (t1 - t0) / (plot_w * 2) if t1 > t0 else 1.0
+    kept = cache is not None  # a fresh draw (no cache) shares nothing with other charts either
     cache = ChartCache() if cache is None else cache
     columns, cols = [], []
     for s in series:
@@ -164,7 +166,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         else:
             tag = ""
         lines.append(((tag[: GUTTER - 1].rjust(GUTTER - 1) + "┤", "axis"), *runs))
-    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof, cache))
+    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof, cache if kept else None))
     return lines[:height]
 
 
@@ -276,8 +278,27 @@ def _clock(t0: float, t1: float, plot_w: int, dot_s: float) -> tuple | None:
     return ("%H:%M" if step >= 60 else "%H:%M:%S"), tuple(times)
 
 
+# The last time axis drawn and what it was drawn from: (the history, weakly; its epoch and version,
+# the window, the plot width, seconds per dot), its line. The axis is a function of exactly these:
+# the history's spans and events are what its epoch and version say, the clock is t0 and t1's.
+_SHARED_AXIS: list = [lambda: None, None, None]
+
+
 def _axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof,
           cache: ChartCache | None = None) -> Line:
+    """The time axis (_draw_axis); charts of one redraw with the same window and width share it."""
+    if cache is None:
+        return _draw_axis(history, t0, t1, plot_w, dot_s, xof)
+    inputs = (history.epoch, history.version, t0, t1, plot_w, dot_s)
+    ref, kept, line = _SHARED_AXIS
+    if kept != inputs or ref() is not history:
+        line = _draw_axis(history, t0, t1, plot_w, dot_s, xof, cache)
+        _SHARED_AXIS[:] = weakref.ref(history), inputs, line
+    return line
+
+
+def _draw_axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: float, xof,
+               cache: ChartCache | None = None) -> Line:
     """The time axis: the window's length, time of day, checkpoint spans as a thick stretch
     (labels over a span keep its colour), event marks. What it shows is worked out first (cells
     of spans and marks, the clock's times); it is drawn again only when that changed."""

@@ -32,9 +32,11 @@ from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
 
-# Text of characters one cell wide each (ASCII and Latin-1, box drawing, blocks, shapes, braille):
+# Text of characters one cell wide each (ASCII, Latin, Greek, punctuation, arrows, maths, box
+# drawing, blocks, shapes, braille):
 # its width is its length without rich's per-character lookup. Anything else asks cell_len.
-_NARROW = re.compile("[\x20-\x7e\xa0-\u02ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch
+_NARROW = re.compile("[\x20-\x7e\xa0-\u02ff\u0370-\u03ff\u2010-\u2027\u2030-\u205e\u2190-\u22ff"
+                     "\u2500-\u25fc\u2800-\u29ff]*").fullmatch
 
 _painting: set[LinesView] | None = None  # the views changed in the paint under way (one_paint)
 
