@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pgio_tui.sources.kernel import KERNEL_KEYS, KernelSource, kernel_settings, parse_meminfo, parse_psi, parse_vmstat
+from pgio_tui.sources.kernel import KERNEL_KEYS, KernelSource, kernel_settings, parse_meminfo, parse_psi, parse_vmstat, psi_totals
 from pgio_tui.sources.procfs import LOCAL, LocalProc, RemoteProc, page_kb
 
 CAPTURE = Path(__file__).parent / "data" / "proc" / "vm-6.18"  # see tests/data/proc/capture.sh
@@ -179,3 +179,12 @@ def test_vmstat_thresholds_match_the_full_parse():
         full = parse_vmstat(text)
         want = {k: full[k] for k in ("nr_dirty_threshold", "nr_dirty_background_threshold") if k in full}
         assert want and vmstat_thresholds(text) == want
+
+
+def test_psi_totals_are_parse_psis():
+    """What a tick reads of /proc/pressure/io (the totals) equals the full parse, on every capture."""
+    for path in sorted(CAPTURE.glob("pressure_io.*")):
+        text = path.read_text()
+        full = {k: int(v["total"]) for k, v in parse_psi(text).items() if "total" in v}
+        assert psi_totals(text) == full and set(full) == {"some", "full"}, path
+    assert psi_totals("") == {} and psi_totals("some avg10=0.00 avg60=0.00 avg300=0.00\n") == {}

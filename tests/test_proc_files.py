@@ -97,3 +97,23 @@ def test_a_processs_io_file_follows_it_until_it_exits(tmp_path):
     assert out["read_bytes_s"] is None and out["write_bytes_s"] is None
     assert open_files(f"/proc/{pid}/io") == []
     t.close()
+
+
+def test_proc_io_parsed_from_the_kernels_text_in_any_line_order():
+    """parse_proc_io on a captured /proc/<pid>/io (Linux 6.18, a process that wrote and read 4 MB
+    through the disk), and on the same lines in another order (read by name then)."""
+    from pathlib import Path
+
+    from pgio_tui.sources.backends import parse_proc_io
+
+    text = (Path(__file__).parent / "data" / "proc" / "vm-6.18" / "pid_io.0").read_bytes()
+    fields = dict(line.split(b": ") for line in text.splitlines())
+    want = (int(fields[b"read_bytes"]), int(fields[b"write_bytes"]))
+    assert want == (4198400, 4227072)
+    assert parse_proc_io(text) == want
+    lines = text.splitlines(keepends=True)
+    assert parse_proc_io(b"".join(reversed(lines))) == want
+    assert parse_proc_io(b"".join(lines[4:6])) == want  # no rchar..syscw lines
+    assert parse_proc_io(b"".join(lines[:5])) is None  # no write_bytes
+    live = read_proc_io(os.getpid())
+    assert live is not None and live[0] >= 0 and live[1] >= 0

@@ -17,6 +17,7 @@ from pgio_tui.sources.postgres import PendingConnect, SourceError
 from pgio_tui.sources.statements import ROWS, SUMS
 from pgio_tui.sources.tick_sql import RawSample
 
+_AS_WRITTEN = pg_counters.PUBLISHED_AS_WRITTEN
 RECONNECT_BACKOFF = (1, 2, 4, 8, 15)  # seconds between reconnect attempts while the server is away
 BUFCACHE_EVERY_S = 10.0  # pg_buffercache_summary() visits every buffer header: read it this often
 
@@ -111,14 +112,14 @@ class PostgresTick:
             self._settings_md5 = raw["settings_md5"]
 
         counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
-        pcounters = pg_counters.checkpoint_counters(prev["bgwriter"], prev["checkpointer"]) if prev else None
+        pcounters = self._prev_derived[0] if prev else None  # prev is _prev_raw: derived from it last tick
         if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
                           or counters["started"] < pcounters["started"]):
             frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
             self.tracker.reset()
             prev = pcounters = None
 
-        self._rates(raw, prev or {}, dt, frame)
+        writes = self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
         self._backends(raw, dt, frame)
@@ -144,38 +145,44 @@ class PostgresTick:
             for ms, n in self.slowlog.count(raw["log_lines"]).items():
                 frame.values[M.STATEMENTS_LOG_OVER[ms]] = n
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
-        self._prev_raw = raw
+        self._prev_raw, self._prev_derived = raw, (counters, writes)
 
     def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
         """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
         r = rate(cur, prev, dt)
-        if name in pg_counters.PUBLISHED_AS_WRITTEN:
+        if name in _AS_WRITTEN:
             return r
-        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, final=self._final)
+        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, self._final)
         return None if paid is None else paid / dt
 
     def _rates(self, raw: RawSample, prev: RawSample | dict, dt: float | None,
-               frame: Frame) -> None:
-        """Every cumulative counter of the sample as a per-second rate, in this one place."""
-        v, tick = frame.values, frame.tick
+               frame: Frame) -> dict[str, float | None]:
+        """Every cumulative counter of the sample as a per-second rate, in this one place. Returns
+        the sample's cumulative writes by source (the next tick's previous ones)."""
+        v, tick, rate_of = frame.values, frame.tick, self._rate
         writes = pg_counters.writes_by_source(raw["bgwriter"], raw["io"])
-        pwrites = pg_counters.writes_by_source(prev["bgwriter"], prev["io"]) if prev else {}
+        pwrites = self._prev_derived[1] if prev else {}  # prev is _prev_raw: derived from it last tick
         for name, value in writes.items():
-            v[name] = self._rate(name, value, pwrites.get(name), dt, tick)
+            v[name] = rate_of(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
-            v[metric] = self._rate(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
+            v[metric] = rate_of(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
         v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
         pio = prev.get("io") or {}
+        names = self._source_names
         for btype, cols in (raw["io"] or {}).items():
             pcols = pio.get(btype) or [None] * len(cols)
-            frame.sources[btype] = {f: self._rate(f"{btype}.{f}", c, pc, dt, tick)
-                                    for f, c, pc in zip(SOURCE_FIELDS, cols, pcols)}
+            counter_names = names.get(btype)
+            if counter_names is None:  # "client backend.writes", ...: made once per backend type
+                counter_names = names[btype] = tuple(f"{btype}.{f}" for f in SOURCE_FIELDS)
+            frame.sources[btype] = {f: rate_of(name, c, pc, dt, tick)
+                                    for f, name, c, pc in zip(SOURCE_FIELDS, counter_names, cols, pcols)}
+        return writes
 
     def _forget_counters(self) -> None:
         """Counters start over (gap, reconnect, restart): no rate until two new samples."""
-        self._prev_raw = None
+        self._prev_raw = self._prev_derived = None
         self._prev_sums = self._prev_rows_t = None
         self.statements.reset()
         self.backends.reset()

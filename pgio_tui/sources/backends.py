@@ -57,7 +57,10 @@ def _field(text: bytes, name: bytes) -> int | None:
 
 def parse_proc_io(text: bytes) -> tuple[int, int] | None:
     """(read_bytes, write_bytes) from /proc/<pid>/io's text; None when either is missing."""
-    text = b"\n" + text  # every line, the first too, starts after a newline
+    p = text.split()  # the kernel's layout since 2.6.20: rchar, wchar, syscr, syscw, read_bytes, write_bytes, ...
+    if len(p) >= 12 and p[8] == b"read_bytes:" and p[10] == b"write_bytes:":
+        return int(p[9]), int(p[11])
+    text = b"\n" + text  # any other layout: by name, every line, the first too, starts after a newline
     read, write = _field(text, b"\nread_bytes:"), _field(text, b"\nwrite_bytes:")
     return None if read is None or write is None else (read, write)
 

@@ -78,6 +78,15 @@ def parse_psi(text: str) -> dict[str, dict[str, float | int]]:
     return out
 
 
+_PSI_TOTAL = re.compile(r"\n(some|full) [^\n]*\btotal=(\d+)")
+
+
+def psi_totals(text: str) -> dict[str, int]:
+    """The `total` (µs) of each line of `/proc/pressure/io`, as parse_psi gives it, without
+    parsing the averages a tick does not use."""
+    return {k: int(v) for k, v in _PSI_TOTAL.findall("\n" + text)}
+
+
 class KernelSource(PolledSource):
     """Samples the memory and pressure metrics once per tick.
 
@@ -109,8 +118,7 @@ class KernelSource(PolledSource):
         return None if pages is None else pages * self.page_kb
 
     def _pressure(self, dt: float | None) -> dict[str, float | None]:
-        psi = parse_psi(self._read("/proc/pressure/io") or "")
-        totals = {k: int(v["total"]) for k, v in psi.items() if "total" in v}
+        totals = psi_totals(self._read("/proc/pressure/io") or "")
         prev, self._psi_prev = self._psi_prev, totals
         out: dict[str, float | None] = {}
         for kind in ("some", "full"):

@@ -7,11 +7,13 @@ prepared statements so the tick query is planned once.
 
 from __future__ import annotations
 
+import json
+import re
+import threading
 from dataclasses import dataclass
 
-import threading
-
 import psycopg
+from psycopg.types.json import set_json_loads
 
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
@@ -22,6 +24,33 @@ from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 _NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
+_NAMED = re.compile(r"%\((\w+)\)s|%%")
+_decode_json = json.JSONDecoder().decode
+
+
+def _json_loads(data: bytes):
+    """json.loads for the server's JSON, which is UTF-8 (client_encoding): without the encoding
+    guess json.loads makes for bytes."""
+    return _decode_json(data.decode())
+
+
+def positional(sql: str) -> tuple[bytes, tuple[str, ...]]:
+    """A statement with %(name)s placeholders as PostgreSQL's own $n ones, and the names in $n
+    order: what psycopg does to a query at every execute, done once. (psycopg caches it only for
+    statements under 4 kB; the tick statement is longer.) A name used twice is one $n."""
+    names: list[str] = []
+
+    def number(m: re.Match) -> str:
+        if m.group(0) == "%%":
+            return "%"
+        if m.group(1) not in names:
+            names.append(m.group(1))
+        return f"${names.index(m.group(1)) + 1}"
+
+    out = _NAMED.sub(number, sql)
+    if "%" in _NAMED.sub("", sql):
+        raise ValueError("a placeholder other than %(name)s in the tick statement")
+    return out.encode(), tuple(names)
 
 
 class SourceError(Exception):
@@ -122,8 +151,11 @@ class PostgresSource:
         self.conn: psycopg.Connection | None = None
         self.features = Features()
         self._sql = ""
+        self._raw: tuple[bytes, tuple[str, ...]] = (b"", ())  # _sql with $n placeholders, and their names
         self._names: tuple[str, ...] | None = None  # the tick statement's column names, known after its first run
-        self._cursor: psycopg.Cursor | None = None  # the tick's, made once per connection
+        self._cursor: psycopg.RawCursor | None = None  # the tick's, made once per connection
+        self._conf_t: str | None = None  # pg_conf_load_time() of this session as last seen (tick_sql)
+        self._settings_md5: str | None = None  # the settings' fingerprint taken then
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -138,8 +170,11 @@ class PostgresSource:
         self.close()
         self.conn = conn or connect(self.conninfo)
         try:
+            set_json_loads(_json_loads, self.conn)
             self.features = pgfeatures.detect(self.conn)
             self._sql, self._names = tick_sql(self.features), None
+            self._raw = positional(self._sql)
+            self._conf_t = self._settings_md5 = None  # a new session: its settings fingerprinted anew
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -205,14 +240,21 @@ class PostgresSource:
         try:
             cur = self._cursor
             if cur is None or cur.connection is not self.conn:
-                cur = self._cursor = self.conn.cursor()
-            cur.execute(self._sql, {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
-                                    "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                                    "recent_s": self.recent_s, **(known or _NO_ENTRIES)})
+                cur = self._cursor = psycopg.RawCursor(self.conn)
+            params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
+                      "pgss": statements, "texts": list(texts), "bufcache": bufcache,
+                      "recent_s": self.recent_s, "conf_t": self._conf_t, **(known or _NO_ENTRIES)}
+            sql, order = self._raw
+            cur.execute(sql, [params[k] for k in order])
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description)
             raw = dict(zip(names, cur.fetchone()))
+            conf_t = raw.pop("conf_t")
+            if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
+                raw["settings_md5"] = self._settings_md5
+            else:
+                self._conf_t, self._settings_md5 = conf_t, raw["settings_md5"]
             if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
                 raw["pgss_rows"], sums = raw["pgss_rows"]
                 raw["pgss"] = raw.get("pgss") or sums
