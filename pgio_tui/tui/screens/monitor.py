@@ -95,7 +95,7 @@ class MonitorScreen(Screen):
     def compose(self) -> ComposeResult:
         self._styled_with = self.app._css_update_count
         yield StatusBar(id="status")
-        if self.session.source == "live":
+        if self.session.source == "live" and self.session.notes:  # without notes it would never show
             yield DegradedBanner(self.session.notes, id="degraded")
         yield Vitals(id="vitals")
         yield PaneTabs(*(Tab(f"{i + 1} {short}", id=f"tab-{key}") for i, (key, short, _) in enumerate(PANES)),
