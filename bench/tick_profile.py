@@ -13,6 +13,10 @@ calls) and the functions that cost most outside painting. `--record` adds the re
 `pgio-tui live --record` has it. Run it on another tree with PYTHONPATH=/that/tree for before/after.
 
     python bench/tick_profile.py [--ticks 60] [--warm 10] [--interval 1] [--size 120x40] [--record] [--top 25]
+    python bench/tick_profile.py --baseline /path/to/other/tree [same options]
+
+--baseline runs this bench twice at once on one cluster and one load, one monitor from the other
+tree and one from this one, so that both see the same machine load: a before/after side by side.
     python bench/tick_profile.py --history 7200 [--ticks 300] [--major 15]
 
 --history N runs no cluster: it fills a FrameHistory with N synthetic ticks (2 h at 1 s is its
@@ -99,6 +103,7 @@ class Probe:
         self.frames = []
         self.done = threading.Event()
         self.backend_pid: int | None = None
+        self.server_version = ""
         self._n_sampler = self._n_ui = 0
 
     def on_sampler_frame(self) -> None:
@@ -145,6 +150,7 @@ async def drive(conninfo: str, args, probe: Probe, record: str | None) -> None:
 
     sampler = open_sampler(conninfo, interval=args.interval)
     probe.backend_pid = sampler.pg.conn.info.backend_pid
+    probe.server_version = sampler.pg.features.version
     feed = LiveFeed(sampler, record_path=record, force=True)
     first = feed.prime()
 
@@ -253,23 +259,53 @@ def main() -> int:
     ap.add_argument("--dump", metavar="PREFIX", help="also save the profiles as PREFIX-sampler.prof, PREFIX-ui.prof")
     ap.add_argument("--history", type=int, metavar="N", help="no cluster: time a full history of N ticks (below)")
     ap.add_argument("--major", type=int, default=17, help="--history: the synthetic frames' PostgreSQL major")
+    ap.add_argument("--baseline", type=Path, metavar="TREE", help="also run TREE's monitor, at the same time (above)")
+    ap.add_argument("--conninfo", help=argparse.SUPPRESS)  # a server already under load (--baseline's runs)
     args = ap.parse_args()
     if args.history:
         history_mode(args)
+        return 0
+    if args.conninfo:
+        probe = Probe(args.warm, args.ticks)
+        with tempfile.TemporaryDirectory(prefix="pgio-tick-") as tmp:
+            asyncio.run(drive(args.conninfo, args, probe, os.path.join(tmp, "r.pgio") if args.record else None))
+        report(args, probe, probe.server_version)
         return 0
     seconds = (args.warm + 2 * args.ticks + 5) * args.interval + 60
     with tempfile.TemporaryDirectory(prefix="pgio-tick-") as tmp, \
             Cluster(settings={"shared_buffers": "128MB", "checkpoint_timeout": "60s",
                               "max_wal_size": "256MB"}) as cluster:
         load = pgbench_load(cluster, seconds)
-        probe = Probe(args.warm, args.ticks)
         try:
-            asyncio.run(drive(cluster.conninfo(), args, probe, os.path.join(tmp, "r.pgio") if args.record else None))
+            if args.baseline:
+                side_by_side(args, cluster.conninfo())
+            else:
+                probe = Probe(args.warm, args.ticks)
+                asyncio.run(drive(cluster.conninfo(), args, probe, os.path.join(tmp, "r.pgio") if args.record else None))
         finally:
             load.terminate()
             load.wait(30)
-        report(args, probe, cluster.version)
+        if not args.baseline:
+            report(args, probe, cluster.version)
     return 0
+
+
+def side_by_side(args, conninfo: str) -> None:
+    """This bench with --conninfo, once with the baseline tree first on PYTHONPATH and once with
+    this one, both at once; their reports one after the other."""
+    here = Path(__file__).resolve().parent.parent
+    common = ["--conninfo", conninfo, "--ticks", str(args.ticks), "--warm", str(args.warm),
+              "--interval", str(args.interval), "--size", "x".join(map(str, args.size)), "--top", str(args.top)]
+    common += ["--record"] if args.record else []
+    runs = {}
+    for label, tree in (("baseline", args.baseline.resolve()), ("this tree", here)):
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        runs[(label, tree)] = subprocess.Popen([sys.executable, __file__, *common], env=env, text=True,
+                                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for (label, tree), proc in runs.items():
+        out, _ = proc.communicate()
+        print(f"=== {label}: {tree} (exit {proc.returncode})")
+        print(out.rstrip())
 
 
 if __name__ == "__main__":
