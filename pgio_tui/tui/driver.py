@@ -68,9 +68,12 @@ class QuietDriver(LinuxDriver):
             for event in parser.tick():
                 self.process_message(event)
 
+        # A pending Esc: wake when the parser may time it out. A Textual whose parser keeps its
+        # deadline elsewhere gets Textual's own 0.1 s poll rather than a missed Esc.
+        knows_due = hasattr(parser, "_timeout_time")
         try:
             while not self.exit_event.is_set():
-                due = parser._timeout_time  # a pending Esc: wake when the parser may time it out
+                due = parser._timeout_time if knows_due else get_time() + 0.1
                 process(selector.select(None if due is None else max(0.0, due - get_time())))
             if self.fileno in selector.get_map():
                 selector.unregister(self.fileno)
