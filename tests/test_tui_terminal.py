@@ -1,16 +1,19 @@
-"""terminal.py: the updates a live session sends, cropped to the changed cells, leave the terminal
-showing exactly what a full repaint shows. Checked on a small terminal emulator fed the bytes."""
+"""terminal.py and widgets/direct.py: the updates a live session sends, cropped to the changed cells
+(by Textual's compositor, or straight from a view's rows), leave the terminal showing exactly what a
+full repaint shows. Checked on a small terminal emulator fed the bytes."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from rich.color import ColorSystem
 from fixture_recording import synthetic_frames
 
 from pgio_tui.tui import terminal
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.session import SessionInfo
+from pgio_tui.tui.widgets import direct
 
 pytestmark = pytest.mark.asyncio
 TOKEN = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|(\n)|(.)", re.S)
@@ -45,7 +48,15 @@ def full_repaint(app, size) -> Screen:
     return reference
 
 
-async def run(size, ticks=40, warm=300, keys=None, each=False):
+def kind(renderable) -> str:
+    """The update's kind; a direct update that also carries the compositor's is "DirectUpdate+"."""
+    name = type(renderable).__name__
+    return name + "+" if getattr(renderable, "update", None) is not None else name
+
+
+async def run(size, ticks=40, warm=300, keys=None, each=False, color_system=None, per_tick=None):
+    """Ticks on a MonitorApp whose updates feed a terminal emulator: keys[k] are pressed (or, when
+    callable, awaited with the app and the pilot) after tick k; per_tick(k, updates of the tick)."""
     frames = list(synthetic_frames(warm + ticks, incidents=True))
     app = MonitorApp(SessionInfo(host="h", server_version="17.2"), frames=frames[:warm], theme="pgio-dark")
     screen = Screen(*size)
@@ -53,23 +64,35 @@ async def run(size, ticks=40, warm=300, keys=None, each=False):
     original = app._display
 
     def display(scr, renderable):
+        nonlocal screen, size
         if renderable is not None and hasattr(renderable, "render_segments"):
+            if tuple(app.size) != size:  # resized: a new terminal, which Textual paints in full
+                size = tuple(app.size)
+                screen = Screen(*size)
             data = renderable.render_segments(app.console)
-            sent.append((type(renderable).__name__, len(data)))
+            sent.append((kind(renderable), len(data)))
             screen.feed(data)
         original(scr, renderable)
 
     app._display = display
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, notifications=True, tooltips=True) as pilot:  # as a real run has them
+        if color_system is not None:
+            app.console._color_system = color_system
         await pilot.pause()
         full = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
         screen.feed(full.render_segments(app.console))
         for k, f in enumerate(frames[warm:]):
+            n = len(sent)
             app.history.push(f)
             app.request_redraw(now=True)
             await pilot.pause()
+            if per_tick is not None:
+                per_tick(k, sent[n:])
             if keys and k in keys:
-                await pilot.press(*keys[k])
+                if callable(keys[k]):
+                    await keys[k](app, pilot)
+                else:
+                    await pilot.press(*keys[k])
                 await pilot.pause()
             if each:  # after every tick, not only at the end (a dialog's full update would hide a wrong cell)
                 assert screen.cells == full_repaint(app, size).cells, (size, k)
@@ -78,12 +101,85 @@ async def run(size, ticks=40, warm=300, keys=None, each=False):
 
 
 async def test_cropped_updates_show_what_a_full_repaint_shows():
-    assert terminal._installed  # LinesView installs it
+    assert terminal._installed and terminal._direct_updates  # LinesView installs it
     for size in ((80, 24), (120, 40)):
-        screen, reference, sent = await run(size)
-        assert [n for n, _ in sent].count("ChopsUpdate") >= 30  # partial updates were sent
+        before = dict(direct.sent)
+        screen, reference, sent = await run(size, each=True)
+        assert [n for n, _ in sent].count("DirectUpdate") >= 30  # the ticks went straight to the terminal
+        assert direct.sent["direct"] - before["direct"] >= 100  # views sent directly
         for y, (got, want) in enumerate(zip(screen.cells, reference.cells)):
             assert got == want, f"{size} line {y}"
+
+
+@pytest.mark.parametrize("system", [ColorSystem.EIGHT_BIT, ColorSystem.STANDARD])
+async def test_direct_updates_in_fewer_colours_show_what_a_full_repaint_shows(system):
+    """256 or 16 colours: the direct rows render each style as a Strip does for that console."""
+    before = dict(direct.sent)
+    screen, reference, sent = await run((80, 24), ticks=20, each=True, color_system=system)
+    assert [n for n, _ in sent].count("DirectUpdate") >= 15
+    assert direct.sent["direct"] > before["direct"]
+    assert screen.cells == reference.cells
+
+
+async def test_a_toast_over_a_pane_its_pane_is_painted_by_textual_the_others_directly():
+    """While a notification covers a pane, that pane's cells go through the compositor (the toast
+    stays in front) and the other panes' rows straight out, in one update; when it goes, the pane
+    is sent directly again. Every cell is checked against a full repaint after every tick."""
+    seen: dict[int, list[str]] = {}
+    blocked: dict[int, int] = {}
+
+    async def toast(app, pilot):
+        app.notify("checkpoint starting " * 3, timeout=60)
+
+    async def no_toast(app, pilot):
+        app.clear_notifications()
+
+    def per_tick(k, updates):
+        seen[k] = [name for name, _ in updates]
+        blocked[k] = direct.sent["textual"]
+
+    keys = {4: toast, 14: no_toast}
+    for size in ((80, 24), (120, 40)):
+        screen, reference, _sent = await run(size, ticks=24, keys=keys, each=True, per_tick=per_tick)
+        assert screen.cells == reference.cells
+        covered = [k for k in range(6, 14) if blocked[k] > blocked[k - 1]]
+        assert covered, (size, blocked)  # the pane under the toast went Textual's way
+        assert all(seen[k] in (["DirectUpdate+"], ["DirectUpdate"]) for k in range(6, 14)), seen
+        assert "DirectUpdate+" in {name for k in covered for name in seen[k]}, seen  # both, in one update
+        assert all(blocked[k] == blocked[16] for k in range(17, 22)), blocked  # gone: all direct again
+        assert all(seen[k] == ["DirectUpdate"] for k in range(17, 22)), seen
+
+
+async def test_a_theme_and_a_resize_then_direct_updates_show_what_a_full_repaint_shows():
+    """A new theme, a smaller then a larger terminal: the ticks after each are sent directly again
+    (the views' kept rows and places are dropped with them) and show what a full repaint shows."""
+    async def theme(app, pilot):
+        app.theme = "textual-light"
+
+    async def smaller(app, pilot):
+        await pilot.resize_terminal(100, 30)
+
+    async def larger(app, pilot):
+        await pilot.resize_terminal(120, 40)
+
+    seen: dict[int, list[str]] = {}
+    keys = {3: theme, 7: smaller, 11: larger}
+    screen, reference, _sent = await run((120, 40), ticks=18, keys=keys, each=True,
+                                         per_tick=lambda k, updates: seen.update({k: [n for n, _ in updates]}))
+    assert screen.cells == reference.cells
+    assert [len(reference.cells[0]), len(reference.cells)] == [120, 40]
+    assert all(seen[k] == ["DirectUpdate"] for k in (5, 6, 9, 10, 13, 14, 15)), seen
+
+
+async def test_no_colour_is_painted_by_textual(monkeypatch):
+    """NO_COLOR adds a filter that changes every style: no row is sent directly, and the terminal
+    still shows what a full repaint shows."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    before = dict(direct.sent)
+    screen, reference, sent = await run((80, 24), ticks=12, each=True)
+    assert direct.sent["direct"] == before["direct"] and direct.sent["textual"] > before["textual"]
+    assert "DirectUpdate" not in [n for n, _ in sent] and "ChopsUpdate" in [n for n, _ in sent]
+    assert screen.cells == reference.cells
 
 
 async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_shows():
@@ -99,14 +195,15 @@ async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_
 async def test_a_tick_without_a_column_shift_sends_little():
     """Between two column shifts a chart's newest cells change, not its rows."""
     _screen, _reference, sent = await run((80, 24), ticks=30)
-    sizes = sorted(n for kind, n in sent if kind == "ChopsUpdate")
+    sizes = sorted(n for kind, n in sent if kind in ("ChopsUpdate", "DirectUpdate"))
     assert sizes[len(sizes) // 4] < 1500, sizes  # the quieter ticks: far below a full chart
 
 
 async def test_a_tick_is_sent_in_one_pass_within_the_tick():
-    """MonitorScreen.redraw paints every changed pane itself (lines.one_paint, terminal.paint_now):
-    the update leaves before the tick returns, with no message to a pane or the screen, and the
-    terminal then shows what a full repaint shows; a dialog on top gets Textual's own way."""
+    """MonitorScreen.redraw paints every changed pane itself (lines.one_paint, terminal.paint_now,
+    direct.render): the update leaves before the tick returns, with no message to a pane or the
+    screen, and the terminal then shows what a full repaint shows; a dialog on top gets Textual's
+    own way."""
     size = (120, 40)
     frames = list(synthetic_frames(330, incidents=True))
     app = MonitorApp(SessionInfo(host="h", server_version="17.2"), frames=frames[:300], theme="pgio-dark")
@@ -133,7 +230,7 @@ async def test_a_tick_is_sent_in_one_pass_within_the_tick():
             app.history.push(f)
             app.request_redraw(now=True)
             if k < 20:
-                assert sent[n:] == ["ChopsUpdate"], k  # sent already, in the tick
+                assert sent[n:] == ["DirectUpdate"], k  # sent already, in the tick, straight from the rows
                 assert all(w._message_queue.empty() for w in [monitor, *monitor.panes]), k
                 assert screen.cells == full_repaint(app, size).cells, k
             await pilot.pause()

@@ -37,15 +37,27 @@ from __future__ import annotations
 
 import inspect
 
+from collections.abc import Callable, Iterable
+
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.control import Control
+from rich.segment import Segment
 from textual.geometry import Region
 from textual.strip import Strip
+
+try:
+    from textual._compositor import CompositorUpdate
+except ImportError:  # another Textual: no direct updates (install() checks)
+    CompositorUpdate = object
 
 _installed = False
 # The screen attributes paint_now() uses, as Textual 8 has them: another shape is painted Textual's way.
 _direct = False
+# App._display shows a CompositorUpdate by its render_segments() (DirectUpdate is one), as Textual 8 does.
+_direct_updates = False
+# (screen, widgets, colour system) -> (terminal sequences of those it sent, the others)
+Direct = Callable[[object, set, ColorSystem], "tuple[str, set]"]
 
 
 def render_segments(self, console: Console) -> str:
@@ -75,16 +87,16 @@ def render_segments(self, console: Console) -> str:
                 append(strip.crop(left - x, right - x).render(console))
                 continue
             append(move_to(left, y).segment.text)
-            append(_render_cells(strip, left - x, right - x, color_system))
+            append(render_cells(strip, left - x, right - x, color_system))
         if y != last_y:
             append("\n")
     return "".join(sequences)
 
 
-def _render_cells(strip: Strip, start: int, end: int, color_system: ColorSystem) -> str:
-    """Cells [start, end) of a strip of single-width characters as terminal sequences: what
-    strip.crop(start, end).render() gives, without building the cropped Strip (a Strip costs
-    seven caches; a tick crops dozens)."""
+def render_cells(strip: Iterable[Segment], start: int, end: int, color_system: ColorSystem) -> str:
+    """Cells [start, end) of a strip (or a list of segments) of single-width characters as terminal
+    sequences: what strip.crop(start, end).render() gives, without building the cropped Strip (a
+    Strip costs seven caches; a tick crops dozens)."""
     out: list[str] = []
     render = Strip.render_style
     pos = 0
@@ -147,17 +159,44 @@ def render_partial_update(self):
     return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in cuts])
 
 
-def paint_now(screen, widgets: set) -> None:
-    """Paint these widgets' dirty regions now: the screen's update without the messages."""
-    screen._dirty_widgets.update(widgets)
+class DirectUpdate(CompositorUpdate):
+    """An update whose cells are already terminal sequences (widgets/direct.py), after those of the
+    compositor's update of the other widgets, if any: one update, one synchronized write."""
+
+    def __init__(self, text: str, update: CompositorUpdate | None = None):
+        self.text = text
+        self.update = update
+
+    def render_segments(self, console: Console) -> str:
+        if self.update is None:
+            return self.text
+        return self.update.render_segments(console) + self.text
+
+
+def paint_now(screen, widgets: set, direct: Direct | None = None) -> None:
+    """Paint these widgets' dirty regions now: the screen's update without the messages. `direct`
+    turns those it can into terminal sequences itself and gives back the others."""
     app = screen.app
-    if (_direct and app.screen is screen and not app._batch_count and not app.is_inline
+    if not (_direct and app.screen is screen and not app._batch_count and not app.is_inline
             and not (screen._layout_required or screen._scroll_required or screen._repaint_required
                      or screen._recompose_required)):
-        screen._compositor.update_widgets(screen._dirty_widgets)
-        screen._compositor_refresh()  # render_update, to the driver, and _dirty_widgets cleared
-    else:
+        screen._dirty_widgets.update(widgets)
         screen.check_idle()  # as messages.Update does: the screen's idle starts its update timer
+        return
+    compositor = screen._compositor
+    text = ""
+    if direct is not None and _direct_updates and not compositor._dirty_regions:
+        text, widgets = direct(screen, widgets, app.console._color_system or ColorSystem.TRUECOLOR)
+    dirty = screen._dirty_widgets
+    dirty.update(widgets)
+    if dirty:
+        compositor.update_widgets(dirty)
+    if not text:
+        screen._compositor_refresh()  # render_update, to the driver, and _dirty_widgets cleared
+        return
+    update = compositor.render_update(screen_stack=app._background_screens) if compositor._dirty_regions else None
+    app._display(screen, DirectUpdate(text, update))  # as Screen._compositor_refresh does for the top screen
+    dirty.clear()
 
 
 def one_write(display):
@@ -175,6 +214,7 @@ def one_write(display):
             if parts:
                 driver.write("".join(parts))
     _display.joins_writes = True
+    _display.__wrapped__ = display
     return _display
 
 
@@ -186,7 +226,7 @@ _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection
 def install() -> None:
     """Use the cropping render for partial updates (idempotent; a Textual without ChopsUpdate of
     this shape is left alone)."""
-    global _installed, _direct
+    global _installed, _direct, _direct_updates
     if _installed:
         return
     from textual.screen import Screen
@@ -204,6 +244,12 @@ def install() -> None:
     ChopsUpdate.render_segments = render_segments
     _installed = True
     from textual.app import App
+    display = getattr(App._display, "__wrapped__", App._display)
+    _direct_updates = (_direct and CompositorUpdate is not object
+                       and all(name in display.__code__.co_names
+                               for name in ("CompositorUpdate", "render_segments", "_begin_update"))
+                       and all(name in Screen._compositor_refresh.__code__.co_names
+                               for name in ("render_update", "_background_screens", "_display", "_dirty_widgets")))
     if not getattr(App._display, "joins_writes", False) and "_driver" in App._display.__code__.co_names:
         App._display = one_write(App._display)
     from textual._compositor import Compositor

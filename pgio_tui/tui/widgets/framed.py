@@ -44,6 +44,12 @@ PREFILTER = "_filter_cache" in Strip.__slots__ and "_filter_cache" in Strip.appl
 Content = Callable[[int, int], "list[Segment] | None"]
 
 
+def frame_key(styles, size, content, padding, base_background, background, opacity) -> tuple:
+    """What a content row's frame depends on: while it stays equal, the kept frame holds."""
+    return (size, content, padding, base_background, background, opacity, styles.border, styles.outline,
+            styles.tint, styles.text_opacity, styles.has_rule("hatch"))
+
+
 class FramedLines(StylesCache):
     def __init__(self, content: Content | None = None, styles: Callable[[], Iterable[Style]] | None = None):
         """`content(y, width)`: content row y as segments exactly `width` cells, or None (then the
@@ -61,9 +67,8 @@ class FramedLines(StylesCache):
         """Textual's render, with what every row of this call shares worked out once."""
         content = size if content_size is None else content_size
         pad = styles.padding if padding is None else padding
-        self._now = ((size, content, pad, base_background, background, opacity, styles.border, styles.outline,
-                      styles.tint, styles.text_opacity, styles.has_rule("hatch")), tuple(filters), background,
-                     styles.gutter)
+        self._now = (frame_key(styles, size, content, pad, base_background, background, opacity), tuple(filters),
+                     background, styles.gutter)
         try:
             return super().render(styles, size, base_background, background, render_content_line, filters,
                                   border_title, border_subtitle, content_size, padding, crop, opacity, **kw)
@@ -79,8 +84,7 @@ class FramedLines(StylesCache):
         if y < gutter.top or y >= size.height - gutter.bottom or y - gutter.top >= content_size.height:
             return super().render_line(*args)
         if now is None:  # called outside render(): work the key out here
-            key = (size, content_size, padding, base_background, background, opacity, styles.border,
-                   styles.outline, styles.tint, styles.text_opacity, styles.has_rule("hatch"))
+            key = frame_key(styles, size, content_size, padding, base_background, background, opacity)
         else:
             key = now[0]
         if key != self._frame_key:
@@ -101,6 +105,19 @@ class FramedLines(StylesCache):
         if line.cell_length != content_width:
             return super().render_line(*args)
         return Strip([*before, *line, *after], size.width)
+
+    def shows_content(self, widget) -> bool:
+        """Whether the widget's content rows reach the screen as its content segments, unchanged:
+        its rows are framed the plain way for its styles and size as they are now (as render_widget
+        would frame them), and every line filter leaves each style as it is (widgets/direct.py)."""
+        styles = widget.styles
+        base_background, background = widget.background_colors
+        key = frame_key(styles, widget.region.size, widget.content_region.size, styles.padding, base_background,
+                        background, widget.opacity)
+        frame = self._frame
+        if frame is None or key != self._frame_key:
+            return False
+        return self._passes((key, tuple(widget.get_line_filters()), background, styles.gutter), frame)
 
     def _passes(self, now: tuple, frame: tuple) -> bool:
         """Whether every filter of this render leaves each style of the frame and the content as it

@@ -27,7 +27,7 @@ from textual.widget import Widget
 from pgio_tui.safe_text import printable
 from pgio_tui.tui import terminal
 from pgio_tui.tui.palette import palette_of
-from pgio_tui.tui.widgets import framed
+from pgio_tui.tui.widgets import direct, framed
 from pgio_tui.tui.plot import Line
 
 terminal.install()  # every view drawn with LinesView sends only the cells that changed
@@ -57,12 +57,14 @@ def one_paint(screen) -> Iterator[None]:
     finally:
         _painting = None
         if changed:
-            terminal.paint_now(screen, changed)
+            terminal.paint_now(screen, changed, direct.render)
 
 
 def changed_cells(a: Line, b: Line) -> tuple[int, int]:
     """The cells [start, end) where two lines differ, from their runs (one cell per character):
-    a chart whose newest column changed repaints those cells, not the line."""
+    a chart whose newest column changed repaints those cells, not the line. The blanks on either
+    side are included: segments() gives a blank the style of a neighbour, so they may change style
+    (unseen on screen, but not the cells a full repaint shows) when a run beside them changes."""
     n = min(len(a), len(b))
     i = start = 0
     while i < n and a[i] == b[i]:
@@ -85,9 +87,12 @@ def changed_cells(a: Line, b: Line) -> tuple[int, int]:
             k += 1
         tail += k
     la, lb = sum(len(t) for t, _ in a), sum(len(t) for t, _ in b)
-    if la != lb:  # what follows moved: repaint to the end of the longer line
-        return start, max(start + 1, la, lb)
-    return start, max(start + 1, la - tail)
+    end = max(la, lb) if la != lb else la - tail  # a length change moves what follows: to the end
+    if start or end < lb:
+        text = "".join([t for t, _ in b])
+        start = len(text[:start].rstrip(" "))
+        end += len(text[end:]) - len(text[end:].lstrip(" "))
+    return start, max(start + 1, end)
 
 
 def merge_rows(rows: list[Region]) -> list[Region]:
@@ -175,13 +180,17 @@ class LinesView(Widget):
         self._area: Size = Size(0, 0)
         self._area_of: Size | None = None  # the outer size `_area` was worked out from
         self._backgrounds = None  # background_colors, kept until a style or the theme changes
+        # The rows changed in the paint under way (one_paint), to send directly (widgets/direct.py);
+        # None when the view has more to repaint than them (then Textual paints it).
+        self._rows: list[Region] | None = None
+        self._direct_place = None  # where direct.py found the content on screen, and what that held for
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
 
     def _on_theme(self, _theme) -> None:
         self._segs = [None] * len(self._lines)
-        self._base = self._styles = self._backgrounds = None
+        self._base = self._styles = self._backgrounds = self._direct_place = None
         self.refresh()
 
     @property
@@ -208,7 +217,7 @@ class LinesView(Widget):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._base = self._styles = self._area_of = self._backgrounds = None
+        self._base = self._styles = self._area_of = self._backgrounds = self._direct_place = None
         self._segs = [None] * len(self._lines)
 
     def set_lines(self, lines: Sequence[Line]) -> None:
@@ -241,8 +250,21 @@ class LinesView(Widget):
             if painting is None or not self._is_mounted:
                 self.refresh(*regions)
             else:  # what refresh() marks for a repaint; one_paint sends it
-                self._set_dirty(*regions)
-                painting.add(self)
+                if self in painting:
+                    rows = self._rows
+                else:  # the first change of this paint: anything marked before is not in these rows
+                    rows = None if self._repaint_regions else []
+                    painting.add(self)
+                Widget._set_dirty(self, *regions)
+                if rows is not None:
+                    rows.extend(changed)
+                self._rows = rows
+
+    def _set_dirty(self, *regions: Region) -> None:
+        """Widget._set_dirty; a repaint asked for from elsewhere (a refresh, a resize, a new style) is
+        more than the rows of the paint under way: then none of this view is sent directly."""
+        self._rows = None
+        super()._set_dirty(*regions)
 
     def _content_styles(self) -> list[Style] | None:
         """Every style content_segments() puts in a row (FramedLines checks them against the app's
