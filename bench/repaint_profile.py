@@ -32,6 +32,8 @@ PHASES = (
     ("compositor (textual)", ("render_update",), "textual/_compositor.py"),
     ("to terminal bytes", ("render_segments",), "_compositor.py"),
     ("to terminal bytes (pgio_tui/tui/terminal.py)", ("render_segments",), "pgio_tui/tui/terminal.py"),
+    ("direct rows to bytes (widgets/direct.py)", ("render",), "pgio_tui/tui/widgets/direct.py"),
+    ("paint_now (all of a paint above, and more)", ("paint_now",), "pgio_tui/tui/terminal.py"),
 )
 
 
@@ -184,7 +186,8 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
     from pgio_tui.tui.screens.monitor import MonitorScreen
     from pgio_tui.tui.widgets.lines import LinesView
 
-    spent = {"build lines": 0.0, "strips (render_line)": 0.0, "compositor": 0.0, "to terminal bytes": 0.0}
+    spent = {"build lines": 0.0, "strips (render_line)": 0.0, "compositor": 0.0, "to terminal bytes": 0.0,
+             "direct rows": 0.0, "paint, the rest": 0.0}
     inside: list[float] = []  # per phase under way: the time of the phases nested in it
 
     def timed(cls, name, phase):
@@ -206,10 +209,19 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
     # A row's strip: the framed row where LinesView frames its rows itself (tui/widgets/framed.py).
     from pgio_tui.tui.widgets import framed
     rows = framed.FramedLines if getattr(framed, "FITS", False) else LinesView
+    from pgio_tui.tui import terminal
     saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
              (rows, "render_line", timed(rows, "render_line", "strips (render_line)")),
              (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
-             (ChopsUpdate, "render_segments", timed(ChopsUpdate, "render_segments", "to terminal bytes"))]
+             (ChopsUpdate, "render_segments", timed(ChopsUpdate, "render_segments", "to terminal bytes")),
+             # one_paint's send (inside redraw): the widgets' regions to the compositor, the update to
+             # the driver, and the phases above and below that it calls
+             (terminal, "paint_now", timed(terminal, "paint_now", "paint, the rest"))]
+    if hasattr(terminal, "DirectUpdate"):  # a tree that sends rows directly (widgets/direct.py)
+        from pgio_tui.tui.widgets import direct
+        saved += [(direct, "render", timed(direct, "render", "direct rows")),
+                  (terminal.DirectUpdate, "render_segments",
+                   timed(terminal.DirectUpdate, "render_segments", "to terminal bytes"))]
     try:
         frames = list(synthetic_frames(warm + ticks, incidents=False))
         app = _new_app(frames, warm)
