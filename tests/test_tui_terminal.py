@@ -184,12 +184,42 @@ async def test_no_colour_is_painted_by_textual(monkeypatch):
 
 async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_shows():
     """Only the widgets whose cells are sent are rendered (terminal.render_partial_update): borders
-    that change with focus, another pane shown, a dialog opened and closed over ticking panes."""
+    that change with focus, another pane shown, a dialog opened and closed over ticking panes. Under
+    the dialog the panes are painted Textual's way; before and after it, their rows directly."""
     keys = {3: ["tab"], 6: ["2"], 9: ["question_mark"], 12: ["escape"], 15: ["shift+tab"], 18: ["5"]}
     for size in ((80, 24), (120, 40)):
-        screen, reference, _sent = await run(size, ticks=24, keys=keys, each=True)
+        seen: dict[int, list[str]] = {}
+        screen, reference, _sent = await run(size, ticks=24, keys=keys, each=True,
+                                             per_tick=lambda k, updates: seen.update({k: [n for n, _ in updates]}))
         for y, (got, want) in enumerate(zip(screen.cells, reference.cells)):
             assert got == want, f"{size} line {y}"
+        assert all(seen[k] == ["DirectUpdate"] for k in (0, 1, 2, 14, 15)), seen  # 13: the repaint after it
+        assert not any("Direct" in name for k in (10, 11, 12) for name in seen[k]), seen  # the dialog's on top
+
+
+async def test_a_rows_changed_span_is_where_its_cells_differ(monkeypatch):
+    """lines.changed_span on the rows of a live session: the cells outside the span are the same
+    character in the same style, and an empty span means the rows are the same."""
+    from pgio_tui.tui.widgets import lines
+    pairs = []
+    span = lines.changed_span
+
+    def recorded(a, b):
+        got = span(a, b)
+        pairs.append((a, b, got))
+        return got
+
+    monkeypatch.setattr(lines, "changed_span", recorded)
+    await run((120, 40), ticks=12)
+
+    def cells(segments):
+        return [(ch, style) for text, style, _ in segments for ch in text]
+
+    assert len(pairs) > 100
+    for a, b, (start, end) in pairs:
+        ca, cb = cells(a), cells(b)
+        assert len(ca) == len(cb) and ca[:start] == cb[:start] and ca[end:] == cb[end:]
+        assert (ca == cb) == (start == end)
 
 
 async def test_a_tick_without_a_column_shift_sends_little():

@@ -60,11 +60,12 @@ def one_paint(screen) -> Iterator[None]:
             terminal.paint_now(screen, changed, direct.render)
 
 
-def changed_cells(a: Line, b: Line) -> tuple[int, int]:
-    """The cells [start, end) where two lines differ, from their runs (one cell per character):
-    a chart whose newest column changed repaints those cells, not the line. The blanks on either
-    side are included: segments() gives a blank the style of a neighbour, so they may change style
-    (unseen on screen, but not the cells a full repaint shows) when a run beside them changes."""
+def changed_span(a: list[Segment], b: list[Segment]) -> tuple[int, int]:
+    """The cells [start, end) where two rows of segments, as wide as each other, differ in a
+    character or a style (start == end: in none): a chart whose newest column changed repaints
+    those cells, not the row. Compared as segments, not runs: segments() gives a blank the style
+    of a neighbour, so blanks beside a changed run may change style (unseen on screen, but not
+    the cells a full repaint shows), and runs that differ only in name may look the same."""
     n = min(len(a), len(b))
     i = start = 0
     while i < n and a[i] == b[i]:
@@ -86,13 +87,8 @@ def changed_cells(a: Line, b: Line) -> tuple[int, int]:
         while k < len(ta) and k < len(tb) and ta[-1 - k] == tb[-1 - k]:
             k += 1
         tail += k
-    la, lb = sum(len(t) for t, _ in a), sum(len(t) for t, _ in b)
-    end = max(la, lb) if la != lb else la - tail  # a length change moves what follows: to the end
-    if start or end < lb:
-        text = "".join([t for t, _ in b])
-        start = len(text[:start].rstrip(" "))
-        end += len(text[end:]) - len(text[end:].lstrip(" "))
-    return start, max(start + 1, end)
+    end = sum(len(t) for t, _, _ in b) - tail
+    return start, max(start, end)
 
 
 def merge_rows(rows: list[Region]) -> list[Region]:
@@ -212,7 +208,10 @@ class LinesView(Widget):
         if outer is not self._area_of:
             gutter = self.styles.gutter
             self._area_of = outer
-            self._area = Size(max(0, outer.width - gutter.width), max(0, outer.height - gutter.height))
+            area = Size(max(0, outer.width - gutter.width), max(0, outer.height - gutter.height))
+            if area.width != self._area.width:  # the kept rows are padded to the old width
+                self._segs = [None] * len(self._lines)
+            self._area = area
         return self._area
 
     def notify_style_update(self) -> None:
@@ -230,7 +229,7 @@ class LinesView(Widget):
             self._segs = [None] * len(lines)
             self.refresh()
             return
-        width = self.area.width
+        width, height = self.area
         changed = []
         segs = self._segs
         for y, b in enumerate(lines):
@@ -241,9 +240,15 @@ class LinesView(Widget):
             if a == b:
                 continue
             old[y] = b
-            segs[y] = None
-            start, end = changed_cells(a, b)
-            changed.append(Region(start, y, max(1, min(width, end) - start), 1))
+            shown, segs[y] = segs[y], None
+            now = self.content_segments(y, width) if shown is not None and y < height else None
+            if now is not None:  # both rows as segments: what differs
+                start, end = changed_span(shown, now)
+                if start == end:
+                    continue
+            else:  # not shown as segments (not yet, or fitted by render_line), or no longer: all of it
+                start, end = 0, width
+            changed.append(Region(start, y, max(1, end - start), 1))
         if changed:
             regions = merge_rows(changed)
             painting = _painting
