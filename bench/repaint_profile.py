@@ -10,7 +10,12 @@ terminal would get (that is the driver's work in a real run, and it is counted h
 
 Prints CPU ms per tick split by phase, bytes per tick, Textual's messages and wake-ups per tick,
 and the functions that cost most. Deterministic input, so two trees (before/after) compare on the
-same frames.
+same frames. The phases (a tree that lacks one shows 0): build lines (the panes' drawing), row
+segments (a row's segments, built to frame it as a strip or, in a tree that sends rows directly,
+to find the cells that changed), strips (render_line: a row framed), compositor (Textual's partial
+update), to terminal bytes (an update rendered to text), direct rows (widgets/direct.py: changed
+rows turned into bytes without the compositor) and paint, the rest (terminal.paint_now around them:
+the widgets' regions to the compositor, the update to the driver).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ PHASES = (
     ("compositor (textual)", ("render_update",), "textual/_compositor.py"),
     ("to terminal bytes", ("render_segments",), "_compositor.py"),
     ("to terminal bytes (pgio_tui/tui/terminal.py)", ("render_segments",), "pgio_tui/tui/terminal.py"),
+    ("row segments (content_segments)", ("content_segments",), "pgio_tui/tui/widgets/lines.py"),
     ("direct rows to bytes (widgets/direct.py)", ("render",), "pgio_tui/tui/widgets/direct.py"),
     ("paint_now (all of a paint above, and more)", ("paint_now",), "pgio_tui/tui/terminal.py"),
 )
@@ -187,7 +193,7 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
     from pgio_tui.tui.widgets.lines import LinesView
 
     spent = {"build lines": 0.0, "strips (render_line)": 0.0, "compositor": 0.0, "to terminal bytes": 0.0,
-             "direct rows": 0.0, "paint, the rest": 0.0}
+             "row segments": 0.0, "direct rows": 0.0, "paint, the rest": 0.0}
     inside: list[float] = []  # per phase under way: the time of the phases nested in it
 
     def timed(cls, name, phase):
@@ -216,7 +222,9 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
              (ChopsUpdate, "render_segments", timed(ChopsUpdate, "render_segments", "to terminal bytes")),
              # one_paint's send (inside redraw): the widgets' regions to the compositor, the update to
              # the driver, and the phases above and below that it calls
-             (terminal, "paint_now", timed(terminal, "paint_now", "paint, the rest"))]
+             (terminal, "paint_now", timed(terminal, "paint_now", "paint, the rest")),
+             # a row's segments, wherever they are built (for its strip, or when set_lines compares rows)
+             (LinesView, "content_segments", timed(LinesView, "content_segments", "row segments"))]
     if hasattr(terminal, "DirectUpdate"):  # a tree that sends rows directly (widgets/direct.py)
         from pgio_tui.tui.widgets import direct
         saved += [(direct, "render", timed(direct, "render", "direct rows")),
