@@ -64,33 +64,37 @@ def render(screen, views: set, color_system) -> tuple[str, set]:
         if not rows or view in dirty:
             rest.add(view)
             continue
-        view._row_styles()  # the styles as they are now: a change shows in _base
-        place = view._direct_place
+        if view._base is None:  # the styles changed: as they are now (the place is then looked at again)
+            view._row_styles()
         if filters is None:
             filters = tuple(screen.app.get_line_filters())
         cache = view._styles_cache
-        key = (visible, view._base, getattr(cache, "_frame", None), getattr(cache, "_clean", None), filters)
-        if place is None or any(a is not b for a, b in zip(place[0][:4], key[:4])) or place[0][4] != filters:
+        place = view._direct_place
+        if (place is None or place[0] is not visible or place[1] is not view._base
+                or place[2] is not getattr(cache, "_frame", None) or place[3] is not getattr(cache, "_clean", None)
+                or place[4] != filters):
             content = _place(view, visible, screen_region)
-            # shows_content() may have settled the filters' verdict: key it as it now stands
-            key = (*key[:3], getattr(cache, "_clean", None), filters)
-            place = view._direct_place = (key, content)
-        content = place[1]
+            # what it held for (shows_content() may have settled the filters' verdict anew)
+            place = view._direct_place = (visible, view._base, getattr(cache, "_frame", None),
+                                          getattr(cache, "_clean", None), filters, content)
+        content = place[5]
         if content is None:
             rest.add(view)
             continue
         x0, y0, width, height = content
         part: list[str] = []
-        segments = view.content_segments
+        kept = view._segs  # the rows' segments, built when set_lines compared them
         for r in rows:
             y, x1 = r.y, r.x
             x2 = min(width, x1 + r.width)
             if y >= height or x1 >= x2:
                 continue  # outside the content region: clipped, as the compositor clips it
-            segs = segments(y, width)
-            if segs is None:  # not one cell a character: Textual fits the row
-                part = None
-                break
+            segs = kept[y] if y < len(kept) else None
+            if segs is None:
+                segs = view.content_segments(y, width)
+                if segs is None:  # not one cell a character: Textual fits the row
+                    part = None
+                    break
             part.append(f"\x1b[{y0 + y + 1};{x0 + x1 + 1}H")
             part.append(render_cells(segs, x1, x2, color_system))
         if part is None:
