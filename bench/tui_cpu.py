@@ -26,10 +26,11 @@ Targets (issue 13): client CPU <= pg_activity's, client + server <= 1/2 of pg_ac
 own pane: what Textual itself costs to repaint a changing screen, beside the others on the same load.
 
 --profile runs no cluster: it feeds the monitor synthetic frames in-process and prints where one
-repaint's time goes (bench/repaint_profile.py).
+repaint's time goes, by phase (bench/repaint_profile.py says which); --repeat N then runs each tree
+N more times unprofiled, the trees alternating, and prints the least figure of each phase.
 
     python bench/tui_cpu.py [--duration 120] [--bytes-duration 60] [--starts 5] [--clients 4] [--baseline DIR] [--floor]
-    python bench/tui_cpu.py --profile [--size 120x40 --size 80x24] [--ticks 120]
+    python bench/tui_cpu.py --profile [--size 120x40 --size 80x24] [--ticks 120] [--baseline DIR] [--repeat N]
 """
 
 from __future__ import annotations
