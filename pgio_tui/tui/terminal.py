@@ -22,7 +22,9 @@ Textual's first-come rule gives it: the front-most widget covering it.
 `one_paint`), with the steps Textual's screen takes a moment later when each widget has messaged it
 (Screen._on_timer_update): the widgets' repaint regions into the compositor, then its update to the
 driver. Anything else pending on the screen (a layout, a scroll, a full repaint, a batch, another
-screen on top) is left to Textual's own way, which then paints these widgets too.
+screen on top) is left to Textual's own way, which then paints these widgets too. Given `direct`
+(widgets/direct.py), the widgets it can send straight from their rows skip the compositor: their
+cells go out as a DirectUpdate, after the compositor's update of the others, in one update.
 
 `install()` also makes an update one write to the driver: Textual writes the start of a
 synchronized update, the update and its end as three writes, and each wakes its writer thread
