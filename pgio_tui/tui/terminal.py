@@ -38,7 +38,6 @@ terminal emulator and compares every cell with a full repaint (full repaints are
 from __future__ import annotations
 
 import inspect
-
 from collections.abc import Callable, Iterable
 
 from rich.color import ColorSystem
