@@ -245,15 +245,20 @@ def install() -> None:
     ChopsUpdate.render_segments = render_segments
     _installed = True
     from textual.app import App
+    from textual._compositor import Compositor
+    from textual.widget import Widget
     display = getattr(App._display, "__wrapped__", App._display)
+    # widgets/direct.py's reach: the compositor's map and pending regions, a widget's repaint regions
     _direct_updates = (_direct and CompositorUpdate is not object
                        and all(name in display.__code__.co_names
                                for name in ("CompositorUpdate", "render_segments", "_begin_update"))
                        and all(name in Screen._compositor_refresh.__code__.co_names
-                               for name in ("render_update", "_background_screens", "_display", "_dirty_widgets")))
+                               for name in ("render_update", "_background_screens", "_display", "_dirty_widgets"))
+                       and isinstance(getattr(Compositor, "visible_widgets", None), property)
+                       and "_dirty_regions" in Compositor.update_widgets.__code__.co_names
+                       and "_repaint_regions" in Widget._exchange_repaint_regions.__code__.co_names)
     if not getattr(App._display, "joins_writes", False) and "_driver" in App._display.__code__.co_names:
         App._display = one_write(App._display)
-    from textual._compositor import Compositor
     code = Compositor.render_partial_update.__code__
     if all(n in code.co_names for n in _PARTIAL_NAMES) and hasattr(Compositor, "visible_widgets") \
             and tuple(inspect.signature(Compositor._render_chops).parameters) == ("self", "crop", "is_rendered_line"):
