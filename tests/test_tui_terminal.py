@@ -182,6 +182,17 @@ async def test_no_colour_is_painted_by_textual(monkeypatch):
     assert screen.cells == reference.cells
 
 
+async def test_a_textual_of_another_shape_paints_every_pane_its_own_way(monkeypatch):
+    """When install() finds Textual not shaped as direct.py expects, no row is sent directly and
+    the compositor's updates still show what a full repaint shows."""
+    monkeypatch.setattr(terminal, "_direct_updates", False)
+    before = dict(direct.sent)
+    screen, reference, sent = await run((80, 24), ticks=12, each=True)
+    assert direct.sent == before
+    assert "DirectUpdate" not in [n for n, _ in sent] and [n for n, _ in sent].count("ChopsUpdate") >= 8
+    assert screen.cells == reference.cells
+
+
 async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_shows():
     """Only the widgets whose cells are sent are rendered (terminal.render_partial_update): borders
     that change with focus, another pane shown, a dialog opened and closed over ticking panes. Under
