@@ -73,3 +73,37 @@ async def test_the_monitor_is_styled_once_and_as_a_full_restyle_would(fixture_fi
             assert light != dark
             app.stylesheet.update(screen)
             assert styles_of(screen) == light
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("theme", [None, "textual-light"])
+async def test_the_style_sheet_is_parsed_once_with_the_themes_variables(fixture_file, monkeypatch, theme):
+    """The first parse already has the theme's variables, so the refresh that setting the theme
+    queued is skipped: no second parse of the whole sheet. What the screen shows is what Textual's
+    own refresh (the whole sheet parsed again, every node restyled) gives; later theme changes
+    still refresh."""
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+
+    reparses = []
+    reparse = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: (reparses.append(1), reparse(self))[1])
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec, theme=theme)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.panes)
+            await pilot.pause()
+            assert app.theme == (theme or "pgio-dark")
+            assert reparses == []
+            screen = app.screen
+            shown = styles_of(screen)
+            App.refresh_css(app, animate=False)  # Textual's own: parse all again, restyle every node
+            await pilot.pause()
+            assert reparses == [1]
+            assert styles_of(screen) == shown
+            app.theme = "textual-light" if theme is None else "pgio-dark"
+            await pilot.pause()
+            assert len(reparses) == 2 and styles_of(screen) != shown
