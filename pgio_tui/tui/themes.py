@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tomllib
-from importlib import resources
 from pathlib import Path
 
 from textual.color import Color
@@ -65,10 +64,20 @@ def _check_color(origin: str, key: str, value) -> None:
         raise ValueError(f"{origin}: {key} = {value!r} is not a colour") from None
 
 
+def _bundled_folder():
+    """pgio_tui/themes: a folder beside this package's modules when installed as files (as pip
+    does); importlib.resources, and the zipfile it imports, only for a package that is not."""
+    folder = Path(__file__).resolve().parent.parent / "themes"
+    if folder.is_dir():
+        return folder
+    from importlib import resources
+    return resources.files("pgio_tui").joinpath("themes")
+
+
 def bundled_themes() -> list[Theme]:
     """The themes shipped as package data (pgio_tui/themes/*.toml)."""
     out = []
-    for entry in sorted(resources.files("pgio_tui").joinpath("themes").iterdir(), key=lambda p: p.name):
+    for entry in sorted(_bundled_folder().iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".toml"):
             out.append(theme_from_toml(entry.read_text(encoding="utf-8"), f"bundled {entry.name}"))
     return out
