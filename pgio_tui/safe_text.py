@@ -17,7 +17,6 @@ may import it.
 
 from __future__ import annotations
 
-import html
 import re
 
 # C0, DEL, C1, and the Unicode format characters that reorder or hide text (bidi overrides and
@@ -68,4 +67,6 @@ def markdown_cell(value) -> str:
 
 def html_text(value) -> str:
     """Text for HTML (element content or a quoted attribute): printable and escaped."""
+    import html  # reports only: the live view and replay start without it
+
     return html.escape(printable(value))

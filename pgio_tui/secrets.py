@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sys
 
 SECRET_KEYS = ("password", "sslpassword")
@@ -92,6 +91,8 @@ def scrub_argv(argv: list[str]) -> list[str]:
 
 def command_line(prog: str = "pgio-tui") -> str:
     """This process's command line as the user typed it (shell-quoted), fit to store."""
+    import shlex  # recording only: the live view starts without it
+
     return shlex.join([prog, *scrub_argv(sys.argv[1:])])
 
 

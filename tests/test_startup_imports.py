@@ -29,13 +29,20 @@ LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._dat
 # The other commands' parsers take their defaults from these; main builds only the one it runs.
 OTHER_COMMANDS = ["pgio_tui.workloads", "pgio_tui.experiments", "pgio_tui.analysis"]
 
+# Standard modules only a report (html) or a recording's command line (shlex) needs; and what
+# importlib.resources brings (zipfile) for a theme folder that is a plain folder. psycopg imports
+# importlib.metadata, which imports importlib.resources: only replay can start without them.
+REPORTS = ["html"]
+RESOURCES = ["importlib.resources", "zipfile"]
+
 CASES = {
     # the whole command line (--help): nothing of the TUI, the server or the store
     "cli": ("import pgio_tui.cli as c; c.build_parser()",
             ["textual", "psycopg", "sqlite_utils", "pgio_tui.tui", "pgio_tui.store", "pgio_tui.sampler"]),
     # the live monitor: its parser, its command, the sampler and the TUI up to the monitor screen
     "live": ("import pgio_tui.cli as c; c.build_parser('live')\n"
-             "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live", LATER + OTHER_COMMANDS),
+             "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live",
+             LATER + OTHER_COMMANDS + REPORTS + ["shlex"]),
     # replay of a file: the reader opens it and the replay app reads its first window; no server
     # library, and no sqlite-utils (it may pull in numpy): reading needs only sqlite3
     "replay": ("import pgio_tui.cli as c; c.build_parser('replay')\n"
@@ -44,7 +51,8 @@ CASES = {
                "from pgio_tui.tui.replay import ReplayApp\n"
                "ReplayApp(Recording({recording!r}))",
                [m for m in LATER if m != "pgio_tui.tui.screens.dialogs"]
-               + OTHER_COMMANDS + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
+               + OTHER_COMMANDS + REPORTS + RESOURCES
+               + ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres"]),
 }
 OLDER_SCHEMA = ROOT / "tests" / "data" / "recordings" / "fixture-v2.sqlite"  # migrated in memory on open
 

@@ -73,3 +73,84 @@ async def test_the_monitor_is_styled_once_and_as_a_full_restyle_would(fixture_fi
             assert light != dark
             app.stylesheet.update(screen)
             assert styles_of(screen) == light
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("theme", [None, "textual-light"])
+async def test_the_style_sheet_is_parsed_once_with_the_themes_variables(fixture_file, monkeypatch, theme):
+    """The first parse already has the theme's variables, so the refresh that setting the theme
+    queued is skipped: no second parse of the whole sheet. What the screen shows is what Textual's
+    own refresh (the whole sheet parsed again, every node restyled) gives; later theme changes
+    still refresh."""
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+
+    reparses = []
+    reparse = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: (reparses.append(1), reparse(self))[1])
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec, theme=theme)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.panes)
+            await pilot.pause()
+            assert app.theme == (theme or "pgio-dark")
+            assert reparses == []
+            screen = app.screen
+            shown = styles_of(screen)
+            App.refresh_css(app, animate=False)  # Textual's own: parse all again, restyle every node
+            await pilot.pause()
+            assert reparses == [1]
+            assert styles_of(screen) == shown
+            app.theme = "textual-light" if theme is None else "pgio-dark"
+            await pilot.pause()
+            assert len(reparses) == 2 and styles_of(screen) != shown
+
+
+async def footer_at_first_frame(fixture_file, size):
+    """The recording's monitor at `size`: its footer's keys and the screen's cells (as Textual's
+    full repaint draws them) at the first frame, then its keys once everything has been mounted."""
+    from test_tui_terminal import full_repaint
+    from textual.widgets._footer import FooterKey
+
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.widgets.footer import Footer
+
+    def keys(app):
+        return [(k.key_display, k.region) for k in app.screen.query_one(Footer).query(FooterKey)]
+
+    first = {}
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec)
+        drawn = app._first_frame_drawn
+
+        def first_frame_drawn():
+            first["keys"], first["cells"] = keys(app), full_repaint(app, size).cells
+            drawn()
+
+        app._first_frame_drawn = first_frame_drawn
+        async with app.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda: "keys" in first)
+            footer = app.screen.query_one(Footer)
+            await wait_for(pilot, lambda: not footer._later and len(keys(app)) >= len(first["keys"]))
+            await pilot.pause()
+            return first["keys"], first["cells"], keys(app)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(40, 20), (80, 24)])
+async def test_the_footer_keys_past_the_edge_are_mounted_after_the_first_frame(fixture_file, monkeypatch, size):
+    """The keys that start past the right edge are not in the first frame's DOM; the first frame
+    shows the same cells as with every key, and afterwards the footer has every key in its place."""
+    import pgio_tui.tui.widgets.footer as footer
+
+    first_keys, first_cells, keys = await footer_at_first_frame(fixture_file, size)
+    monkeypatch.setattr(footer, "on_screen", lambda keys, width: len(keys))  # every key at once
+    all_first_keys, all_first_cells, all_keys = await footer_at_first_frame(fixture_file, size)
+    assert first_cells == all_first_cells
+    assert keys == all_keys == all_first_keys
+    assert all(region.x >= size[0] for _key, region in keys[len(first_keys) - 1:-1])  # the held back ones
+    if size == (40, 20):
+        assert len(first_keys) < len(all_keys)  # some were held back

@@ -182,6 +182,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def _first_frame_drawn(self) -> None:
         self.source.ui_ready()
+        screen = self.monitor
+        if screen is not None:
+            screen.first_frame_drawn()
         # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
         # collector's way, so the collections a tick's garbage triggers do not walk it each time.
         # The CLI may have paused the collector for start-up: what garbage that left goes first.

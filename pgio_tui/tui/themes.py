@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tomllib
-from importlib import resources
 from pathlib import Path
 
 from textual.color import Color
@@ -65,10 +64,20 @@ def _check_color(origin: str, key: str, value) -> None:
         raise ValueError(f"{origin}: {key} = {value!r} is not a colour") from None
 
 
+def _bundled_folder():
+    """pgio_tui/themes: a folder beside this package's modules when installed as files (as pip
+    does); importlib.resources, and the zipfile it imports, only for a package that is not."""
+    folder = Path(__file__).resolve().parent.parent / "themes"
+    if folder.is_dir():
+        return folder
+    from importlib import resources
+    return resources.files("pgio_tui").joinpath("themes")
+
+
 def bundled_themes() -> list[Theme]:
     """The themes shipped as package data (pgio_tui/themes/*.toml)."""
     out = []
-    for entry in sorted(resources.files("pgio_tui").joinpath("themes").iterdir(), key=lambda p: p.name):
+    for entry in sorted(_bundled_folder().iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".toml"):
             out.append(theme_from_toml(entry.read_text(encoding="utf-8"), f"bundled {entry.name}"))
     return out
@@ -103,8 +112,26 @@ class ThemedApp:
         themes, self._theme_errors = user_themes()
         for t in themes:
             self.register_theme(t)
-        if not os.environ.get("TEXTUAL_THEME"):
+        before = self.theme
+        if wanted and wanted in self.available_themes:
+            self.theme = wanted
+        elif not os.environ.get("TEXTUAL_THEME"):
             self.theme = DEFAULT_THEME
+        if self.theme != before:
+            # The style sheet is first parsed when the first screen is styled, with the variables it
+            # has then: Textual's default theme's, while the refresh that setting `theme` queued
+            # comes after and parses the whole sheet again. Give it this theme's variables now,
+            # and that refresh has nothing left to do (refresh_css).
+            self._parsed_with = self.get_css_variables()
+            self.stylesheet.set_variables(self._parsed_with)
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's, but not the first one when the style sheet already has the theme's variables
+        (init_themes): parsing it again would give the same rules, and the nodes their styles."""
+        parsed_with, self._parsed_with = getattr(self, "_parsed_with", None), None
+        if parsed_with is not None and parsed_with == self.get_css_variables():
+            return
+        super().refresh_css(animate)
 
     def notify(self, message: str, **kw) -> None:
         """Notifications are plain text: they carry paths, server errors and recorded names."""
@@ -117,9 +144,10 @@ class ThemedApp:
         return chart_defaults({**variables, **self.current_theme.variables})
 
     def apply_wanted_theme(self) -> None:
+        self._parsed_with = None  # the refresh init_themes queued has run: any later one is Textual's
         if self._wanted_theme:
             if self._wanted_theme in self.available_themes:
-                self.theme = self._wanted_theme
+                self.theme = self._wanted_theme  # set already by init_themes: no change
             else:
                 self.notify(f"unknown theme {self._wanted_theme!r}; see the palette (ctrl+p, Theme)",
                             severity="warning")

@@ -107,7 +107,12 @@ class MonitorScreen(Screen):
                 pane = cls(id=key)
                 yield pane.set_class(compact and i != self.active, "-hidden", update=False)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
-        yield Footer()
+        yield Footer(defer_hidden=True)
+
+    def first_frame_drawn(self) -> None:
+        """What waited for the first frame: the footer's keys past the right edge."""
+        for footer in self.query(Footer):
+            footer.show_rest()
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Textual styles a screen's every widget again when it is shown. Shown the first time, just
