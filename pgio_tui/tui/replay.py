@@ -4,7 +4,8 @@
 record, annotate or launch: those keys are out of the footer, the palette and the help), moved
 by a `Player` (pgio_tui/store/player.py): a Textual timer advances the player and pushes the
 Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no
-timer tick holds the UI on SQLite for long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
+timer tick holds the UI on SQLite for long. The timer is paused while it has nothing to do (paused,
+or at the end of a closed file), so a replay left standing does not wake the process. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
 `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
@@ -134,6 +135,7 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
+        self._play_timer = None  # set_interval's Timer, made on mount
         self._load_window(DEFAULT_WINDOW)
 
     # --- the screen -----------------------------------------------------------------------------
@@ -145,8 +147,20 @@ class ReplayApp(MonitorApp):
         return screen
 
     def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
-        self.set_interval(1 / self.play_hz, self.play_tick)
+        self._play_timer = self.set_interval(1 / self.play_hz, self.play_tick)
+        self._pace()
         self._find_moments()
+
+    def _pace(self) -> None:
+        """Run the playback timer only while playing or following a file still being written: a
+        paused replay, or one at the end of a closed file, would wake the process play_hz times a
+        second for nothing."""
+        timer, p = self._play_timer, self.player
+        if timer is not None:
+            if p.playing or p.follow:
+                timer.resume()
+            else:
+                timer.pause()
 
     @property
     def replay_screen(self) -> ReplayScreen | None:
@@ -195,6 +209,7 @@ class ReplayApp(MonitorApp):
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
         self.request_redraw(now=now)
+        self._pace()
 
     def window_changed(self) -> None:
         """Zoomed out past what is loaded: read the longer window."""
@@ -221,6 +236,7 @@ class ReplayApp(MonitorApp):
             self._moved(old)
         if was_playing != p.playing:  # reached the end: show it stopped
             self.request_redraw(now=True)
+        self._pace()
 
     # --- moments (thread worker, own connection) -------------------------------------------------
 
@@ -258,6 +274,7 @@ class ReplayApp(MonitorApp):
         if self.player.index == 0 and self.history.last is not None and self.history.last.tick != self.player.tick:
             self._load_window()
         self.request_redraw(now=True)
+        self._pace()
 
     def action_toggle_pause(self) -> None:  # the palette's "Pause / resume display"
         self.action_play_pause()
