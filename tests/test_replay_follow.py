@@ -80,14 +80,15 @@ async def test_follows_a_file_being_written(tmp_path):
 
 @pytest.mark.asyncio
 async def test_a_paused_replay_follows_then_stands_still(tmp_path):
-    """Paused, a file still being written is polled (its end moves on the timeline); once the
-    writer has closed it, the playback timer stops: nothing is left to do until a key."""
+    """Paused, a file still being written is polled every poll_s, not play_hz times a second (its
+    end moves on the timeline); once the writer has closed it, the playback timer stops: nothing
+    is left to do until a key."""
     path = tmp_path / "growing.pgio"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)])
     try:
         rec = open_when_ready(path, 3)
         with rec:
-            app = ReplayApp(rec, playing=False, poll_s=0.2)
+            app = ReplayApp(rec, playing=False, poll_s=0.3)
             first = len(app.player)
             calls = []
             play_tick = app.play_tick
@@ -95,6 +96,9 @@ async def test_a_paused_replay_follows_then_stands_still(tmp_path):
             async with app.run_test(size=(100, 30)) as pilot:
                 await wait_for(pilot, lambda: len(app.player) > first + 2, timeout=15)
                 assert not app.player.playing and app.history.last.tick < first
+                before = len(calls)
+                await pilot.pause(1.0)
+                assert app.player.follow and len(calls) - before <= 4  # at play_hz (10): about 10
                 await wait_for(pilot, lambda: not app.player.follow, timeout=30)
                 assert len(app.player) == N
                 await pilot.pause(0.15)  # a wake already under way may still come

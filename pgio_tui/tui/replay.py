@@ -135,7 +135,8 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
-        self._play_timer = None  # set_interval's Timer, made on mount
+        self._play_timer = None  # the playback timer (_pace), made on mount
+        self._play_every: float | None = None  # its interval; None: no timer
         self._load_window(DEFAULT_WINDOW)
 
     # --- the screen -----------------------------------------------------------------------------
@@ -147,20 +148,21 @@ class ReplayApp(MonitorApp):
         return screen
 
     def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
-        self._play_timer = self.set_interval(1 / self.play_hz, self.play_tick)
         self._pace()
         self._find_moments()
 
     def _pace(self) -> None:
-        """Run the playback timer only while playing or following a file still being written: a
-        paused replay, or one at the end of a closed file, would wake the process play_hz times a
-        second for nothing."""
-        timer, p = self._play_timer, self.player
-        if timer is not None:
-            if p.playing or p.follow:
-                timer.resume()
-            else:
-                timer.pause()
+        """The playback timer runs play_hz times a second while playing, every poll_s while paused on
+        a file still being written (only to see it grow), and not at all when paused on a closed
+        file or at its end: a replay left standing does not wake the process."""
+        p = self.player
+        every = 1 / self.play_hz if p.playing else (self.poll_s if p.follow else None)
+        if every == self._play_every:
+            return
+        if self._play_timer is not None:
+            self._play_timer.stop()
+        self._play_timer = self.set_interval(every, self.play_tick) if every is not None else None
+        self._play_every = every
 
     @property
     def replay_screen(self) -> ReplayScreen | None:
@@ -224,7 +226,7 @@ class ReplayApp(MonitorApp):
         dt = 0.0 if self._last_clock is None else now - self._last_clock
         self._last_clock = now
         p = self.player
-        if p.follow and now - self._last_poll >= self.poll_s:
+        if p.follow and (now - self._last_poll >= self.poll_s or not p.playing):  # paused: polls at poll_s
             self._last_poll = now
             if p.refresh():
                 self.request_redraw()  # the scrubber's end moved
