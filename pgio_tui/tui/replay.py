@@ -4,9 +4,10 @@
 record, annotate or launch: those keys are out of the footer, the palette and the help), moved
 by a `Player` (pgio_tui/store/player.py): a Textual timer advances the player and pushes the
 Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no
-timer tick holds the UI on SQLite for long. The timer is paused while it has nothing to do (paused,
-or at the end of a closed file), so a replay left standing does not wake the process. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
-`Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
+timer tick holds the UI on SQLite for long. The timer runs only while it has work: paused, it polls
+a file still being written every POLL_S, and on a closed file it stops, so a replay left standing
+does not wake the process. A seek (step back, g/G, j, n/N, a click) rebuilds the history window
+from one batched `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
 `ReplayScreen` is `MonitorScreen` plus the timeline and the replay keys: the panes are the same
