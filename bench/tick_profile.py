@@ -8,8 +8,10 @@ then --ticks ticks under cProfile on both threads with a CPU-time clock (time.th
 waiting on the server or the schedule costs nothing and each line is CPU.
 
 Prints, per tick: CPU of the sampler thread and of the UI thread, the sampler's backend CPU and
-its own server time (observer.server_ms), a split by phase (microseconds, cumulative, outermost
-calls) and the functions that cost most outside painting. `--record` adds the recorder, as
+its own server time (observer.server_ms); for the UI thread, unprofiled, the garbage collections
+(count and CPU by generation), the screen's layouts (count and CPU) and the notifications shown
+(they are on, as in a terminal: a toast lays the screen out); then a split by phase (microseconds,
+cumulative, outermost calls) and the functions that cost most outside painting. `--record` adds the recorder, as
 `pgio-tui live --record` has it. Run it on another tree with PYTHONPATH=/that/tree for before/after.
 
     python bench/tick_profile.py [--ticks 60] [--warm 10] [--interval 1] [--size 120x40] [--record] [--top 25]
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import os
 import pstats
 import statistics
@@ -105,6 +108,24 @@ class Probe:
         self.backend_pid: int | None = None
         self.server_version = ""
         self._n_sampler = self._n_ui = 0
+        # the unprofiled window, UI thread: garbage collections (count, CPU s by generation), the
+        # screen's layouts (count, CPU s) and the notifications shown (toasts: each lays out again)
+        self.plain = False
+        self.gc: dict[int, list] = {0: [0, 0.0], 1: [0, 0.0], 2: [0, 0.0]}
+        self.layouts = [0, 0.0]
+        self.notices = 0
+        self._gc_t0: float | None = None
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if not self.plain or threading.current_thread() is not threading.main_thread():
+            return  # the collections a tick's garbage triggers run on the UI thread (checked: all there)
+        if phase == "start":
+            self._gc_t0 = time.thread_time()
+        elif self._gc_t0 is not None:
+            row = self.gc[info["generation"]]
+            row[0] += 1
+            row[1] += time.thread_time() - self._gc_t0
 
     def on_sampler_frame(self) -> None:
         """On the sampler thread, after the frame was handed over."""
@@ -127,6 +148,7 @@ class Probe:
             self.frames.append(frame)
         if n in self.marks:
             self.ui_cpu.append(time.thread_time())
+        self.plain = self.marks[0] <= n < self.marks[1]
         if n == self.marks[1]:
             self.ui_prof.enable()
         elif n == self.marks[2]:
@@ -165,15 +187,42 @@ async def drive(conninfo: str, args, probe: Probe, record: str | None) -> None:
         def on_frame_arrived(self, message):  # runs before MonitorApp's handler (Textual calls both)
             probe.on_ui_frame(message.frame)
 
+        def notify(self, *args, **kwargs):
+            probe.notices += probe.plain
+            return super().notify(*args, **kwargs)
+
+    count_layouts(probe)
+
     app = Counted(session_from_sampler(sampler), source=feed, frames=[first] if first else [])
     try:
-        async with app.run_test(size=args.size) as pilot:
+        # notifications shown, as in a terminal (run_test hides them by default): a toast lays the screen out
+        async with app.run_test(size=args.size, notifications=True) as pilot:
             while not probe.done.is_set():
                 await asyncio.sleep(0.2)  # not pilot.pause: its screen waits would be profiled
             feed.stop()
     finally:
         feed.wait_closed(15)
         sampler.close()
+
+
+def count_layouts(probe: Probe) -> None:
+    """Count the screen's layouts (Textual 8's Screen._refresh_layout) and their CPU in the
+    unprofiled window; says so when that method is not there."""
+    from textual.screen import Screen
+    layout = getattr(Screen, "_refresh_layout", None)
+    if layout is None:
+        probe.layouts = None
+        return
+
+    def counted(self, *args, **kwargs):
+        t0 = time.thread_time()
+        try:
+            return layout(self, *args, **kwargs)
+        finally:
+            if probe.plain:
+                probe.layouts[0] += 1
+                probe.layouts[1] += time.thread_time() - t0
+    Screen._refresh_layout = counted
 
 
 def report(args, probe: Probe, cluster_version: str) -> None:
@@ -189,6 +238,12 @@ def report(args, probe: Probe, cluster_version: str) -> None:
     print(f"unprofiled, per tick: sampler thread {s_cpu:.2f} ms CPU, UI thread {u_cpu:.2f} ms CPU; "
           f"server backend {b_cpu:.2f} ms CPU, observer.server_ms mean {statistics.mean(server):.2f} "
           f"median {statistics.median(server):.2f}")
+    gcs = sum(n for n, _ in probe.gc.values())
+    print(f"unprofiled, UI thread per tick: {gcs / t:.2f} garbage collections, {1e6 * sum(s for _, s in probe.gc.values()) / t:.0f} µs ("
+          + ", ".join(f"gen{g} {n / t:.2f} x {1e6 * s / n if n else 0:.0f} µs" for g, (n, s) in probe.gc.items()) + "); "
+          + (f"{probe.layouts[0] / t:.2f} screen layouts, {1e6 * probe.layouts[1] / t:.0f} µs"
+             if probe.layouts is not None else "screen layouts not counted (no Screen._refresh_layout)")
+          + f"; {probe.notices / t:.2f} notifications")
     for title, prof, phases in (("sampler thread", probe.sampler_prof, SAMPLER_PHASES),
                                 ("UI thread", probe.ui_prof, UI_PHASES)):
         stats = pstats.Stats(prof)

@@ -130,6 +130,57 @@ async def test_play_pause_at_speed(fixture_file):
             assert_frame(app, rec, 299)
 
 
+def counted(app: ReplayApp) -> ReplayApp:
+    """`app` with its playback timer's calls counted (in app.calls)."""
+    play_tick = app.play_tick
+    app.calls = 0
+
+    def counting() -> None:
+        app.calls += 1
+        play_tick()
+    app.play_tick = counting  # what on_mount hands to set_interval
+    return app
+
+
+async def timer_calls(app, pilot, seconds: float = 0.6) -> int:
+    """How often the playback timer fired in `seconds` of real time (at 10 Hz: about 6)."""
+    before = app.calls
+    await pilot.pause(seconds)
+    return app.calls - before
+
+
+@pytest.mark.asyncio
+async def test_a_standing_replay_does_not_wake(fixture_file):
+    """Paused, or at the end of a closed file, the playback timer stops (it fired 10 times a
+    second for nothing); playing starts it again, and playback still runs to the end."""
+    clock = FakeClock()
+    with Recording(fixture_file) as rec:
+        app = counted(ReplayApp(rec, playing=False, start_t=START_T + 100, clock=clock))
+        assert not app.player.follow  # a closed recording: nothing to poll for
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            assert await timer_calls(app, pilot) <= 1  # paused from the start
+            await pilot.press("space")
+            assert await timer_calls(app, pilot) >= 3  # playing
+            clock.now += 2
+            await wait_for(pilot, lambda: app.player.tick == 102, timeout=5)
+            await pilot.press("space")
+            await pilot.pause(0.15)  # a wake already under way may still come
+            assert await timer_calls(app, pilot) == 0
+            clock.now += 10  # paused: time passes, nothing moves
+            await pilot.press("right")  # a step keeps it paused
+            assert_frame(app, rec, 103)
+            assert await timer_calls(app, pilot) == 0
+            for _ in range(8):
+                await pilot.press("plus")  # max speed: to the end of the closed file, where it pauses
+            await pilot.press("space")
+            await wait_for(pilot, lambda: not app.player.playing, timeout=10)
+            await drawn(app, pilot, 299)
+            assert_frame(app, rec, 299)
+            await pilot.pause(0.15)
+            assert await timer_calls(app, pilot) == 0
+
+
 @pytest.mark.asyncio
 async def test_jump_dialog_and_click(fixture_file):
     with Recording(fixture_file) as rec:

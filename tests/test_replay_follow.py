@@ -76,3 +76,38 @@ async def test_follows_a_file_being_written(tmp_path):
     finally:
         writer.wait(30)
     assert writer.returncode == 0
+
+
+@pytest.mark.asyncio
+async def test_a_paused_replay_follows_then_stands_still(tmp_path):
+    """Paused, a file still being written is polled every poll_s, not play_hz times a second (its
+    end moves on the timeline); once the writer has closed it, the playback timer stops: nothing
+    is left to do until a key."""
+    path = tmp_path / "growing.pgio"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)])
+    try:
+        rec = open_when_ready(path, 3)
+        with rec:
+            app = ReplayApp(rec, playing=False, poll_s=0.3)
+            first = len(app.player)
+            calls = []
+            play_tick = app.play_tick
+            app.play_tick = lambda: (calls.append(1), play_tick())  # what on_mount hands to set_interval
+            async with app.run_test(size=(100, 30)) as pilot:
+                await wait_for(pilot, lambda: len(app.player) > first + 2, timeout=15)
+                assert not app.player.playing and app.history.last.tick < first
+                before = len(calls)
+                await pilot.pause(1.0)
+                assert app.player.follow and len(calls) - before <= 4  # at play_hz (10): about 10
+                await wait_for(pilot, lambda: not app.player.follow, timeout=30)
+                assert len(app.player) == N
+                await pilot.pause(0.15)  # a wake already under way may still come
+                before = len(calls)
+                await pilot.pause(0.6)  # at 10 Hz: about 6 calls
+                assert len(calls) == before
+                await pilot.press("space")  # and it plays again
+                await wait_for(pilot, lambda: len(calls) > before + 2, timeout=5)
+                assert app.player.playing
+    finally:
+        writer.wait(30)
+    assert writer.returncode == 0

@@ -4,8 +4,10 @@
 record, annotate or launch: those keys are out of the footer, the palette and the help), moved
 by a `Player` (pgio_tui/store/player.py): a Textual timer advances the player and pushes the
 Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATCH ticks, so no
-timer tick holds the UI on SQLite for long. A seek (step back, g/G, j, n/N, a click) rebuilds the history window from one batched
-`Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
+timer tick holds the UI on SQLite for long. The timer runs only while it has work: paused, it polls
+a file still being written every POLL_S, and on a closed file it stops, so a replay left standing
+does not wake the process. A seek (step back, g/G, j, n/N, a click) rebuilds the history window
+from one batched `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
 `ReplayScreen` is `MonitorScreen` plus the timeline and the replay keys: the panes are the same
@@ -134,6 +136,8 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
+        self._play_timer = None  # the playback timer (_pace), made on mount
+        self._play_every: float | None = None  # its interval; None: no timer
         self._load_window(DEFAULT_WINDOW)
 
     # --- the screen -----------------------------------------------------------------------------
@@ -145,8 +149,21 @@ class ReplayApp(MonitorApp):
         return screen
 
     def on_mount(self) -> None:  # before MonitorApp.on_mount (which pushes the screen)
-        self.set_interval(1 / self.play_hz, self.play_tick)
+        self._pace()
         self._find_moments()
+
+    def _pace(self) -> None:
+        """The playback timer runs play_hz times a second while playing, every poll_s while paused on
+        a file still being written (only to see it grow), and not at all when paused on a closed
+        file or at its end: a replay left standing does not wake the process."""
+        p = self.player
+        every = 1 / self.play_hz if p.playing else (self.poll_s if p.follow else None)
+        if every == self._play_every:
+            return
+        if self._play_timer is not None:
+            self._play_timer.stop()
+        self._play_timer = self.set_interval(every, self.play_tick) if every is not None else None
+        self._play_every = every
 
     @property
     def replay_screen(self) -> ReplayScreen | None:
@@ -195,6 +212,7 @@ class ReplayApp(MonitorApp):
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
         self.request_redraw(now=now)
+        self._pace()
 
     def window_changed(self) -> None:
         """Zoomed out past what is loaded: read the longer window."""
@@ -209,7 +227,7 @@ class ReplayApp(MonitorApp):
         dt = 0.0 if self._last_clock is None else now - self._last_clock
         self._last_clock = now
         p = self.player
-        if p.follow and now - self._last_poll >= self.poll_s:
+        if p.follow and (now - self._last_poll >= self.poll_s or not p.playing):  # paused: polls at poll_s
             self._last_poll = now
             if p.refresh():
                 self.request_redraw()  # the scrubber's end moved
@@ -221,6 +239,7 @@ class ReplayApp(MonitorApp):
             self._moved(old)
         if was_playing != p.playing:  # reached the end: show it stopped
             self.request_redraw(now=True)
+        self._pace()
 
     # --- moments (thread worker, own connection) -------------------------------------------------
 
@@ -258,6 +277,7 @@ class ReplayApp(MonitorApp):
         if self.player.index == 0 and self.history.last is not None and self.history.last.tick != self.player.tick:
             self._load_window()
         self.request_redraw(now=True)
+        self._pace()
 
     def action_toggle_pause(self) -> None:  # the palette's "Pause / resume display"
         self.action_play_pause()
