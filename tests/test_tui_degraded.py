@@ -13,7 +13,7 @@ from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.feed import LiveFeed
 from pgio_tui.tui.screens.dialogs import HelpScreen
 from pgio_tui.tui.session import session_from_sampler
-from pgio_tui.tui.widgets.degraded import DegradedBanner
+from pgio_tui.tui.widgets.degraded import DegradedBanner, WarningGate
 
 
 def _text(widget) -> str:
@@ -97,3 +97,20 @@ def test_log_read_on_the_host_for_a_pg_monitor_role(make_cluster):
         assert sampler.tracker.mode == "log"
     finally:
         sampler.close()
+
+
+def test_a_repeated_warning_is_toasted_once_per_interval_and_then_counts_those_held_back():
+    now = [0.0]
+    gate = WarningGate(repeat_s=300, clock=lambda: now[0])
+    seven = "checkpoints are occurring too frequently (7 seconds apart)"
+    three = "checkpoints are occurring too frequently (3 seconds apart)"
+    other = "server log: rotated"
+    assert gate.admit([seven]) == [seven]
+    now[0] = 10
+    assert gate.admit([three, other]) == [other]  # the same warning with other figures: held back
+    now[0] = 200
+    assert gate.admit([seven]) == []
+    now[0] = 301
+    assert gate.admit([three]) == [three + " (2 more since it was last shown)"]
+    now[0] = 700
+    assert gate.admit([seven]) == [seven]  # nothing held back since: no count

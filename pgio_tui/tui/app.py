@@ -32,7 +32,7 @@ from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
 from pgio_tui.tui.driver import QuietInput
 from pgio_tui.tui.themes import ThemedApp
-from pgio_tui.tui.widgets.degraded import warnings_of
+from pgio_tui.tui.widgets.degraded import WarningGate, warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
 
 REDRAW_HZ = 4
@@ -95,6 +95,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         self._dirty = True
         self._last_redraw = 0.0
         self._catch_up = None  # the one-shot timer of a redraw put off by the frame budget
+        self._warnings = WarningGate()  # a repeated warning is toasted once per few minutes
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
         self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values
         self._quitting = False
@@ -135,7 +136,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         self.history.push(message.frame)
-        for text in warnings_of(message.frame):  # "checkpoints are occurring too frequently", ...
+        for text in self._warnings.admit(warnings_of(message.frame)):  # "checkpoints are occurring too frequently", ...
             self.notify(text, severity="warning", timeout=8, markup=False)
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks

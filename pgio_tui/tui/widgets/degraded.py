@@ -8,6 +8,9 @@ value), so they are shown as plain text, never as markup, with control character
 
 from __future__ import annotations
 
+import re
+import time
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -16,6 +19,7 @@ from pgio_tui.safe_text import printable
 
 DISMISS_KEY = "x"
 WARN_KINDS = ("note", "error")  # mid-session events a person should see when they happen
+WARN_REPEAT_S = 300.0  # the same warning is toasted again after this long, not at every occurrence
 
 
 def notes_text(notes: list[str], *, hint: bool = True) -> Text:
@@ -61,3 +65,31 @@ def warnings_of(frame: Frame) -> list[str]:
     if frame.tick == 0:
         return []
     return [printable(e.text) for e in frame.events if e.kind in WARN_KINDS and e.text]
+
+
+class WarningGate:
+    """Lets a warning through as a notification once per WARN_REPEAT_S, whatever its figures: under
+    a heavy load "checkpoints are occurring too frequently (7 seconds apart)" comes at nearly every
+    checkpoint, and each toast costs a few layouts of the whole screen (~10 ms) and the reader's eye.
+    The next one let through says how many like it were held back; every one stays in the session's
+    events (recorded; checkpoint warnings are listed on the checkpoints screen, H)."""
+
+    def __init__(self, repeat_s: float = WARN_REPEAT_S, clock=time.monotonic):
+        self._repeat_s = repeat_s
+        self._clock = clock
+        self._seen: dict[str, tuple[float, int]] = {}  # warning without its figures -> (shown at, held back)
+
+    def admit(self, texts: list[str]) -> list[str]:
+        out = []
+        now = self._clock()
+        for text in texts:
+            key = re.sub(r"\d+(\.\d+)?", "#", text)
+            shown, held = self._seen.get(key, (None, 0))
+            if shown is not None and now - shown < self._repeat_s:
+                self._seen[key] = (shown, held + 1)
+                continue
+            self._seen[key] = (now, 0)
+            if held:
+                text += f" ({held} more since it was last shown)"
+            out.append(text)
+        return out
