@@ -83,6 +83,8 @@ class ChartCache:
         self.columns: dict[object, Columns] = {}
         self.raster = Raster()
         self.axis: tuple[tuple, Line] | None = None  # (what the time axis shows, its line)
+        self.gutter: tuple[tuple, list[Run]] | None = None  # (y labels' inputs, a tag run per plot row)
+        self.rows: list[tuple[object, Run, Line]] = []  # per plot row: its raster runs, its tag, its line
 
     def keep(self, keys: set) -> None:
         """Forget the series not in `keys` (e.g. another device was selected)."""
@@ -154,20 +156,44 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
         lines.append(_legend(series, spec.hlines, history, t1, scale, hl_values, width))
     if not has_data:
         rows = _message([list(r) for r in rows], empty_text or spec.empty_text, plot_w)
+    tags = _gutter(series, scale[0], plot_h, cache)
+    # A row whose runs and tag are the objects of the last draw is the line of the last draw: the
+    # same object, so the view sees at once that it did not change.
+    kept_rows = cache.rows
+    if len(kept_rows) != plot_h:
+        kept_rows = cache.rows = [(None, None, None)] * plot_h
+    for r, runs in enumerate(rows):
+        tag = tags[r]
+        was_runs, was_tag, line = kept_rows[r]
+        if was_runs is not runs or was_tag is not tag:
+            line = (tag, *runs)
+            kept_rows[r] = (runs, tag, line)
+        lines.append(line)
+    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof, cache if kept else None))
+    return lines[:height]
+
+
+def _gutter(series: Sequence[Series], top: float, plot_h: int, cache: ChartCache) -> list[Run]:
+    """The y labels as one tag run per plot row (the top, half way when there is room, 0), built
+    again only when the scale or the height changed."""
     g0 = next((s for s in series if s.group == 0), None)
     label = g0.fmt if g0 else fmt.si
-    for r, runs in enumerate(rows):
+    key = (label, top, plot_h)
+    if cache.gutter is not None and cache.gutter[0] == key:
+        return cache.gutter[1]
+    tags = []
+    for r in range(plot_h):
         if r == 0:
-            tag = label(scale[0])
+            tag = label(top)
         elif r == plot_h - 1 and plot_h > 1:
             tag = "0"
         elif plot_h >= 5 and r == plot_h // 2:
-            tag = label(scale[0] / 2)
+            tag = label(top / 2)
         else:
             tag = ""
-        lines.append(((tag[: GUTTER - 1].rjust(GUTTER - 1) + "┤", "axis"), *runs))
-    lines.append(_axis(history, t0, t1, plot_w, dot_s, xof, cache if kept else None))
-    return lines[:height]
+        tags.append((tag[: GUTTER - 1].rjust(GUTTER - 1) + "┤", "axis"))
+    cache.gutter = (key, tags)
+    return tags
 
 
 def reference_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, width: int, height: int,

@@ -180,6 +180,7 @@ class Raster:
         self.n = 0  # draws so far
         self.log: list[tuple[int, int, int]] = []  # (draw, a, b): dot columns a..b computed at that draw
         self.grids: dict[int, _Grid] = {}  # parity of the leftmost dot column -> its grid
+        self.low = 0  # no dot column left of this is kept
         self.rows: list[list[Run]] = []
 
     def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[int, int]], right: int,
@@ -197,9 +198,15 @@ class Raster:
             self.key, self.cols, self.log, self.grids = key, {}, [], {}
             ranges = [(first, right)]
         else:
-            for x in [x for x in self.cols if x < first]:
-                del self.cols[x]
+            cols = self.cols
+            if first - self.low > len(cols):
+                for x in [x for x in cols if x < first]:
+                    del cols[x]
+            else:
+                for x in range(self.low, first):
+                    cols.pop(x, None)
             ranges = _merge([(max(first, a), min(right, b)) for a, b in dirty if b >= first and a <= right])
+        self.low = first
         for a, b in ranges:
             self._columns(a, b, series, plot_h)
             self.log.append((self.n, a, b))
@@ -233,10 +240,7 @@ class Raster:
         ydots = plot_h * 4 - 1
         for ents, top, owner in series:
             # start at the entry before the first one at or after a: its join reaches into the range
-            i = len(ents)
-            while i > 0 and (ents[i - 1] is None or ents[i - 1][0] >= a):
-                i -= 1
-            for x, y0, y1 in dot_runs(ents, max(0, i - 1), top, ydots, b):
+            for x, y0, y1 in dot_runs(ents, _before(ents, a), top, ydots, b):
                 if a <= x <= b:
                     self._vspan(x, y0, y1, owner)
 
@@ -285,6 +289,27 @@ class Raster:
                 changed = chars != was[0] or owners != was[1]
             if changed or not grid.rows[r]:
                 grid.rows[r] = runs(chars, list(map(style_of, owners)))
+
+
+def _before(ents: list, a: int) -> int:
+    """The index of the last entry left of dot column `a` (0 when none): where drawing columns from
+    `a` on starts, its join reaching into them. Searched from the nearer end (a redraw's ranges
+    lie at the window's edges)."""
+    n = len(ents)
+    if not n:
+        return 0
+    head, tail = ents[0], ents[-1]
+    if head is not None and tail is not None and a - head[0] < tail[0] - a:
+        i = 0  # from the left: the first entry at or after a, then back over the breaks before it
+        while i < n and (ents[i] is None or ents[i][0] < a):
+            i += 1
+        while i > 0 and ents[i - 1] is None:
+            i -= 1
+    else:
+        i = n
+        while i > 0 and (ents[i - 1] is None or ents[i - 1][0] >= a):
+            i -= 1
+    return i - 1 if i else 0
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
