@@ -95,7 +95,9 @@ class Columns:
         while entries and entries[0] is None:
             del entries[0]
         self.dirty.append((left, entries[0][0] if entries else left))
-        if self.top is not None and any(e is not None and e[4] >= self.top for e in gone):
+        top = self.top
+        if top is not None and any(e is not None and e[4] >= top for e in gone) and not any(
+                e is not None and e[4] >= top for e in front):  # the largest value left (and did not come back)
             self.top = max((e[4] for e in entries if e is not None), default=None)
 
 

@@ -4,6 +4,9 @@ are written by pgio_tui.format (shared with replay, diff, export and the report)
 from __future__ import annotations
 
 import math
+from operator import itemgetter
+
+_text = itemgetter(0)  # a run's text
 
 
 def nice_ceiling(v: float) -> float:
@@ -35,8 +38,8 @@ def fit(runs, width: int) -> tuple:
     """Style runs cut to `width` cells without cutting a word or a number: a line that is too long
     ends at its last separator (a whitespace run, or the start of a run that begins with a space)
     that fits, so a label never loses its value; a line without one is shortened at its last space. Text that does not fit is dropped, never cut."""
-    if sum(len(t) for t, _ in runs) <= width:
-        return tuple(r for r in runs if r[0])
+    if sum(map(len, map(_text, runs))) <= width:  # the usual case, in C
+        return tuple(filter(_text, runs))
     out, used, brk = [], 0, 0
     for text, style in runs:
         if used + len(text) <= width:

@@ -177,7 +177,8 @@ class FrameHistory:
         col = self.series.get(metric)
         if not col:
             return None
-        j = len(self.t) if at is None else bisect_right(self.t, at)
+        t = self.t
+        j = len(t) if at is None or at >= t[-1] else bisect_right(t, at)
         return col[j - 1] if j else None
 
     def frame_index(self, at: float | None) -> int:

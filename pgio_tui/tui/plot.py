@@ -20,6 +20,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 
 from pgio_tui import format as fmt
 from pgio_tui.tui.columns import Columns, finite
@@ -84,6 +85,8 @@ class ChartCache:
         self.raster = Raster()
         self.axis: tuple[tuple, Line] | None = None  # (what the time axis shows, its line)
         self.gutter: tuple[tuple, list[Run]] | None = None  # (y labels' inputs, a tag run per plot row)
+        self.series: tuple[Series, ...] = ()  # the series of the last draw, and their keys
+        self.keys: tuple = ()
         self.rows: list[tuple[object, Run, Line]] = []  # per plot row: its raster runs, its tag, its line
 
     def keep(self, keys: set) -> None:
@@ -110,20 +113,27 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     dot_s = (t1 - t0) / (plot_w * 2) if t1 > t0 else 1.0
     kept = cache is not None  # a fresh draw (no cache) shares nothing with other charts either
     cache = ChartCache() if cache is None else cache
-    columns, cols = [], []
-    for s in series:
-        c = cache.columns.get(s.key)
+    was = cache.series  # what follows from the series alone, worked out when they are other objects
+    if len(series) != len(was) or not all(map(is_, series, was)):
+        cache.series = series
+        cache.keys = tuple(s.key for s in series)
+        cache.keep(set(cache.keys))
+    columns, cols, dirty = [], [], []
+    kept_columns = cache.columns
+    gmax: dict[int, float] = {}  # y scales per group: data maximum, thresholds within 4x of it, rounded up
+    for s, k in zip(series, cache.keys):
+        c = kept_columns.get(k)
         if c is None:
-            c = cache.columns[s.key] = Columns()
-        columns.append(c.update(_own(s, history), s.metric, t0, t1, dot_s))
+            c = kept_columns[k] = Columns()
+        entries = c.update(history if s.history is None else s.history, s.metric, t0, t1, dot_s)
+        columns.append(entries)
         cols.append(c)
+        if c.dirty:
+            dirty += c.dirty
+        if entries and c.top is not None:
+            g = s.group
+            gmax[g] = max(gmax.get(g, 0.0), c.top)
     hl_values = [finite(_own(h, history).latest(h.metric, t1)) for h in spec.hlines]
-
-    # y scales per group: data maximum, thresholds within 4x of it, rounded up to a nice number.
-    gmax: dict[int, float] = {}
-    for s, c in zip(series, cols):
-        if c.entries and c.top is not None:
-            gmax[s.group] = max(gmax.get(s.group, 0.0), c.top)
     has_data = bool(gmax)
     scale = _scales(gmax, hl_values, spec)
 
@@ -146,9 +156,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     for s, entries in zip(series, columns):
         styles.append(s.style)
         drawn.append((entries, scale.get(s.group, 1.0), len(styles) - 1))
-    key = (plot_w, plot_h, dot_s, tuple(sorted(scale.items())), tuple(styles), tuple(sorted(hrows.items())),
-           tuple(s.key for s in series))
-    dirty = [r for c in cols for r in c.dirty]
+    key = (plot_w, plot_h, dot_s, scale, styles, hrows, cache.keys)
     rows = cache.raster.draw(key, drawn, dirty, right, plot_w, plot_h, hrows, styles)
 
     lines: list[Line] = []

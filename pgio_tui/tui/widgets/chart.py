@@ -45,5 +45,4 @@ class Chart:
               empty_text: str | None = None) -> list[Line]:
         if height < MIN_HEIGHT or width < 10:
             return []
-        self._cache.keep({s.key for s in (self.series if self.series is not None else self.spec.series)})
         return chart_lines(self.spec, history, t0, t1, width, height, self.series, empty_text, cache=self._cache)

@@ -3,6 +3,8 @@ util + await of the selected device over time."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from textual.binding import Binding
 
 from pgio_tui import format as fmt
@@ -18,9 +20,16 @@ CHART = ChartSpec(series=(), fixed_max={1: 100.0})
 
 
 def device_series(dev: str) -> list[Series]:
-    return [series_of(M.disk(dev, M.DISK_UTIL_PCT), "chart-4", group=1),
+    """The charted series of a device: the same Series objects each call, so the chart sees at
+    once that they did not change."""
+    return list(_device_series(dev))
+
+
+@lru_cache(maxsize=64)
+def _device_series(dev: str) -> tuple[Series, ...]:
+    return (series_of(M.disk(dev, M.DISK_UTIL_PCT), "chart-4", group=1),
             series_of(M.disk(dev, M.DISK_R_AWAIT_MS), "chart-1"),
-            series_of(M.disk(dev, M.DISK_W_AWAIT_MS), "chart-2", unit=True)]
+            series_of(M.disk(dev, M.DISK_W_AWAIT_MS), "chart-2", unit=True))
 
 
 def ordered(devices: dict[str, str | None]) -> list[str]:
