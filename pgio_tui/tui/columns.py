@@ -28,10 +28,11 @@ class Columns:
 
     An entry is [x, first, last, min, max, first_tick, last_tick] of consecutive ticks; None marks
     a break (a missing value). Rebuilt when the history, the metric or the dot width changes, or
-    when the window's end moves back (replay seeking).
+    when the window's end moves back (replay seeking). Samples the history trims from its front
+    (a short interval on a long window) leave the entries as they leave the window's left edge.
     """
 
-    __slots__ = ("key", "entries", "last_t", "dirty", "top")
+    __slots__ = ("key", "entries", "last_t", "dirty", "top", "front")
 
     def __init__(self):
         self.key: tuple | None = None
@@ -39,6 +40,7 @@ class Columns:
         self.last_t = -math.inf
         self.dirty: list[tuple[float, float]] = []  # x ranges the last update changed (-inf: all)
         self.top: float | None = None  # the largest value in the entries
+        self.front: float | None = None  # the history's first time at the last update (it trims its front)
 
     def update(self, history: FrameHistory, metric: str, t0: float, t1: float, dot_s: float) -> list:
         """The entries of the samples in [t0, t1]; `dirty` says which x ranges changed."""
@@ -63,6 +65,10 @@ class Columns:
                 self.dirty.append((entries[m][0], math.inf))
         if j:
             self.last_t = max(self.last_t, ts[j - 1])
+        front = ts[0] if ts else None
+        if front is not None and front > t0 and front != self.front:
+            t0 = front  # the history let go of samples inside the window: they leave it too
+        self.front = front
         left = math.floor(t0 / dot_s)
         if entries and (entries[0] is None or entries[0][0] <= left):
             self._trim(history, col, ts, t0, j, left, dot_s)
@@ -94,7 +100,8 @@ class Columns:
         entries[:0] = front
         while entries and entries[0] is None:
             del entries[0]
-        self.dirty.append((left, entries[0][0] if entries else left))
+        lo = next((e[0] for e in gone if e is not None), left)  # the first column that lost samples
+        self.dirty.append((min(lo, left), entries[0][0] if entries else left))
         top = self.top
         if top is not None and any(e is not None and e[4] >= top for e in gone) and not any(
                 e is not None and e[4] >= top for e in front):  # the largest value left (and did not come back)
