@@ -57,8 +57,9 @@ class Columns:
         n_before = len(entries)
         if col is not None and i < j:
             self.top = _reduce(col, ts, history.ticks, i, j, dot_s, entries, self.top)
-            # from the entry before the first changed one: its join into it moved too
-            m = max(0, n_before - 2)
+            # from the last entry kept: it took the new samples, or a join from it to a new entry
+            # may cross it (a join into an entry depends only on the entry before and its first value)
+            m = max(0, n_before - 1)
             while m < len(entries) and entries[m] is None:
                 m += 1
             if m < len(entries):

@@ -32,6 +32,7 @@ SPANS = tuple(tuple(tuple(sum(BITS[r][col] for r in range(a, b + 1)) for b in ra
 LEFT = tuple(sum(BITS[r][0] for r in range(4) if p >> r & 1) for p in range(16))
 RIGHT = tuple(sum(BITS[r][1] for r in range(4) if p >> r & 1) for p in range(16))
 ROWS4 = tuple(tuple(((1 << (b - a + 1)) - 1) << a if a <= b else 0 for b in range(4)) for a in range(4))
+_ALL = (-math.inf, math.inf)  # the dirty range of series drawn anew
 CHARS = tuple(chr(0x2800 + m) if m else " " for m in range(256))
 
 
@@ -193,7 +194,7 @@ class Raster:
         xd = plot_w * 2
         first = right - xd + 1  # the x of the leftmost dot column on screen
         self.n += 1
-        reset = key != self.key or any(a == float("-inf") for a, _ in dirty)
+        reset = key != self.key or _ALL in dirty
         if reset:
             self.key, self.cols, self.log, self.grids = key, {}, [], {}
             ranges = [(first, right)]
