@@ -13,8 +13,8 @@ trimmed or cleared, the window jumped: zoom, pause, seek). Textual-free.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial, reduce
-from operator import add, is_not
+from functools import reduce
+from operator import add
 from typing import Any
 
 from pgio_tui.tui.history import FrameHistory
@@ -95,11 +95,14 @@ class WindowTotals:
     """FrameHistory.total() (a rate times its tick's length, summed over the window) with each
     tick's product kept between redraws: a redraw works out the products of the ticks that came in,
     and the window's are added in C (functools.reduce over operator.add, from 0.0, in index order:
-    the very additions total()'s loop makes, so the same float, on any Python)."""
+    the very additions total()'s loop makes, so the same float, on any Python; a tick without the
+    value adds 0.0, which leaves a sum that is never -0.0 as it was)."""
 
     def __init__(self):
         self._at: tuple | None = None  # (id, epoch) of the history and its first tick: indexes still valid
-        self._products: dict[str, tuple[int, list]] = {}  # metric -> (first index worked out, products)
+        # metric -> (first index worked out, products (0.0 for a tick without the value), how many
+        # of the products before each index had a value)
+        self._products: dict[str, tuple[int, list, list]] = {}
 
     def total(self, history: FrameHistory, metric: str, t0: float, t1: float) -> float | None:
         ticks = history.ticks
@@ -110,16 +113,19 @@ class WindowTotals:
         col = history.series.get(metric)
         if col is None or j - i < 2:
             return history.total(metric, t0, t1)
-        start, products = self._products.get(metric, (i + 1, []))
+        start, products, seen = self._products.get(metric, (i + 1, [], [0]))
         if i + 1 < start:  # the window reaches further back than what was worked out
-            start, products = i + 1, []
+            start, products, seen = i + 1, [], [0]
         t = history.t
+        n = seen[-1]
         for k in range(start + len(products), j):
             v = col[k]
-            products.append(None if v is None else float(v) * (t[k] - t[k - 1]))
-        self._products[metric] = (start, products)
-        window = list(filter(_NOT_NONE, products[i + 1 - start:j - start]))
-        return reduce(add, window, 0.0) if window else None
-
-
-_NOT_NONE = partial(is_not, None)
+            if v is None:  # adds nothing: the sum never is -0.0, so + 0.0 leaves it as it was
+                products.append(0.0)
+            else:
+                products.append(float(v) * (t[k] - t[k - 1]))
+                n += 1
+            seen.append(n)
+        self._products[metric] = (start, products, seen)
+        a, b = i + 1 - start, j - start
+        return reduce(add, products[a:b], 0.0) if seen[b] > seen[a] else None
