@@ -15,10 +15,16 @@ def si(v: float | None, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     a = abs(v)
-    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if a >= div * 0.9995:
+    if a < _SI_FROM:  # the usual case: no multiple
+        return _num(v, digits)
+    for div, at, suffix in _SI:
+        if a >= at:
             return _num(v / div, digits) + suffix
     return _num(v, digits)
+
+
+_SI = tuple((div, div * 0.9995, suffix) for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")))
+_SI_FROM = _SI[-1][1]  # below this, no multiple
 
 
 def _num(v: float, digits: int) -> str:

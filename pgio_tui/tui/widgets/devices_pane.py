@@ -90,7 +90,8 @@ class DevicesPane(ChartPane):
         sel_i = devs.index(self.selected) if self.selected in devs else 0
         first = max(0, min(sel_i - MAX_ROWS + 1, len(devs) - MAX_ROWS)) if sel_i >= MAX_ROWS else 0
         for dev in devs[first:first + MAX_ROWS]:
-            g = lambda f: h.latest(M.disk(dev, f), t1)  # noqa: E731
+            names = _metric_names(dev)
+            g = lambda f: h.latest(names[f], t1)  # noqa: E731
             num = (lambda v: fmt.si(v, 2)) if cw < 6 else fmt.si  # values stay under the column width
             rkb, wkb = g(M.DISK_RKB_S), g(M.DISK_WKB_S)
             vals = [num(g(M.DISK_R_S)), num(g(M.DISK_W_S))]
@@ -111,6 +112,14 @@ class DevicesPane(ChartPane):
                     (_cell(vals[-1], cw), "crit" if util >= 90 else ("warn" if util >= 60 else None))]
             lines.append(tuple(runs))
         return lines
+
+
+@lru_cache(maxsize=64)
+def _metric_names(dev: str) -> dict[str, str]:
+    """The device's metric names by field, written once, not once per figure per tick."""
+    return {f: M.disk(dev, f) for f in (M.DISK_R_S, M.DISK_W_S, M.DISK_RKB_S, M.DISK_WKB_S, M.DISK_R_AWAIT_MS,
+                                        M.DISK_W_AWAIT_MS, M.DISK_F_S, M.DISK_F_AWAIT_MS, M.DISK_AQU_SZ,
+                                        M.DISK_UTIL_PCT)}
 
 
 def _cell(value: str, width: int) -> str:
