@@ -80,13 +80,13 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
     # painting is not building lines: its time is taken out of the redraw, and not profiled
     paint = terminal.paint_now
 
-    def paint_now(screen, widgets):
+    def paint_now(*args, **kwargs):
         inside.append(0.0)
         if prof is not None:
             prof.disable()
         t0 = time.thread_time()
         try:
-            return paint(screen, widgets)
+            return paint(*args, **kwargs)
         finally:
             dt = time.thread_time() - t0
             if prof is not None and measuring:
