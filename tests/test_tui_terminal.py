@@ -4,7 +4,10 @@ full repaint shows. Checked on a small terminal emulator fed the bytes."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from rich.color import ColorSystem
@@ -16,6 +19,7 @@ from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets import direct
 
 pytestmark = pytest.mark.asyncio
+FRESH = "PGIO_TEST_FRESH_COLOURS"  # set in the interpreter that runs one colour system
 TOKEN = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|(\n)|(.)", re.S)
 
 
@@ -111,9 +115,23 @@ async def test_cropped_updates_show_what_a_full_repaint_shows():
             assert got == want, f"{size} line {y}"
 
 
-@pytest.mark.parametrize("system", [ColorSystem.EIGHT_BIT, ColorSystem.STANDARD])
+@pytest.mark.parametrize("system", ["EIGHT_BIT", "STANDARD"])
+def test_fewer_colours_each_in_an_interpreter_of_its_own(system):
+    """rich keeps a style's codes on the Style at its first render, whatever the colour system (Textual's
+    Strip reads them there too), and equal styles are one object across apps: a real run has one colour
+    system, so the check below runs in a fresh interpreter, as a real run does."""
+    test = f"{__file__}::test_direct_updates_in_fewer_colours_show_what_a_full_repaint_shows[{system}]"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                       env={**os.environ, FRESH: system}, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "1 passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("system", ["EIGHT_BIT", "STANDARD"])
 async def test_direct_updates_in_fewer_colours_show_what_a_full_repaint_shows(system):
     """256 or 16 colours: the direct rows render each style as a Strip does for that console."""
+    if os.environ.get(FRESH) != system:
+        pytest.skip("runs in an interpreter of its own (test_fewer_colours_each_in_an_interpreter_of_its_own)")
+    system = ColorSystem[system]
     before = dict(direct.sent)
     screen, reference, sent = await run((80, 24), ticks=20, each=True, color_system=system)
     assert [n for n, _ in sent].count("DirectUpdate") >= 15
