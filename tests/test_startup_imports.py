@@ -58,6 +58,15 @@ OLDER_SCHEMA = ROOT / "tests" / "data" / "recordings" / "fixture-v2.sqlite"  # m
 
 
 def loaded(code: str) -> set[str]:
+    """The modules `code` loads beyond what the bare interpreter already has at start.
+
+    A site's .pth files may import modules at start-up (a CA injector importing certifi, which
+    imports importlib.resources): those are the interpreter's, not the command's.
+    """
+    return _modules_after(code) - _modules_after("pass")
+
+
+def _modules_after(code: str) -> set[str]:
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
