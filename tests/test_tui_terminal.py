@@ -18,7 +18,6 @@ from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets import direct
 
-pytestmark = pytest.mark.asyncio
 FRESH = "PGIO_TEST_FRESH_COLOURS"  # set in the interpreter that runs one colour system
 TOKEN = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|(\n)|(.)", re.S)
 
@@ -104,6 +103,7 @@ async def run(size, ticks=40, warm=300, keys=None, each=False, color_system=None
     return screen, reference, sent
 
 
+@pytest.mark.asyncio
 async def test_cropped_updates_show_what_a_full_repaint_shows():
     assert terminal._installed and terminal._direct_updates  # LinesView installs it
     for size in ((80, 24), (120, 40)):
@@ -127,6 +127,7 @@ def test_fewer_colours_each_in_an_interpreter_of_its_own(system):
 
 
 @pytest.mark.parametrize("system", ["EIGHT_BIT", "STANDARD"])
+@pytest.mark.asyncio
 async def test_direct_updates_in_fewer_colours_show_what_a_full_repaint_shows(system):
     """256 or 16 colours: the direct rows render each style as a Strip does for that console."""
     if os.environ.get(FRESH) != system:
@@ -139,6 +140,7 @@ async def test_direct_updates_in_fewer_colours_show_what_a_full_repaint_shows(sy
     assert screen.cells == reference.cells
 
 
+@pytest.mark.asyncio
 async def test_a_toast_over_a_pane_its_pane_is_painted_by_textual_the_others_directly():
     """While a notification covers a pane, that pane's cells go through the compositor (the toast
     stays in front) and the other panes' rows straight out, in one update; when it goes, the pane
@@ -168,6 +170,7 @@ async def test_a_toast_over_a_pane_its_pane_is_painted_by_textual_the_others_dir
         assert all(seen[k] == ["DirectUpdate"] for k in range(17, 22)), seen
 
 
+@pytest.mark.asyncio
 async def test_a_theme_and_a_resize_then_direct_updates_show_what_a_full_repaint_shows():
     """A new theme, a smaller then a larger terminal: the ticks after each are sent directly again
     (the views' kept rows and places are dropped with them) and show what a full repaint shows."""
@@ -189,6 +192,7 @@ async def test_a_theme_and_a_resize_then_direct_updates_show_what_a_full_repaint
     assert all(seen[k] == ["DirectUpdate"] for k in (5, 6, 9, 10, 13, 14, 15)), seen
 
 
+@pytest.mark.asyncio
 async def test_no_colour_is_painted_by_textual(monkeypatch):
     """NO_COLOR adds a filter that changes every style: no row is sent directly, and the terminal
     still shows what a full repaint shows."""
@@ -200,6 +204,7 @@ async def test_no_colour_is_painted_by_textual(monkeypatch):
     assert screen.cells == reference.cells
 
 
+@pytest.mark.asyncio
 async def test_a_textual_of_another_shape_paints_every_pane_its_own_way(monkeypatch):
     """When install() finds Textual not shaped as direct.py expects, no row is sent directly and
     the compositor's updates still show what a full repaint shows."""
@@ -211,6 +216,7 @@ async def test_a_textual_of_another_shape_paints_every_pane_its_own_way(monkeypa
     assert screen.cells == reference.cells
 
 
+@pytest.mark.asyncio
 async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_shows():
     """Only the widgets whose cells are sent are rendered (terminal.render_partial_update): borders
     that change with focus, another pane shown, a dialog opened and closed over ticking panes. Under
@@ -226,6 +232,7 @@ async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_
         assert not any("Direct" in name for k in (10, 11, 12) for name in seen[k]), seen  # the dialog's on top
 
 
+@pytest.mark.asyncio
 async def test_a_rows_changed_span_is_where_its_cells_differ(monkeypatch):
     """lines.changed_span on the rows of a live session: the cells outside the span are the same
     character in the same style, and an empty span means the rows are the same."""
@@ -251,6 +258,7 @@ async def test_a_rows_changed_span_is_where_its_cells_differ(monkeypatch):
         assert (ca == cb) == (start == end)
 
 
+@pytest.mark.asyncio
 async def test_a_tick_without_a_column_shift_sends_little():
     """Between two column shifts a chart's newest cells change, not its rows. And after 30 ticks
     sent directly with no other render between them, a full repaint still shows what was sent
@@ -262,6 +270,7 @@ async def test_a_tick_without_a_column_shift_sends_little():
     assert sizes[len(sizes) // 4] < 1500, sizes  # the quieter ticks: far below a full chart
 
 
+@pytest.mark.asyncio
 async def test_a_tick_is_sent_in_one_pass_within_the_tick():
     """MonitorScreen.redraw paints every changed pane itself (lines.one_paint, terminal.paint_now,
     direct.render): the update leaves before the tick returns, with no message to a pane or the
@@ -302,6 +311,7 @@ async def test_a_tick_is_sent_in_one_pass_within_the_tick():
         assert screen.cells == full_repaint(app, size).cells
 
 
+@pytest.mark.asyncio
 async def test_an_update_goes_to_the_driver_in_one_write():
     """terminal.one_write: Textual's three writes of an update (start of a synchronized update, the
     update, its end) reach the driver as one, the same bytes in the same order."""
