@@ -11,10 +11,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from view_counters import raw_writes, settled_writes
 
+from pgio_tui import metrics as M
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources import pg_counters
 from pgio_tui.workloads.pg_binaries import find_client
 
 
@@ -36,18 +37,6 @@ def test_spreader_pays_a_burst_over_the_ticks_it_took_and_keeps_the_total():
     assert [quiet.delta("d", d, t, 1.0) for t, d in enumerate([0] * 30 + [50], start=1)][-1] == 50
 
 
-def _raw_backend_writes(conn, major: int) -> float:
-    bg = conn.execute("SELECT row_to_json(b) FROM pg_stat_bgwriter b").fetchone()[0]
-    io = None
-    if major >= 16:
-        io = conn.execute(
-            "SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
-            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
-            "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
-            "WHERE object = 'relation' GROUP BY backend_type) x").fetchone()[0]
-    return pg_counters.writes_by_source(bg, io)["writes.backend"]
-
-
 @pytest.mark.slow
 @pytest.mark.matrix
 def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
@@ -61,7 +50,7 @@ def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
     # One watching connection, opened while every buffer is clean: a connection opened after the load
     # evicts dirty buffers while it starts, and those writes (~30) would be outside the sampled window.
     with cluster.connect() as watch:
-        before = _raw_backend_writes(watch, cluster.major)
+        before = settled_writes(watch)[M.WRITES_BACKEND]
         frames, load = [], None
         for frame in sampler.frames(duration=30.0):
             frames.append(frame)
@@ -69,7 +58,7 @@ def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
                 load = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "12", cluster.conninfo()],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         load.wait(timeout=30)
-        after = _raw_backend_writes(watch, cluster.major)
+        after = raw_writes(watch)[M.WRITES_BACKEND]
     sampler.close()
     series = [f.values.get("writes.backend") or 0 for f in frames if f.dt]
     paid = sum((f.values.get("writes.backend") or 0) * f.dt for f in frames if f.dt)
@@ -80,4 +69,7 @@ def test_backend_writes_are_steady_and_total_unchanged(make_cluster):
     during = series[first:first + 30]
     zeros = sum(1 for v in during if v == 0)
     assert zeros <= 3, during  # sampled as published it reads 0, 0, 0, burst, 0, 0, 0, burst
-    assert not any(a == b == 0 for a, b in zip(during, during[1:])), during
+    # A burst is paid over the longest of the last few gaps (publication.py): one published later
+    # than all of them, as on a loaded machine, leaves a tick or two at zero before it. What the
+    # unspread counter shows is a run of three zeros every publication.
+    assert not any(a == b == c == 0 for a, b, c in zip(during, during[1:], during[2:])), during

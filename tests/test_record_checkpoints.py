@@ -13,9 +13,9 @@ import threading
 from datetime import datetime
 
 import pytest
+from view_counters import raw_writes, settled_writes
 
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources import pg_counters
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 from pgio_tui.workloads.pg_binaries import find_client
@@ -51,19 +51,6 @@ def log_checkpoints(text: str) -> list[dict]:
     return out
 
 
-def raw_writes(conn) -> dict:
-    """The views' cumulative writes by source, read independently of the sampler."""
-    bg = conn.execute("SELECT row_to_json(b) FROM pg_stat_bgwriter b").fetchone()[0]
-    io = None
-    if conn.execute("SELECT to_regclass('pg_catalog.pg_stat_io') IS NOT NULL").fetchone()[0]:
-        io = conn.execute(
-            "SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
-            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
-            "sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM pg_stat_io "
-            "WHERE object = 'relation' GROUP BY backend_type) x").fetchone()[0]
-    return pg_counters.writes_by_source(bg, io)
-
-
 def first_tick_at_or_after(ticks: list[tuple[int, float]], t: float) -> int:
     return next(tick for tick, tt in ticks if tt >= t)
 
@@ -83,7 +70,7 @@ def record_scenario(cluster, path, conninfo=None, duration=54.0):
     """Record `duration` s: pgbench 1-30 s, CHECKPOINT at 6.2 s, the timed checkpoint ~36-46 s."""
     pgbench = [str(find_client("pgbench")), "-c", "2", "-j", "2", "-T", "29", cluster.conninfo()]
     with cluster.connect() as conn:
-        before = raw_writes(conn)
+        before = settled_writes(conn)
     sampler = Sampler(conninfo or cluster.conninfo(), interval=INTERVAL)
     sampler.open()
     stop = threading.Event()
