@@ -27,8 +27,8 @@ def settled_writes(conn, quiet_s: float = 1.0, timeout_s: float = 15.0) -> dict:
     Before 15 a backend takes a statistics file the collector wrote up to 0.5 s earlier as fresh,
     so the first read after a CHECKPOINT returns can lack that checkpoint's writes; they would then
     count in the views' delta but fall before the recording's first tick. On 14, a read right after
-    `pgbench -i -s 5` and CHECKPOINT lacked that checkpoint's 1,091 buffers in 2 of 3 tries: the
-    very shortfall a CI run once recorded."""
+    `pgbench -i -s 5` and CHECKPOINT lacked that checkpoint's writes in 2 of 3 tries (1,091 and
+    1,075 buffers; 1,091 is the very shortfall a CI run once recorded)."""
     deadline = time.monotonic() + timeout_s
     prev = raw_writes(conn)
     while True:
