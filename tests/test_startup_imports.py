@@ -7,6 +7,7 @@ later, the recorder. A module named here that turns up again is an import to mak
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -66,6 +67,7 @@ def loaded(code: str) -> set[str]:
     return _modules_after(code) - _modules_after("pass")
 
 
+@functools.cache
 def _modules_after(code: str) -> set[str]:
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

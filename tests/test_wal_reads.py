@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from view_counters import settled
 
 from pgio_tui import metrics as M
 from pgio_tui.sampler import Sampler
@@ -25,23 +26,6 @@ def _raw_wal(conn, major: int) -> tuple | None:
         io = conn.execute("SELECT wal_write, wal_sync, wal_write_time, wal_sync_time FROM pg_stat_wal").fetchone()
     wal = conn.execute("SELECT wal_records, wal_fpi, wal_buffers_full FROM pg_stat_wal").fetchone()
     return tuple(float(v) for v in (*io, *wal))
-
-
-# Before 15 a backend reads the statistics collector's file and takes one up to 0.5 s old as fresh:
-# two reads closer than that can show the same old file while a backend's stats are still on the way.
-SETTLE_S = 0.7
-
-
-def _quiet(conn, major: int, timeout: float = 20.0) -> tuple | None:
-    """The counters once two reads SETTLE_S apart agree (every backend's stats published)."""
-    last, deadline = _raw_wal(conn, major), time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(SETTLE_S)
-        now = _raw_wal(conn, major)
-        if now == last:
-            return now
-        last = now
-    pytest.fail("WAL counters never settled")
 
 
 def _published(conn, major: int, before: tuple | None, timeout: float = 20.0) -> None:
@@ -68,7 +52,7 @@ def test_wal_figures_equal_independent_view_deltas(make_cluster):
     try:
         assert sampler.pg.features.io_wal == (major >= 18)
         for _attempt in range(3):  # a background process publishing mid-window: take another window
-            before = _quiet(probe, major)
+            before = settled(lambda: _raw_wal(probe, major), "WAL counters")
             sampler.sample(0, 0.0)
             if _raw_wal(probe, major) != before:
                 continue
@@ -78,7 +62,7 @@ def test_wal_figures_equal_independent_view_deltas(make_cluster):
                 work.execute("CHECKPOINT")
                 work.execute("UPDATE w SET pad = pad || 'y' WHERE id % 10 = 0")  # full-page images
             _published(probe, major, before)
-            after = _quiet(probe, major)
+            after = settled(lambda: _raw_wal(probe, major), "WAL counters")
             sampler._final = True  # the window's last tick: pay out every burst (publication.py)
             frame = sampler.sample(1, 1.0)
             if _raw_wal(probe, major) == after:

@@ -1,11 +1,17 @@
-"""The views' own cumulative writes by source, read apart from the sampler: what a recording's
-per-second rates must add up to."""
+"""The views' own counters, read apart from the sampler and once the statistics have settled: what
+a recording's per-second rates must add up to."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import pytest
 
 from pgio_tui.sources import pg_counters
+
+T = TypeVar("T")
 
 
 def raw_writes(conn) -> dict:
@@ -21,20 +27,28 @@ def raw_writes(conn) -> dict:
     return pg_counters.writes_by_source(bg, io)
 
 
-def settled_writes(conn, quiet_s: float = 1.0, timeout_s: float = 15.0) -> dict:
-    """raw_writes once two reads `quiet_s` apart agree: the baseline before a recorded window.
+# Before 15 a backend reads the statistics collector's file and takes one up to 0.5 s old as fresh:
+# two reads closer than that can show the same old file while a backend's stats are still on the way.
+SETTLE_S = 0.7
 
-    Before 15 a backend takes a statistics file the collector wrote up to 0.5 s earlier as fresh,
-    so the first read after a CHECKPOINT returns can lack that checkpoint's writes; they would then
-    count in the views' delta but fall before the recording's first tick. On 14, a read right after
-    `pgbench -i -s 5` and CHECKPOINT lacked that checkpoint's writes in 2 of 3 tries (1,091 and
-    1,075 buffers; 1,091 is the very shortfall a CI run once recorded)."""
-    deadline = time.monotonic() + timeout_s
-    prev = raw_writes(conn)
-    while True:
-        time.sleep(quiet_s)
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        cur = raw_writes(conn)
-        if cur == prev or time.monotonic() > deadline:
-            return cur
-        prev = cur
+
+def settled(read: Callable[[], T], what: str, timeout_s: float = 20.0) -> T:
+    """read() once two reads SETTLE_S apart agree (every process's statistics published)."""
+    last, deadline = read(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_S)
+        now = read()
+        if now == last:
+            return now
+        last = now
+    pytest.fail(f"{what} never settled")
+
+
+def settled_writes(conn) -> dict:
+    """raw_writes once settled: the baseline before a recorded window.
+
+    The first read after a CHECKPOINT returns can lack that checkpoint's writes (see SETTLE_S); they
+    would then count in the views' delta but fall before the recording's first tick. On 14, a read
+    right after `pgbench -i -s 5` and CHECKPOINT lacked that checkpoint's writes in 2 of 3 tries
+    (1,091 and 1,075 buffers; 1,091 is the very shortfall a CI run once recorded)."""
+    return settled(lambda: raw_writes(conn), "writes by source")
