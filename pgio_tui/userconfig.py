@@ -79,14 +79,16 @@ def load(profile: str | None = None) -> Config:
     if not isinstance(profiles, dict):
         raise CliError(f"{where}: profiles: give tables, e.g. [profiles.prod]")
     _merge(config, data, where, "")
+    for name, table in profiles.items():  # every profile checked (no password in any), one applied
+        if not isinstance(table, dict):
+            raise CliError(f"{where}: profiles.{name}: give a table, [profiles.{name}]")
+        _merge(Config(), table, where, f"profiles.{name}.")
     if profile is not None:
         if profile not in profiles:
             import difflib
             near = difflib.get_close_matches(profile, profiles, n=1)
             raise CliError(f"--profile {profile}: not in {where} (profiles: {', '.join(profiles) or 'none'})"
                            + (f"; did you mean {near[0]}?" if near else ""))
-        if not isinstance(profiles[profile], dict):
-            raise CliError(f"{where}: profiles.{profile}: give a table, [profiles.{profile}]")
         _merge(config, profiles[profile], where, f"profiles.{profile}.")
     return config
 
