@@ -104,7 +104,7 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = Fal
         if new:
             made = _make_folder(plan, folder)
             say(f"{PROG}: experiment: {len(plan.runs)} runs ({plan.order}) into {folder}")
-        workloads.setup(plan.workload, conninfo, say=shown.say)
+        workloads.setup(plan.workload, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
         if getattr(args, "tui", False):
             _in_tui(plan, folder, target, conninfo, shown, args)
@@ -139,6 +139,20 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = Fal
     return 1 if failed else 0
 
 
+def _setup_bar():
+    """workloads.setup's progress as a headless bar (headless.SetupBar), one per step."""
+    from pgio_tui.headless import SetupBar
+    bars: dict[str, SetupBar] = {}
+
+    def progress(label: str, fraction: float | None) -> None:
+        if fraction is None:
+            if label in bars:
+                bars.pop(label).done(complete=False)  # its last figure stays: 100 % when it completed
+            return
+        bars.setdefault(label, SetupBar(f"{PROG}: experiment: {label}")).update(fraction)
+    return progress
+
+
 def _make_folder(plan: Plan, folder: Path) -> bool:
     """DIR and its experiment.json; True when DIR itself was made here (it may exist, empty)."""
     created = not folder.exists()
@@ -165,20 +179,9 @@ def _first_line(exc: Exception) -> str:
 
 
 def _lab(plan: Plan):
-    from pgio_tui.commands.demo import _demo_dir
-    from pgio_tui.workloads.cluster import Cluster
+    from pgio_tui.commands.demo import start_lab
     from pgio_tui.workloads.pg_binaries import find_bindir
-    bindir = find_bindir(plan.target.get("pg_version"))
-    cluster = Cluster(bindir=bindir, settings=LAB_SETTINGS, name="pgio-experiment", temp_dir=_demo_dir())
-    say(f"{PROG}: experiment: lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
-    cluster.init()
-    cluster.start()
-    try:
-        with cluster.connect() as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    except Exception:  # noqa: BLE001 - a build without contrib: no per-statement figures
-        pass
-    return cluster
+    return start_lab("experiment", LAB_SETTINGS, bindir=find_bindir(plan.target.get("pg_version")))
 
 
 def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argparse.Namespace) -> None:

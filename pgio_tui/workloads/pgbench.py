@@ -91,6 +91,13 @@ class PgbenchWorkload(Workload):
 
     kind = "pgbench"
 
+    @property
+    def setup_label(self) -> str:
+        return f"pgbench -i -s {self.init_argv[3]}" if self.init_argv else ""
+
+    def is_progress_line(self, line: str) -> bool:
+        return self.init_argv is not None and init_percent(line) is not None
+
     def __init__(self, conninfo: str, args: list[str], *, init_scale: int | None = None,
                  sampling_rate: float | None = None, pgbench: str | os.PathLike | None = None):
         args = list(args)
