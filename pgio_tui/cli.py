@@ -15,7 +15,6 @@ import sys
 
 from pgio_tui import __version__
 from pgio_tui import userconfig
-from pgio_tui.completion import SHELLS, script as completion_script
 from pgio_tui.errors import PROG, CliError, ConnectError, error_line
 
 __all__ = ["COMMANDS", "PROG", "CliError", "build_parser", "main"]
@@ -137,6 +136,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                           "recording, duration).")
         info.add_argument("file", metavar="FILE|DIR")
     if wanted("completion"):
+        from pgio_tui.completion import SHELLS
         comp = sub.add_parser("completion", help="a shell completion script for bash, zsh or fish",
                               description="Print the completion script: commands, options, recordings and "
                                           "setting names for --set.",
@@ -391,7 +391,15 @@ def _lazy(name: str):
 COMMANDS = {name: _lazy(name) for name in
             ("live", "record", "serve", "export", "info", "replay", "diff", "report", "bench", "demo",
              "experiment")}
-COMMANDS["completion"] = lambda args: print(completion_script(args.shell, build_parser()), end="") or 0
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from pgio_tui.completion import script
+    print(script(args.shell, build_parser()), end="")
+    return 0
+
+
+COMMANDS["completion"] = _completion
 _TOP_OPTIONS = ("--help", "--version", "--print-man")
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +31,15 @@ MAX_BYTES = 256 * 1024
 _SECRET = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
 
 
-@dataclass
 class Config:
-    path: Path | None = None
-    common: dict[str, Any] = field(default_factory=dict)  # interval, theme
-    connection: dict[str, str] = field(default_factory=dict)  # host, port, user, dbname, service
-    experiment: dict[str, Any] = field(default_factory=dict)
-    profile: str | None = None
+    """What the file says, merged: the profile's keys over the top-level ones."""
+
+    def __init__(self, path: Path | None = None, profile: str | None = None):
+        self.path = path
+        self.profile = profile
+        self.common: dict[str, Any] = {}  # interval, theme
+        self.connection: dict[str, str] = {}  # host, port, user, dbname, service
+        self.experiment: dict[str, Any] = {}
 
     def apply_connection(self) -> None:
         """The connection keys as PG* variables: under the ones set already, over them for --profile."""
