@@ -503,17 +503,13 @@ def _unknown_command(word: str, connect_error: Exception | None = None) -> str:
     return f"{text} As a database name: {connect_error}" if near else f"{text}; as a database name: {connect_error}"
 
 
-# The config file's keys (pgio_tui/userconfig.py) as the defaults of the options with these dests.
-_EXPERIMENT_DESTS = {"repeat": "repeat", "order": "order", "warmup": "warmup", "dirty_wait": "dirty_wait",
-                     "discard_first": "discard_first", "init_scale": "init_scale", "interval": "interval"}
-
-
 def _config_defaults(leaf: argparse.ArgumentParser, argv: list[str], config: userconfig.Config) -> None:
-    """The config file's values as defaults of the command's options (the command line still wins),
-    each checked as its option's value would be; CliError naming the key."""
-    values = {k: (f"{k}", v) for k, v in config.common.items()}
+    """The config file's values (pgio_tui/userconfig.py: its keys are the options' dests) as defaults of
+    the command's options (the command line still wins), each checked as its option's value would be;
+    CliError naming the key."""
+    values = {k: (k, v) for k, v in config.common.items()}
     if argv[:2] == ["experiment", "run"]:
-        values.update({_EXPERIMENT_DESTS[k]: (f"experiment.{k}", v) for k, v in config.experiment.items()})
+        values.update({k: (f"experiment.{k}", v) for k, v in config.experiment.items()})
     for action in leaf._actions:
         if action.dest in values:
             key, value = values[action.dest]
