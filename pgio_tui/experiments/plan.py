@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pgio_tui import private
 
 PLAN_FILE = "experiment.json"
 RUNS_DIR = "runs"
@@ -142,10 +143,7 @@ def os_settings() -> tuple[str, ...]:
 
 def save(plan: Plan, folder: str | Path) -> None:
     """experiment.json, replaced atomically (a crash leaves the old one or the new one)."""
-    path = Path(folder) / PLAN_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(plan), indent=2) + "\n")
-    os.replace(tmp, path)
+    private.write_text(Path(folder) / PLAN_FILE, json.dumps(asdict(plan), indent=2) + "\n")
 
 
 def load(folder: str | Path) -> Plan:
