@@ -58,6 +58,8 @@ def _read_json(path: Path) -> Any:
         raise PlanError(f"larger than any plan ({MAX_FILE_BYTES >> 20} MB at most)")
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except PlanError:
+        raise
     except RecursionError:
         raise PlanError(f"nested deeper than a plan ({MAX_DEPTH} levels at most)") from None
     except (UnicodeDecodeError, ValueError) as exc:
