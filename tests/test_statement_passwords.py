@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def test_old_recording_shows_no_password(tmp_path, capsys):
 def test_another_roles_password_never_stored(make_cluster, tmp_path, capsys):
     """Another role runs `alter role evil password 'evilpw'` while an experiment records: the
     recordings, experiment.json and both HTML reports hold no 'evilpw' (each byte of every file
-    grepped), while the statement itself was seen (masked)."""
+    grepped), while the statement itself was seen (masked); every file 0600, the folders 0700."""
     cluster = make_cluster()
     with cluster.connect() as conn:
         conn.autocommit = True
@@ -124,6 +125,8 @@ def test_another_roles_password_never_stored(make_cluster, tmp_path, capsys):
     assert any(p.suffix == ".pgio" for p in files) and (out / "experiment.json") in files
     for p in files:
         assert SECRET.encode() not in p.read_bytes(), p
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p  # private like a recording (row 1)
+    assert stat.S_IMODE(out.stat().st_mode) == stat.S_IMODE((out / "runs").stat().st_mode) == 0o700
     seen = [st["query"] for r in json.loads((out / "experiment.json").read_text())["runs"] for st in r["statements"]]
     for p in files:
         if p.suffix == ".pgio":
