@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pgio_tui.errors import PROG, CliError, say
 from pgio_tui.experiments.plan import PLAN_FILE, RUNS_DIR, Plan, PlanError, load, os_settings, parse_set, save
+from pgio_tui.private import make_dir, write_text
 
 LAB_SETTINGS = {"log_autovacuum_min_duration": "0"}
 DEFAULT_LAB_SCALE = 10
@@ -156,7 +157,7 @@ def _setup_bar():
 def _make_folder(plan: Plan, folder: Path) -> bool:
     """DIR and its experiment.json; True when DIR itself was made here (it may exist, empty)."""
     created = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
+    make_dir(folder)
     save(plan, folder)
     return created
 
@@ -251,7 +252,6 @@ def _term_as_interrupt() -> dict:
 # --- report -------------------------------------------------------------------------------------
 
 def _report(args: argparse.Namespace) -> int:
-    import os
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
     plan = load(args.dir)
@@ -268,10 +268,8 @@ def _report(args: argparse.Namespace) -> int:
         print(text, end="")
         return 0
     out = Path(args.output)
-    tmp = out.with_name(f".{out.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
+        write_text(out, text)
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
     say(f"{PROG}: experiment: {fmt} report written to {out}")

@@ -40,10 +40,7 @@ def run(args: argparse.Namespace) -> int:
             html = build(files, args.align)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(html)
-    print(f"{PROG}: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
-    return 0
+    return _write(args.output, html)
 
 
 def _per_setting(folder: str, baseline: str | None) -> bool:
@@ -72,7 +69,15 @@ def _experiment(folder: str, args: argparse.Namespace) -> int:
     if not any(r.runs for r in res.rows):
         raise CliError(f"{folder}: no finished run to report yet; `{PROG} experiment resume {folder}` runs them")
     check_overwrite(args.output, args.force)
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(render(res, "html"))
-    print(f"{PROG}: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
+    return _write(args.output, render(res, "html"))
+
+
+def _write(path: str, html: str) -> int:
+    """The report, private like the recordings it is made of (0600)."""
+    from pgio_tui.private import write_text
+    try:
+        write_text(path, html)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"{PROG}: wrote {path} ({os.path.getsize(path) / 1024:.0f} kB)")
     return 0

@@ -28,6 +28,7 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
 from pgio_tui.workloads.pgbench_invocation import find_pgbench, has_option, libpq_env, option_value
@@ -114,6 +115,7 @@ class PgbenchWorkload(Workload):
         self.init_only = has_option(args, "i", "--initialize")
         self.workdir = Path(tempfile.mkdtemp(prefix="pgio-tui-pgbench-"))
         _workdirs.add(self.workdir)
+        watchdog.adopt(self.workdir)  # a lab's watchdog removes it if we are killed (demo runs for a year)
         added: list[str] = []
         if not self.init_only and not has_option(args, "P", "--progress"):
             added += ["-P", "1"]
