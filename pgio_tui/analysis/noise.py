@@ -93,6 +93,7 @@ class Judgement:
     high_pct: float | None
     beyond_noise: bool | None  # None: not judged (too few units, no value)
     why: str = ""  # why a judged statistic got no verdict, for the user
+    few: str = ""  # the sides with too few independent blocks to judge: "A", "B" or "AB"
 
 
 NOT_JUDGED = Judgement(None, None, None, None, None)
@@ -197,7 +198,8 @@ def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
     if not ra or not rb:
         short = [label for label, r in (("A", ra), ("B", rb)) if not r]
         return Judgement(None, None, None, None, None,
-                         f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})")
+                         f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})",
+                         "".join(short))
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
     lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))

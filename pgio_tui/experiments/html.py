@@ -5,19 +5,17 @@ baseline), the results table (the text report's lines, grouped, with verdicts), 
 flags, and charts drawn here as inline SVG: per run, PGDATA's util / write MiB/s / w_await over time
 as small multiples on shared scales; the latency CDF of every setting combination (all its
 repeats' transactions); a heat map per figure for a two-setting grid; Writeback against latency per
-run with their correlation. Styles come from the recording report's page (analysis/report.html);
-no external asset, no script of its own. Every text from a recording or the plan is escaped.
+run with their correlation. The page, its styles and the latency CDF are the recording report's
+(analysis/report.py); no external asset, no script of its own. Every text from a recording or the
+plan is escaped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.resources import files
-from string import Template
 
-import pgio_tui
 from pgio_tui import metrics as M
-from pgio_tui.analysis import latency_cdf, svg
+from pgio_tui.analysis import latency_cdf, report, svg
 from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
 from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
@@ -221,16 +219,10 @@ def cdf_section(res: Results, series: list[Series]) -> str:
                     merged.max_ms = max(merged.max_ms or 0.0, s.hist.max_ms)
         d = latency_cdf.from_histogram(merged)
         if d is not None:
-            found.append((row.label, d, svg.PALETTE[i % len(svg.PALETTE)], merged.count))
-    if not found:
-        return ""
-    x_max = max(d.top() for _, d, _, _ in found)
-    curves = [svg.Line(label, d.curve(x_max), color) for label, d, color, _ in found]
-    legend = "".join(f'<span><i style="color:{c}"></i>{escape(label)} ({n:,} transactions)</span>'
-                     for label, _, c, n in found)
-    return ("<h2>Latency distribution per setting</h2><p class=muted>Share of transactions at or below a latency, "
-            "all repeats of a setting together (their per-transaction histograms, within 0.5 %).</p>"
-            f'<div class="legend">{legend}</div>' + svg.cdf_chart("latency CDF", "ms", curves, x_max))
+            found.append((f"{row.label} ({merged.count:,} transactions)", d, report.colour(i), False))
+    return report.cdf_section(found, "Latency distribution per setting", "Share of transactions at or below a "
+                              "latency, all repeats of a setting together (their per-transaction histograms, within "
+                              "0.5 %).")
 
 
 def heat_maps(res: Results) -> str:
@@ -298,6 +290,4 @@ def page(res: Results) -> str:
             "<h2>Runs</h2>", runs_table(res, series)]
     if res.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")
-    template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
-    return template.substitute(title=escape(title), body="\n".join(b for b in body if b),
-                               version=escape(pgio_tui.__version__))
+    return report.page(title, body)
