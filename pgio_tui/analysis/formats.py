@@ -87,7 +87,7 @@ def cell(r: Row, i: int, letters: list[str]) -> str:
     if i == 0:
         return value
     ch, v = change(r, i), verdict(r, i, letters)
-    mark = MARKS.get(v, v if v.startswith("?") else "")
+    mark = MARKS.get(v, " " + v if v.startswith("?") else "")
     return f"{value} ({ch}{mark})" if ch != DASH else value
 
 

@@ -132,7 +132,11 @@ def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
         [f for f in shown.values() if f.group == "statements" and not f.key.endswith("_calls")]
     if not figs:
         return ""
-    head = "".join(f'<th title="{escape(f.text)}">{escape(f.label)} ({escape(f.unit)})</th>' if f.text else
+    numbers = statement_numbers(res)  # a statement's column: its number in the list below the results
+
+    def name(f) -> str:
+        return f"#{numbers[f.text]} {f.label.rsplit(' · ', 1)[-1]}" if f.text else f.label
+    head = "".join(f'<th title="{escape(f.text)}">{escape(name(f))} ({escape(f.unit)})</th>' if f.text else
                    f"<th>{escape(f.label)} ({escape(f.unit)})</th>" for f in figs)
     out = [f"<table><tr><th>settings</th><th>n</th>{head}</tr>"]
     for r in res.rows:
@@ -151,13 +155,19 @@ def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
         out.append(f"<tr><td>{escape(r.label + base)}</td><td class=n>{n}</td>{''.join(cells)}</tr>")
     if keys is None:
         return ("<h3>Statements at a glance</h3><p class=muted>pg_stat_statements' execution time of the top "
-                "statements (hover a heading for the whole text).</p>" + "".join(out) + "</table>")
+                "statements: #1, #2 … as numbered under the results (hover a heading for the whole text).</p>"
+                + "".join(out) + "</table>")
     return ("<h2>At a glance</h2><p class=muted>Mean of the repeats and change against the baseline; <b>bold</b>: "
             "changed beyond the noise (the verdicts are in the table below).</p>" + "".join(out) + "</table>")
 
 
+def statement_numbers(res: Results) -> dict[str, int]:
+    """The statements of the report, numbered 1, 2 … in the order they are listed."""
+    return {t: i for i, t in enumerate(dict.fromkeys(f.text for f in res.shown() if f.text), 1)}
+
+
 def statements_section(res: Results) -> str:
-    texts = list(dict.fromkeys(f.text for f in res.shown() if f.text))
+    texts = list(statement_numbers(res))
     if not texts:
         return ""
     return ("<h3>Statements in the table (whole text)</h3><ol>"
