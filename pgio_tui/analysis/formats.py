@@ -313,13 +313,16 @@ def rich_renderables(c: Comparison) -> list:
 
 
 def table_width(c: Comparison) -> int:
-    """Wide enough for every column of the statistics and the runs' names and files (a terminal
-    narrower than this wraps the other cells)."""
-    n = len(c.summaries)
-    widest = max((len(x) for r in c.rows for x in stats_cells(c, r)[2:]), default=8)
+    """Wide enough for every column of the statistics whole (names indented by 2), and for the
+    runs' names and files (a terminal narrower than this wraps the other cells)."""
+    cols = [name for name, _ in stats_columns(c)]
+    widths = [len(x) for x in cols]
+    for r in c.rows:
+        for k, x in enumerate(stats_cells(c, r)):
+            widths[k] = max(widths[k], len(x) + (2 if k == 0 else 0))
     head, lines = run_lines(c.summaries, c.labels)
     named = sum(max(len(line[k]) for line in lines) + 3 for k, col in enumerate(head) if col in NAMED)
-    return max(120, 40 + 8 + (widest + 3) * n, named + 60)
+    return max(120, sum(w + 3 for w in widths), named + 60)
 
 
 def render(c: Comparison, fmt: str, width: int | None = None) -> str:
