@@ -28,7 +28,8 @@ OVERFLOW = """(() => {
   for (const e of document.body.querySelectorAll("*")) {
     const r = e.getBoundingClientRect();
     if (r.width && (r.right > w + 0.5 || r.left < -0.5))
-      out.push(`${e.tagName.toLowerCase()}.${e.className.baseVal ?? e.className} ${Math.round(r.left)}..${Math.round(r.right)}`);
+      out.push(`${e.tagName.toLowerCase()}.${e.className.baseVal ?? e.className} ` +
+               `${Math.round(r.left)}..${Math.round(r.right)}`);
   }
   return {width: w, page: document.documentElement.scrollWidth, wide: out.slice(0, 8), count: out.length};
 })()"""

@@ -22,8 +22,8 @@ import pgio_tui
 from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
-from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
-from pgio_tui.analysis.formats import (CHANGED, NOISE, legend, run_facts, run_lines, stats_cells, stats_columns,
+from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused, letter
+from pgio_tui.analysis.formats import (CHANGED, NOISE, legend, run_lines, stats_cells, stats_columns,
                                        verdict)
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import device_labels, summarize
@@ -299,14 +299,10 @@ def build(paths: list[str | os.PathLike], align: str | None = None, baseline: in
             else:
                 summaries = [summarize(recs[0], window(recs[0], align))]
             workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
-            runs = [_load_run(rec, chr(ord("A") + i) if i < 26 else f"R{i + 1}", s)
-                    for i, (rec, s) in enumerate(zip(recs, summaries))]
+            runs = [_load_run(rec, letter(i), s) for i, (rec, s) in enumerate(zip(recs, summaries))]
         finally:
             for rec in recs:
                 rec.close()
-    if comparison is not None:
-        for run, letter in zip(runs, comparison.letters):
-            run.label = letter
     return render(runs, comparison, align, workloads)
 
 
@@ -323,7 +319,8 @@ def timeline(runs: list[Run], labels: list[str]) -> str:
     for run, label in zip(runs, labels):
         out.append(f"<details{' open' if run is runs[0] else ''}><summary>{escape(run.label)}: "
                    f"{escape(label)}</summary>")
-        out += [_legend(ch, False) + svg.time_chart(ch, 0.0, x1, [run.summary.checkpoint_spans]) for ch in charts([run])]
+        spans = [run.summary.checkpoint_spans]
+        out += [_legend(ch, False) + svg.time_chart(ch, 0.0, x1, spans) for ch in charts([run])]
         out.append("</details>")
     return "".join(out) + "</div>"
 
