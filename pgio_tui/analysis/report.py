@@ -303,7 +303,7 @@ def build(paths: list[str | os.PathLike], align: str | None = None, baseline: in
         finally:
             for rec in recs:
                 rec.close()
-    return render(runs, comparison, align, workloads)
+        return render(runs, comparison, align, workloads)
 
 
 def timeline(runs: list[Run], labels: list[str]) -> str:
