@@ -214,7 +214,8 @@ def rows_of(summaries: list[Summary]) -> list[Row]:
         if ref.unit in COUNTED:  # a kind of checkpoint a run never had: 0 of them
             values = [0.0 if v is None else v for v in values]
         sa = base.get(key)
-        judgements = [None] + [judge(sa and sa.estimate, s and s.estimate) for s in found[1:]]
+        judgements = [None] + [judge(sa and sa.estimate, s and s.estimate, ("A", letter(i)))
+                               for i, s in enumerate(found[1:], 1)]
         note = " / ".join(dict.fromkeys(s.note for s in found if s is not None and s.note))
         rows.append(Row(ref.group, ref.name, ref.unit, values, judgements, [s and s.metric for s in found], note,
                         ref.stat))
