@@ -234,8 +234,7 @@ def _memory(s: Summary, t: Ticks) -> None:
             continue
         above = [dt if d is not None and th is not None and d > th else 0.0 for d, th, dt in zip(dirty, thr, t.dt)]
         est = total_estimate(above)
-        add_stat(s, "memory", f"time Dirty > {label} threshold", "s", est.value(), est, metric, stat="time above",
-                 of=metric)
+        add_stat(s, "memory", f"time Dirty > {label} threshold", "s", est.value(), est, metric, stat="time above")
 
 
 # --- devices -------------------------------------------------------------------------------------

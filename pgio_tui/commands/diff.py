@@ -35,6 +35,7 @@ def inputs_of(args: argparse.Namespace):
 
 
 def load(args: argparse.Namespace, got=None) -> Comparison:
+    """Every recording of the command line against the baseline."""
     got = got or inputs_of(args)
     try:
         return compare_files(got.files, args.align, got.baseline, got.labels)
@@ -44,13 +45,11 @@ def load(args: argparse.Namespace, got=None) -> Comparison:
 
 def run(args: argparse.Namespace) -> int:
     got = inputs_of(args)
-    fmt = args.format
-    if fmt is None and len(got.files) == 2:
-        comparison = load(args, got)
-        from pgio_tui.tui.diff_screen import run_diff_screen
-        return run_diff_screen(comparison, args)
     c = load(args, got)
-    fmt = fmt or "table"
+    if args.format is None and len(got.files) == 2:
+        from pgio_tui.tui.diff_screen import run_diff_screen
+        return run_diff_screen(c, args)
+    fmt = args.format or "table"
     return _print(lambda: rich_renderables(c), lambda: render(c, fmt), fmt, table_width(c))
 
 
