@@ -82,7 +82,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
     if pgio:
         _pgio(s, ticks, pgio[0])
     for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
-        add_stat(s, "statements", f"{label} · {figure}", unit, value)
+        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {label}")
     _backends(s, rec, win)
     return s
 
@@ -148,7 +148,7 @@ def _backends(s: Summary, rec: Recording, win) -> None:
     """The busiest kinds of backend (type and application: pids differ between runs), MiB read and written."""
     rows = backend_rows(rec, win)
     for label, figure, unit, value in rows:
-        add_stat(s, "backends", f"{label} · {figure}", unit, value)
+        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {label}")
     if rows:
         s.notes.append(BACKENDS_NOTE)
 
