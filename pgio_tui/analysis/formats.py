@@ -30,6 +30,7 @@ CHANGED, NOISE = "changed", "noise"
 VERDICT_LEGEND = (f"verdict: {CHANGED} = the 95 % block-bootstrap interval of B − A excludes 0, {NOISE} = it "
                   f"does not; ?A, ?B, ?AB: too few independent blocks in that run to judge (under {MIN_BLOCKS}); "
                   "blank: not judged (percentiles, maxima, counts). docs/diff.md")
+MAX_WIDTH = 200  # a runs table wider than this wraps its windows and devices
 NAMED = ("run", "what", "file")  # the runs table's columns that tell runs apart: never cut
 MARKS = {CHANGED: "*"}  # a change's mark in a many-run cell; `?` as the verdict code says
 
@@ -313,16 +314,18 @@ def rich_renderables(c: Comparison) -> list:
 
 
 def table_width(c: Comparison) -> int:
-    """Wide enough for every column of the statistics whole (names indented by 2), and for the
-    runs' names and files (a terminal narrower than this wraps the other cells)."""
+    """Wide enough for every column of the statistics whole (names indented by 2), for the runs'
+    names and files, and for the whole runs table up to MAX_WIDTH (a terminal narrower than this
+    wraps the other cells)."""
     cols = [name for name, _ in stats_columns(c)]
     widths = [len(x) for x in cols]
     for r in c.rows:
         for k, x in enumerate(stats_cells(c, r)):
             widths[k] = max(widths[k], len(x) + (2 if k == 0 else 0))
     head, lines = run_lines(c.summaries, c.labels)
-    named = sum(max(len(line[k]) for line in lines) + 3 for k, col in enumerate(head) if col in NAMED)
-    return max(120, sum(w + 3 for w in widths), named + 60)
+    runs = [max(len(line[k]) for line in lines) + 3 for k in range(len(head))]
+    named = sum(w for w, col in zip(runs, head) if col in NAMED)
+    return max(120, sum(w + 3 for w in widths), named + 60, min(sum(runs) + 4, MAX_WIDTH))
 
 
 def render(c: Comparison, fmt: str, width: int | None = None) -> str:
