@@ -1,5 +1,5 @@
 """`pgio-tui report FILE… | DIR -o report.html`: one self-contained HTML file — one recording's
-report (analysis/report.py), two compared, or N against a baseline (analysis/report_many.py).
+report, or N compared against a baseline (analysis/report.py).
 An experiment folder alone is its experiment report (per setting value, experiments/html.py, the
 HTML of `experiment report DIR -o FILE.html`); with other recordings, or `--baseline FILE`, its
 finished runs are N recordings like any others."""
@@ -29,15 +29,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{', '.join(map(str, got.folders))}: no finished run to report yet")
     check_overwrite(args.output, args.force)
     try:
-        if len(got.files) > 2 or got.folders:
-            from pgio_tui.analysis.report_many import build_many
-            html = build_many(got.files, args.align, got.baseline, got.labels) if len(got.files) > 1 else None
-        else:
-            html = None
-        if html is None:
-            from pgio_tui.analysis.report import build
-            files = got.files if got.baseline == 0 else [got.files[1], got.files[0]]
-            html = build(files, args.align)
+        from pgio_tui.analysis.report import build
+        html = build(got.files, args.align, got.baseline, got.labels)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
     return _write(args.output, html)
