@@ -1,0 +1,137 @@
+"""The always-on recorder (`record --rotate`): one file per period on a real cluster, exactly the
+files the retention allows left, and the folder replayed as one timeline without a seam at the
+rotations, followed while it is written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_record_faults import conn_args
+
+from pgio_tui.cli import main
+from pgio_tui.store.player import Player
+from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, parse_size, rotated_files
+from pgio_tui.store.timeline import Timeline
+
+INTERVAL, EVERY, KEEP = 0.25, 2.0, 4.0
+
+
+def rotating(cluster, folder: Path, seconds: float, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pgio_tui", "record", *conn_args(cluster), "-o", str(folder),
+                             "--interval", str(INTERVAL), "--duration", str(seconds), "--quiet",
+                             "--rotate", f"{EVERY:g}s", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def wait_for_file(folder: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        files = rotated_files(folder)
+        if files:
+            try:
+                with Timeline(folder) as t:
+                    if t.tick_count >= 2:
+                        return
+            except Exception:
+                pass
+        time.sleep(0.1)
+    raise AssertionError(f"{folder}: no ticks")
+
+
+def seamless(frames) -> None:
+    """Consecutive tick numbers one interval apart, and a rate on every tick after the first."""
+    for a, b in zip(frames, frames[1:]):
+        assert b.tick == a.tick + 1, (a.tick, b.tick)
+        assert abs((b.t - a.t) - INTERVAL) < 0.2, (a.tick, b.t - a.t)
+        assert b.dt is not None
+
+
+def test_rotation_retention_and_one_timeline(pg_cluster, tmp_path):
+    folder = tmp_path / "always"
+    proc = rotating(pg_cluster, folder, 11.5, "--retain", f"{KEEP:g}s")
+    wait_for_file(folder)
+    with Timeline(folder) as followed:  # opened while the first file is written, followed to the end
+        player = Player(followed, speed=1.0)
+        assert player.follow
+        while proc.poll() is None:
+            player.refresh()
+            time.sleep(0.2)
+        assert proc.returncode == 0, proc.stderr.read()
+        while player.refresh():
+            pass
+        assert not player.follow  # the last file's stop, not a rotation's, ended following
+        followed_ticks = list(player.ticks)
+    assert followed_ticks == list(range(followed_ticks[0], followed_ticks[-1] + 1))
+
+    files = rotated_files(folder)
+    newest = name_time(files[-1])
+    # periods start on multiples of EVERY (UTC); kept: the ones that ended less than KEEP ago
+    # when the newest began, and the newest
+    assert [name_time(p) for p in files] == [newest - 4.0, newest - 2.0, newest], [p.name for p in files]
+    assert all(oct(p.stat().st_mode & 0o777) == "0o600" for p in files)
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+
+    with Timeline(folder) as t:
+        frames = list(t.frames())
+        assert len(frames) == t.tick_count == len(Player(t))
+        seamless(frames)
+        firsts = {rec_path.name: None for rec_path in t.files}
+        assert len(firsts) == 3
+        assert [e.event.kind for e in t.events(["start", "stop"])] == ["start", "stop"]
+        assert followed_ticks[-1] == t.last_tick  # the follower saw every tick
+        # --at a time in the middle file: the player starts there
+        mid = name_time(files[1]) + 0.6
+        p = Player(t, start_t=mid)
+        assert abs(p.t - mid) <= INTERVAL
+        assert t.tick_at(p.t) == p.tick and t.tick_at(mid) in (p.tick, p.tick - 1)
+
+
+def test_restart_continues_the_timeline(pg_cluster, tmp_path):
+    """A second recorder (a service restarted) adds files; its ticks come after a gap of the time
+    between, and the export over both reads as one."""
+    folder = tmp_path / "always"
+    for _ in range(2):
+        proc = rotating(pg_cluster, folder, 2.5)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        time.sleep(1.0)
+    with Timeline(folder) as t:
+        assert len(t.files) >= 3
+        ticks = [f.tick for f in t.frames()]
+        assert ticks == sorted(set(ticks))
+        gaps = [b - a for a, b in zip(ticks, ticks[1:]) if b - a > 1]
+        assert len(gaps) == 1 and gaps[0] * INTERVAL >= 1.0  # the second start: after a second
+        assert [e.event.kind for e in t.events(["start", "stop"])] == ["start", "stop"]
+    csv = tmp_path / "w.csv"
+    assert main(["export", str(folder), "--metrics", "wal.bytes_s", "-o", str(csv)]) == 0
+    assert len(csv.read_text().splitlines()) == len(ticks) + 1
+
+
+def test_expired_by_age_and_size(tmp_path):
+    every = 3600.0
+    names = [tmp_path / file_name(1_800_000_000 + i * every) for i in range(5)]
+    for i, p in enumerate(names):
+        p.write_bytes(b"x" * 1000 * (i + 1))
+    now = 1_800_000_000 + 4 * every + 10
+    assert expired(names, Rotation(every, keep_s=2 * every), now) == names[:2]  # ended ≤ now - 2 h
+    assert expired(names, Rotation(every, keep_bytes=9000), now) == names[:3]  # 4000 + 5000 left
+    assert expired(names, Rotation(every, keep_bytes=1), now) == names[:4]  # never the newest
+    assert parse_size("2GB") == 2 * 10 ** 9 and parse_size("2GiB") == 2 * 2 ** 30
+    with pytest.raises(ValueError):
+        parse_size("2 parsecs")
+
+
+def test_systemd_unit_matches_the_docs(capsys):
+    from pgio_tui.commands.systemd import EXAMPLE, EXAMPLE_PROGRAM, unit
+    docs = Path(__file__).resolve().parent.parent / "docs" / "pgio-tui-record.service"
+    assert unit(list(EXAMPLE), [EXAMPLE_PROGRAM]) == docs.read_text()
+    assert main(["record", "-d", "postgres", "-o", "rec", "--rotate", "1h", "--retain", "7d",
+                 "--print-systemd-unit"]) == 0
+    out = capsys.readouterr().out
+    exec_start = next(line for line in out.splitlines() if line.startswith("ExecStart="))
+    assert f"-o {Path('rec').absolute()} --rotate 1h --retain 7d --quiet" in exec_start
+    assert "--print-systemd-unit" not in exec_start and f"ReadWritePaths={Path('rec').absolute()}" in out
