@@ -30,7 +30,8 @@ def test_names_follow_prometheus_conventions():
 
 def test_every_catalog_metric_with_a_number_has_a_prometheus_name(fixture_file):
     from pgio_tui.export.promnames import DISK_RULES, RULES
-    mapped = {r.metric for r in RULES} | {"checkpoint.kind"}
+    from pgio_tui.metrics import LATENCY_OVER
+    mapped = {r.metric for r in RULES} | {"checkpoint.kind"} | set(LATENCY_OVER.values())  # histogram buckets
     assert set(BY_NAME) <= mapped, set(BY_NAME) - mapped
     assert {r.metric for r in DISK_RULES} == {m.name.rsplit(".", 1)[1] for m in DISK_METRICS}
 

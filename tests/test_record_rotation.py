@@ -109,6 +109,15 @@ def test_restart_continues_the_timeline(pg_cluster, tmp_path):
     csv = tmp_path / "w.csv"
     assert main(["export", str(folder), "--metrics", "wal.bytes_s", "-o", str(csv)]) == 0
     assert len(csv.read_text().splitlines()) == len(ticks) + 1
+    with Timeline(folder) as t:
+        times = [f.t for f in t.frames()]
+    cut = times[len(times) // 2]
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cut))
+    assert main(["export", str(folder), "--metrics", "wal.bytes_s", "--from", stamp, "-o", str(csv)]) == 0
+    assert len(csv.read_text().splitlines()) - 1 == sum(1 for x in times if x >= int(cut))
+    html = tmp_path / "w.html"
+    assert main(["report", str(folder), "--to", stamp, "-o", str(html)]) == 0
+    assert html.stat().st_size > 10_000 and "<svg" in html.read_text()
 
 
 def test_expired_by_age_and_size(tmp_path):
@@ -135,3 +144,28 @@ def test_systemd_unit_matches_the_docs(capsys):
     exec_start = next(line for line in out.splitlines() if line.startswith("ExecStart="))
     assert f"-o {Path('rec').absolute()} --rotate 1h --retain 7d --quiet" in exec_start
     assert "--print-systemd-unit" not in exec_start and f"ReadWritePaths={Path('rec').absolute()}" in out
+
+
+@pytest.mark.asyncio
+async def test_the_replay_screen_plays_across_files(tmp_path):
+    """The TUI's replay of a folder: one scrubber, the ticks of every file in turn, moments found."""
+    from fixture_recording import START_T, synthetic_frames
+    from tui_support import wait_for
+
+    from pgio_tui.store.rotation import RotatingRecorder
+    from pgio_tui.tui.replay import ReplayApp
+    frames = list(synthetic_frames(60, interval=0.5, incidents=False))
+    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
+    for f in frames:
+        rec.write(f)
+    rec.close("stopped")
+    with Timeline(tmp_path / "f") as t:
+        assert len(t.files) >= 3
+        assert [f.tick for f in t.frames()] == list(range(60))
+        app = ReplayApp(t, speed=64.0, playing=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.player.at_end and app.history.last.tick == 59, timeout=20)
+            await wait_for(pilot, lambda: bool(app.player.moments), timeout=20)
+            ticks = app.history.ticks
+            assert ticks == list(range(ticks[0], 60))
+            assert {m.kind for m in app.player.moments} >= {"checkpoint_start"}

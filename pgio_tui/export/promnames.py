@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pgio_tui import metrics as M
+from pgio_tui.export import histograms
 from pgio_tui.frame import Frame
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.safe_text import printable
@@ -27,13 +28,14 @@ Labels = tuple[tuple[str, str], ...]
 @dataclass(frozen=True, slots=True)
 class Family:
     name: str  # counters without `_total`, as OpenMetrics names the family
-    type: str  # "gauge" or "counter"
+    type: str  # "gauge", "counter" or "histogram"
     unit: str  # "seconds", "bytes", "ratio" or "": the name ends with it
     help: str
+    suffix: str = ""  # a histogram's samples: one Family each for _bucket, _count and _sum
 
     @property
     def sample_name(self) -> str:
-        return self.name + "_total" if self.type == "counter" else self.name
+        return self.name + "_total" if self.type == "counter" else self.name + self.suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,15 +112,15 @@ _counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format
 # --- latency ------------------------------------------------------------------------------------
 _counter(M.LATENCY_TPS, "transactions")
 for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
-                M.LATENCY_MAX_MS):
-    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
+                M.LATENCY_MAX_MS):  # of one tick's transactions: over time, histogram_quantile() the histogram
+    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS,
+           f"{BY_NAME[_metric].help} Of this tick only: never average it, use pgio_transaction_duration_seconds.")
+TRANSACTION_DURATION = _family(histograms.NAME, "histogram", histograms.HELP)
+_DURATION = {s: replace(TRANSACTION_DURATION, suffix=s) for s in histograms.SUFFIXES}
 _counter(M.LATENCY_TXNS, "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
 _counter(M.LATENCY_FAILED, "transactions_failed", how="count")
-for _ms, _metric in M.LATENCY_OVER.items():
-    _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
-             "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
 # --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
 _counter(M.STATEMENTS_CALLS_S, "statements")
 _gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
@@ -212,6 +214,7 @@ class Converter:
         self._totals: dict[tuple[str, Labels], float] = {}
         self._scalars = _group(RULES, (self.server,))
         self._groups: dict[tuple, tuple] = {}  # ("dev"|"io"|"wait"|"kind", names...) -> group or labels
+        self._latency = histograms.Cumulative()
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
@@ -224,6 +227,7 @@ class Converter:
             self._count(self._device(frame, dev)[1], row, dt)
         for btype, row in frame.sources.items():
             self._count(self._source(btype)[1], row, dt)
+        self._latency.add(frame.latency_buckets)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
@@ -244,6 +248,7 @@ class Converter:
                 ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                 ("wait_event", printable(event))))
             out.append((WAITS, labels, float(n)))
+        out += [(_DURATION[suffix], base + le, v) for suffix, le, v in self._latency.samples()]
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out
 
@@ -311,6 +316,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
     sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
+    sources += [("latency.histogram", TRANSACTION_DURATION)]
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 
@@ -324,11 +330,13 @@ def markdown() -> str:
     seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
     seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
     seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    seen.setdefault(TRANSACTION_DURATION.name, []).append("the per-tick latency histograms (`latency_hist`)")
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
     for r in SOURCE_RULES:
         seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
-    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
+    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event",
+             TRANSACTION_DURATION.name: "le"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
         if any(r.family is family for r in SOURCE_RULES):
@@ -336,7 +344,8 @@ def markdown() -> str:
         if any(r.family is family for r in DISK_RULES):
             labels |= {"device", "role"}
         labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
-        rows.append(f"| `{family.sample_name}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+        sample = family.name + "_bucket/_count/_sum" if family.type == "histogram" else family.sample_name
+        rows.append(f"| `{sample}` | {family.type} | {labels} | {', '.join(seen[name])} |")
     return "\n".join(rows) + "\n"
 
 
