@@ -10,6 +10,7 @@ Starts a lab cluster (or uses --dsn), runs pgbench for the whole window, and rec
 from __future__ import annotations
 
 import argparse
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -97,12 +98,24 @@ def rotating(args) -> None:
         files = rotated_files(out)
         with Timeline(out) as t:
             duration, ticks = t.duration, t.tick_count
-        size = sum(p.stat().st_size for p in files)
+        sizes = []
+        for p in files:
+            with Recording(p) as r:
+                sizes.append((r.tick_count, p.stat().st_size))
+        size = sum(b for _, b in sizes)
+        # size = fixed + per_tick * ticks over the files (least squares): what an hour's file would be
+        n = len(sizes)
+        mx, my = sum(t for t, _ in sizes) / n, size / n
+        var = sum((t - mx) ** 2 for t, _ in sizes)
+        per_tick = sum((t - mx) * (b - my) for t, b in sizes) / var if var else my / mx
+        fixed = my - per_tick * mx
+        hour = fixed + per_tick * 3600 / args.interval
+        shutil.rmtree(out)  # pgbench_load's clean-up removes files only
         print(f"PostgreSQL {cluster.version}, pgbench -c {args.clients} scale {args.scale}, {ticks} ticks at "
               f"{args.interval:g} s in {len(files)} files (--rotate {args.rotate})")
         print(f"recorder CPU (rotations included): {(c1 - c0) / (w1 - w0) * 100:.3f} % of one core  (target <= 0.2 %)")
-        print(f"files                            : {size} bytes for {duration:.0f} s = "
-              f"{size / duration * 3600 / 1e6:.2f} MB per hour  (target <= 3 MB/h)")
+        print(f"files                            : {size} bytes for {duration:.0f} s; per file {fixed / 1e3:.0f} kB "
+              f"fixed + {per_tick:.0f} bytes a tick: an hour's file {hour / 1e6:.2f} MB  (target <= 3 MB/h)")
 
 
 if __name__ == "__main__":

@@ -219,6 +219,7 @@ def _add_bench(sub) -> None:
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     _keep_recording_option(pb)
+    _listen_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
@@ -227,6 +228,7 @@ def _add_bench(sub) -> None:
                     "removed afterwards")
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     _keep_recording_option(pg)
+    _listen_option(pg)
     from pgio_tui.workloads.launch import PGIO_DEFAULTS as d  # the dialog's defaults too
 
     def opt(flag: str, help: str, **kw) -> None:

@@ -154,7 +154,11 @@ def test_dashboard_file_is_generated_from_the_names():
     titles = " ".join(p["title"] for p in board["panels"])
     for pane in ("Checkpoint", "Buffers written", "Dirty", "Devices", "Latency", "Waits"):
         assert pane in titles
-    assert "pgio_checkpoint_active" in board["annotations"]["list"][0]["expr"]
+    annotation = board["annotations"]["list"][0]
+    assert "expr" not in annotation and "pgio_checkpoint_active" in annotation["target"]["expr"]  # Grafana's current form
+    assert board["schemaVersion"] == 42
+    (ds,) = board["__inputs"]  # the import asks for the data source; the variable starts on it
+    assert ds["pluginId"] == "prometheus" and f"${{{ds['name']}}}" in json.dumps(board["templating"])
 
 
 def test_docs_list_every_prometheus_name():

@@ -25,7 +25,9 @@ from pgio_tui.quantiles import bucket_value
 NAME = "transaction_duration_seconds"
 HELP = ("Latency of the launched workload's transactions (pgio: statements; pgbench --sampling-rate: a "
         "sample), from the per-tick latency histograms.")
-BOUNDS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0, 2.5, 5.0, 10.0)
+# at most 1.5x apart up to 100 ms (an OLTP p99 is read to within a third), then the slow thresholds
+BOUNDS_S = (0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
+            0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0)
 LE = (*(floatToGoString(b) for b in BOUNDS_S), "+Inf")
 SUFFIXES = ("_bucket", "_count", "_sum")  # OpenMetrics' order within a point
 

@@ -307,7 +307,8 @@ FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
 
 def exposed_names() -> Iterable[str]:
     """Every sample name pgio-tui exposes for a Frame (live and exported)."""
-    return (f.sample_name for f in FAMILIES.values())
+    for f in FAMILIES.values():
+        yield from ([f.name + s for s in histograms.SUFFIXES] if f.type == "histogram" else [f.sample_name])
 
 
 def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
