@@ -95,3 +95,11 @@ def test_the_export_backfills_the_histogram(tmp_path):
             series, value, _ts = line.rsplit(" ", 2)
             last[series] = float(value)
     assert last[f'{NAME}_bucket{{server="h:5432",le="+Inf"}}'] == last[f'{NAME}_count{{server="h:5432"}}'] == len(every)
+
+
+def test_the_docs_give_the_layout():
+    from pathlib import Path
+
+    from pgio_tui.export.histograms import markdown
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "prometheus.md").read_text()
+    assert markdown().replace("+Inf", "`+Inf`") in docs

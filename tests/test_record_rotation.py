@@ -169,3 +169,28 @@ async def test_the_replay_screen_plays_across_files(tmp_path):
             ticks = app.history.ticks
             assert ticks == list(range(ticks[0], 60))
             assert {m.kind for m in app.player.moments} >= {"checkpoint_start"}
+
+
+def test_a_damaged_file_is_left_out_with_a_note(tmp_path):
+    """Untrusted files in the folder: one that is not a recording is skipped (said in `note`),
+    the others still read as one timeline; a folder of nothing readable is one clear error."""
+    from fixture_recording import START_T, synthetic_frames
+
+    from pgio_tui.store.reader import RecordingError
+    from pgio_tui.store.rotation import RotatingRecorder
+    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
+    for f in synthetic_frames(60, interval=0.5, incidents=False):
+        rec.write(f)
+    rec.close("stopped")
+    files = rotated_files(tmp_path / "f")
+    files[1].write_bytes(b"not a recording" * 100)
+    with Timeline(tmp_path / "f") as t:
+        assert files[1].name in (t.note or "") or "not a pgio-tui recording" in (t.note or "")
+        assert len(t.files) == len(files) - 1
+        ticks = [f.tick for f in t.frames()]
+        assert ticks == sorted(set(ticks)) and ticks[0] == 0 and ticks[-1] == 59  # the hole stays a hole
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / file_name(START_T)).write_bytes(b"junk")
+    with pytest.raises(RecordingError, match="no recording with ticks"):
+        Timeline(empty)

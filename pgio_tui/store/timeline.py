@@ -25,7 +25,7 @@ from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording, RecordingError, Setting, TickEvent
 from pgio_tui.store.rotation import ROTATED, name_time, rotated_files
 
-MAX_FILES = 2000  # a year of hourly files is 8,760: ask for a window instead (--from/--to)
+MAX_FILES = 400  # each open file holds a descriptor: 16 days of hourly files; beyond, a window (--from/--to)
 
 
 class _Part:
@@ -73,8 +73,12 @@ class Timeline:
             if (hi is None or start <= hi) and (lo is None or end is None or end > lo):
                 keep.append(p)
         if len(keep) > MAX_FILES:
-            raise RecordingError(f"{self.path}: {len(keep)} recordings; give a window (--from/--to) of at most "
-                                 f"{MAX_FILES} files")
+            if lo is not None or hi is not None:
+                raise RecordingError(f"{self.path}: {len(keep)} recordings in that window; give a shorter one "
+                                     f"(at most {MAX_FILES} files)")
+            if not self._parts and not self._notes:
+                self._notes.append(f"the newest {MAX_FILES} of {len(keep)} files (--from/--to for older ones)")
+            keep = keep[-MAX_FILES:]
         return keep
 
     def refresh(self) -> int:
@@ -193,7 +197,10 @@ class Timeline:
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         out = []
         kinds = None if kinds is None else tuple(kinds)
+        last = len(self._parts) - 1
         for i, p in enumerate(self._parts):
+            if kinds == ("stop",) and i < last:  # a followed replay asks this at every poll
+                continue
             for e in p.rec.events(kinds):
                 if self._kept(i, e.event):
                     out.append(e if e.tick is None else e._replace(tick=e.tick + p.offset))
