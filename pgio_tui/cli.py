@@ -50,26 +50,29 @@ def _positive(text: str) -> float:
     return value
 
 
+def _above_zero(parse, what: str):
+    """An argparse type: `parse(text)` (ValueError: a message for the user), more than 0 `what`."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: more than 0 {what}")
+        return value
+    return convert
+
+
 def _period(text: str) -> float:
+    """1h, 7d, 10m, 90s -> seconds."""
     from pgio_tui.store.player import parse_seconds
-    try:
-        s = parse_seconds(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if s <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: more than 0 s")
-    return s
+    return _above_zero(parse_seconds, "s")(text)
 
 
 def _size(text: str) -> int:
+    """2GB, 500MB, 2GiB -> bytes."""
     from pgio_tui.store.rotation import parse_size
-    try:
-        n = parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: more than 0 bytes")
-    return n
+    return _above_zero(parse_size, "bytes")(text)
 
 
 def _fraction(text: str) -> float:

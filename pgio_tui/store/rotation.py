@@ -31,12 +31,12 @@ ROTATED = "rotated"  # the stop reason of a file closed because its period ended
 DIR_MODE = 0o700
 MIN_ROTATE_S = 1.0  # tests rotate every few seconds; a service every hour or day
 
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "tb": 1000 ** 4,
-               "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tib": 1024 ** 4}
+# PostgreSQL's units, 1024-based, as os.page_cache takes them (experiments/page_cache.py)
+_SIZE_UNITS = {"": 1, "b": 1, **{f"{p}{b}": 1024 ** (i + 1) for i, p in enumerate("kmgt") for b in ("", "b", "ib")}}
 
 
 def parse_size(text: str) -> int:
-    """`2GB`, `500MB` (powers of 1000, as `du --si`), `2GiB` (of 1024), bytes -> bytes."""
+    """`2GB`, `500MB`, `2GiB`, `512k`, bytes -> bytes (1024-based, as PostgreSQL's settings)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
     if not m or m.group(2).lower() not in _SIZE_UNITS:
         raise ValueError(f"not a size: {text!r} (e.g. 500MB, 2GB, 2GiB)")
