@@ -171,7 +171,7 @@ async def test_the_replay_screen_plays_across_files(tmp_path):
             assert {m.kind for m in app.player.moments} >= {"checkpoint_start"}
 
 
-def test_a_damaged_file_is_left_out_with_a_note(tmp_path):
+def test_a_damaged_file_is_left_out_with_a_note(tmp_path, capsys):
     """Untrusted files in the folder: one that is not a recording is skipped (said in `note`),
     the others still read as one timeline; a folder of nothing readable is one clear error."""
     from fixture_recording import START_T, synthetic_frames
@@ -189,6 +189,10 @@ def test_a_damaged_file_is_left_out_with_a_note(tmp_path):
         assert len(t.files) == len(files) - 1
         ticks = [f.tick for f in t.frames()]
         assert ticks == sorted(set(ticks)) and ticks[0] == 0 and ticks[-1] == 59  # the hole stays a hole
+    assert main(["info", str(tmp_path / "f")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:len(files) - 1]] == [files[0].name, *(p.name for p in files[2:])]
+    assert out[-2].startswith(f"{len(files) - 1} files") and out[-1].startswith("left out: ")
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / file_name(START_T)).write_bytes(b"junk")

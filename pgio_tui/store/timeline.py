@@ -125,6 +125,11 @@ class Timeline:
         return prev.last + ticks - rec.first_tick
 
     @property
+    def parts(self) -> list[_Part]:
+        """The files read, oldest first: `rec` (the Recording) and `offset` (added to its ticks)."""
+        return list(self._parts)
+
+    @property
     def files(self) -> list[Path]:
         return [p.rec.path for p in self._parts]
 
