@@ -198,3 +198,37 @@ def test_a_damaged_file_is_left_out_with_a_note(tmp_path, capsys):
     (empty / file_name(START_T)).write_bytes(b"junk")
     with pytest.raises(RecordingError, match="no recording with ticks"):
         Timeline(empty)
+
+
+def test_a_server_restart_across_rotations(make_cluster, tmp_path):
+    """The server goes away for longer than a period: the recorder rotates on (OS figures keep
+    coming), reconnects, and the folder holds one timeline with the gap, reconnect and restart."""
+    import signal
+
+    cluster = make_cluster()
+    folder = tmp_path / "always"
+    proc = rotating(cluster, folder, 600)
+    wait_for_file(folder)
+    time.sleep(1.0)
+    cluster.stop("immediate")
+    time.sleep(EVERY * 2)
+    cluster.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Timeline(folder) as t:
+            back = t.events(["reconnect"])
+            if back and t.last_tick > back[-1].tick + 4:
+                break
+        time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    with Timeline(folder) as t:
+        kinds = {e.event.kind for e in t.events()}
+        assert {"gap", "reconnect", "server_restart"} <= kinds, kinds
+        assert len(t.files) >= 3
+        frames = list(t.frames())
+        seamless(frames)  # ticks went on through the outage and the rotations
+        away = [f for f in frames if t.events(["gap"])[0].tick <= f.tick < t.events(["reconnect"])[0].tick]
+        assert away and all(f.values.get("observer.server_ms") is None for f in away)
+        assert away[-1].t - away[0].t >= EVERY  # longer than a period: rotated while the server was away
