@@ -120,7 +120,8 @@ class Timeline:
         prev = self._parts[-1]
         if rec.first_tick > prev.rec.last_tick:  # the same sampler went on: its numbers, gaps and all
             return prev.offset
-        interval = float(rec.meta.get("interval_s") or 1.0) or 1.0
+        interval = rec.meta.get("interval_s")  # an untrusted file's: a number in range, or 1 s
+        interval = float(interval) if isinstance(interval, (int, float)) and 0.01 <= interval <= 3600 else 1.0
         ticks = max(1, round((rec.start_t - prev.rec.end_t) / interval))
         return prev.last + ticks - rec.first_tick
 
