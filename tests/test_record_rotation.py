@@ -130,6 +130,8 @@ def test_expired_by_age_and_size(tmp_path):
     assert expired(names, Rotation(every, keep_s=2 * every), now) == names[:2]  # ended ≤ now - 2 h
     assert expired(names, Rotation(every, keep_bytes=9000), now) == names[:3]  # 4000 + 5000 left
     assert expired(names, Rotation(every, keep_bytes=1), now) == names[:4]  # never the newest
+    (tmp_path / "20261399T999999Z.pgio").write_bytes(b"")  # a name of our shape but no time: never ours
+    assert rotated_files(tmp_path) == names
     assert parse_size("2GB") == parse_size("2GiB") == parse_size("2g") == 2 * 2 ** 30 and parse_size("512") == 512
     with pytest.raises(ValueError):
         parse_size("2 parsecs")

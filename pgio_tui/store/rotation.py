@@ -77,8 +77,8 @@ def rotated_files(folder: str | os.PathLike) -> list[Path]:
         names = os.listdir(folder)
     except OSError:
         return []
-    found = [(name_time(n), _number(n), n) for n in names if NAME.fullmatch(n)]
-    return [Path(folder) / n for t, _, n in sorted(found) if t is not None]
+    found = [(t, _number(n), n) for n in names if NAME.fullmatch(n) and (t := name_time(n)) is not None]
+    return [Path(folder) / n for _, _, n in sorted(found)]
 
 
 def _number(name: str) -> int:
