@@ -65,10 +65,16 @@ def main() -> None:
                 first = player.ticks[max(0, player.index - 300)]
                 n = sum(1 for _ in t.frames(first, player.tick))
                 seeks.append(time.perf_counter() - t0)
+            from pgio_tui.store.timeline import copy_window
+            t0 = time.perf_counter()
+            copied = copy_window(t, Path(tmp) / "window.pgio", t.tick_at(t.start_t + 2 * args.rotate),
+                                 t.tick_at(t.start_t + 3 * args.rotate))
+            copy_s = time.perf_counter() - t0
             print(f"{len(t.files)} files, {t.tick_count} ticks: open {opened * 1000:.0f} ms "
                   f"({opened * 1000 / len(t.files):.1f} ms a file), player index {indexed * 1000:.0f} ms, "
                   f"seek + 5-minute window ({n} frames) median {sorted(seeks)[5] * 1000:.0f} ms, "
-                  f"max {max(seeks) * 1000:.0f} ms")
+                  f"max {max(seeks) * 1000:.0f} ms; a window of {copied} ticks copied to one file (diff, report) "
+                  f"in {copy_s:.2f} s")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from pgio_tui.export.promnames import FAMILIES, Converter, exposed_names, markdo
 from pgio_tui.metrics import BY_NAME, DISK_METRICS
 from pgio_tui.store.reader import Recording
 
-BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event"}
+BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event",
+                  "le"}
 
 
 def test_names_follow_prometheus_conventions():

@@ -4,6 +4,7 @@ rotations, followed while it is written."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
@@ -13,6 +14,8 @@ import pytest
 from test_record_faults import conn_args
 
 from pgio_tui.cli import main
+from pgio_tui.commands.common import windowed_paths
+from pgio_tui.errors import CliError
 from pgio_tui.store.player import Player
 from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, parse_size, rotated_files
 from pgio_tui.store.timeline import Timeline
@@ -116,6 +119,8 @@ def test_restart_continues_the_timeline(pg_cluster, tmp_path):
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cut))
     assert main(["export", str(folder), "--metrics", "wal.bytes_s", "--from", stamp, "-o", str(csv)]) == 0
     assert len(csv.read_text().splitlines()) - 1 == sum(1 for x in times if x >= int(cut))
+    with pytest.raises(CliError, match="--from/--to"):
+        windowed_paths([str(folder)], argparse.Namespace(from_t=None, to_t=None), str(tmp_path))
     html = tmp_path / "w.html"
     assert main(["report", str(folder), "--to", stamp, "-o", str(html)]) == 0
     assert html.stat().st_size > 10_000 and "<svg" in html.read_text()

@@ -97,6 +97,8 @@ def windowed_paths(paths: list[str], args: argparse.Namespace, scratch: str) -> 
         if not (is_rotation_folder(path) or (windowed and os.path.isfile(path))):
             out.append(path)
             continue
+        if not windowed:  # days of ticks copied would take minutes
+            raise CliError(f"{path} is an always-on recorder's folder: give the window to read with --from/--to")
         copy = os.path.join(scratch, f"{i}-{os.path.basename(os.path.normpath(path))}")
         copy = copy if copy.endswith(".pgio") else copy + ".pgio"
         with open_recording(path) as rec:
