@@ -191,6 +191,9 @@ def test_a_damaged_file_is_left_out_with_a_note(tmp_path, capsys):
         rec.write(f)
     rec.close("stopped")
     files = rotated_files(tmp_path / "f")
+    inside = name_time(files[1]) + 1
+    with Timeline(tmp_path / "f", inside, inside + 1) as t:  # a window opens the files it reaches
+        assert t.files == [files[1]]
     files[1].write_bytes(b"not a recording" * 100)
     with Timeline(tmp_path / "f") as t:
         assert files[1].name in (t.note or "") or "not a pgio-tui recording" in (t.note or "")

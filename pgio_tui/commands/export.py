@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--backends writes csv or json, not {args.format}; use --format csv or --format json")
         if args.metrics:
             raise CliError("--backends writes every backend column; leave out --metrics")
-    rec = open_recording(args.file)
+    rec = open_recording(args.file, args)
     try:
         start, end = window_of(rec, args)
     except CliError:
