@@ -189,3 +189,10 @@ def test_page_is_prometheus_clients_own_rendering(fixture_file, accept):
             assert exporter.page(accept)[0] == encoder(registry), frame.tick
             series.add(tuple(labels for family, labels, _v in samples if family.name == "pgio_wait_sessions"))
     assert len(series) > 3  # the series did change
+
+
+def test_the_server_label_names_a_machine_not_a_socket():
+    """A server reached by a unix socket or loopback is the client's machine (naming.machine_of)."""
+    assert server_label({"host": "/var/run/postgresql", "port": 5432, "client_host": "db1"}) == "db1:5432"
+    assert server_label({"host": "127.0.0.1", "port": 5433, "client_host": "db1"}) == "db1:5433"
+    assert server_label({"host": "db2.example.net", "port": 5432, "client_host": "mon"}) == "db2.example.net:5432"

@@ -19,6 +19,7 @@ from pgio_tui import metrics as M
 from pgio_tui.export import histograms
 from pgio_tui.frame import Frame
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.naming import machine_of
 from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
@@ -192,8 +193,9 @@ Sample = tuple[Family, Labels, float]
 
 
 def server_label(meta: dict) -> str:
-    """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
-    host, port = meta.get("host") or "", meta.get("port")
+    """The `server` label: the database host's machine and port (naming.machine_of: the client's
+    own name for a server reached by a socket or loopback, never a socket directory)."""
+    host, port = machine_of(meta.get("host"), meta.get("client_host")), meta.get("port")
     return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
