@@ -319,7 +319,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
     sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
-    sources += [("latency.histogram", TRANSACTION_DURATION)]
+    sources += [(m, TRANSACTION_DURATION) for m in M.LATENCY_OVER.values()]  # its buckets hold these counts
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 
