@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pgio_tui import metrics as M
+from pgio_tui.export import histograms
 from pgio_tui.frame import Frame
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.naming import machine_of
 from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
@@ -27,13 +29,14 @@ Labels = tuple[tuple[str, str], ...]
 @dataclass(frozen=True, slots=True)
 class Family:
     name: str  # counters without `_total`, as OpenMetrics names the family
-    type: str  # "gauge" or "counter"
+    type: str  # "gauge", "counter" or "histogram"
     unit: str  # "seconds", "bytes", "ratio" or "": the name ends with it
     help: str
+    suffix: str = ""  # a histogram's samples: one Family each for _bucket, _count and _sum
 
     @property
     def sample_name(self) -> str:
-        return self.name + "_total" if self.type == "counter" else self.name
+        return self.name + "_total" if self.type == "counter" else self.name + self.suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,15 +113,15 @@ _counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format
 # --- latency ------------------------------------------------------------------------------------
 _counter(M.LATENCY_TPS, "transactions")
 for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
-                M.LATENCY_MAX_MS):
-    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
+                M.LATENCY_MAX_MS):  # of one tick's transactions: over time, histogram_quantile() the histogram
+    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS,
+           f"{BY_NAME[_metric].help} Of this tick only: never average it, use pgio_transaction_duration_seconds.")
+TRANSACTION_DURATION = _family(histograms.NAME, "histogram", histograms.HELP)
+_DURATION = {s: replace(TRANSACTION_DURATION, suffix=s) for s in histograms.SUFFIXES}
 _counter(M.LATENCY_TXNS, "latency_sampled_transactions",
          "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
          how="count")
 _counter(M.LATENCY_FAILED, "transactions_failed", how="count")
-for _ms, _metric in M.LATENCY_OVER.items():
-    _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
-             "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
 # --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
 _counter(M.STATEMENTS_CALLS_S, "statements")
 _gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
@@ -190,8 +193,9 @@ Sample = tuple[Family, Labels, float]
 
 
 def server_label(meta: dict) -> str:
-    """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
-    host, port = meta.get("host") or "", meta.get("port")
+    """The `server` label: the database host's machine and port (naming.machine_of: the client's
+    own name for a server reached by a socket or loopback, never a socket directory)."""
+    host, port = machine_of(meta.get("host"), meta.get("client_host")), meta.get("port")
     return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
@@ -212,6 +216,7 @@ class Converter:
         self._totals: dict[tuple[str, Labels], float] = {}
         self._scalars = _group(RULES, (self.server,))
         self._groups: dict[tuple, tuple] = {}  # ("dev"|"io"|"wait"|"kind", names...) -> group or labels
+        self._latency = histograms.Cumulative()
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
@@ -224,6 +229,7 @@ class Converter:
             self._count(self._device(frame, dev)[1], row, dt)
         for btype, row in frame.sources.items():
             self._count(self._source(btype)[1], row, dt)
+        self._latency.add(frame.latency_buckets)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
@@ -244,6 +250,7 @@ class Converter:
                 ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                 ("wait_event", printable(event))))
             out.append((WAITS, labels, float(n)))
+        out += [(_DURATION[suffix], base + le, v) for suffix, le, v in self._latency.samples()]
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out
 
@@ -302,7 +309,8 @@ FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
 
 def exposed_names() -> Iterable[str]:
     """Every sample name pgio-tui exposes for a Frame (live and exported)."""
-    return (f.sample_name for f in FAMILIES.values())
+    for f in FAMILIES.values():
+        yield from ([f.name + s for s in histograms.SUFFIXES] if f.type == "histogram" else [f.sample_name])
 
 
 def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
@@ -311,6 +319,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
     sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
+    sources += [(m, TRANSACTION_DURATION) for m in M.LATENCY_OVER.values()]  # its buckets hold these counts
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 
@@ -324,11 +333,13 @@ def markdown() -> str:
     seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
     seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
     seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    seen.setdefault(TRANSACTION_DURATION.name, []).append("the per-tick latency histograms (`latency_hist`)")
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
     for r in SOURCE_RULES:
         seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
-    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
+    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event",
+             TRANSACTION_DURATION.name: "le"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
         if any(r.family is family for r in SOURCE_RULES):
@@ -336,7 +347,8 @@ def markdown() -> str:
         if any(r.family is family for r in DISK_RULES):
             labels |= {"device", "role"}
         labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
-        rows.append(f"| `{family.sample_name}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+        sample = family.name + "_bucket/_count/_sum" if family.type == "histogram" else family.sample_name
+        rows.append(f"| `{sample}` | {family.type} | {labels} | {', '.join(seen[name])} |")
     return "\n".join(rows) + "\n"
 
 
