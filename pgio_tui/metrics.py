@@ -205,6 +205,7 @@ WAL_WRITE_TIME_MS_S = "wal.write_time_ms_s"
 WAL_SYNC_TIME_MS_S = "wal.sync_time_ms_s"
 BUFFERS_USED = "buffers.used"
 BUFFERS_DIRTY = "buffers.dirty"
+BUFFERS_EVICTIONS_S = "buffers.evictions_s"
 SESSIONS_ACTIVE = "sessions.active"
 SESSIONS_IO_WAIT = "sessions.io_wait"
 SESSIONS_LOCK_WAIT = "sessions.lock_wait"
@@ -485,6 +486,10 @@ CATALOG: tuple[Metric, ...] = (
        "Shared buffers modified and not yet written; read every few seconds, null in between.",
        f"16+ pg_buffercache_summary().buffers_dirty, when the extension is installed; {_BUFCACHE}",
        ref=VIEW, prom=gauge("shared_buffers_dirty")),
+    _m(BUFFERS_EVICTIONS_S, "buffers/s", "rate", "reads",
+       "Shared buffers evicted to make room for another block, by every process: shared_buffers pressure.",
+       "16+ pg_stat_io.evictions (object relation, every backend type and context); null before 16",
+       ref=VIEW, read=Read("iosum", "evictions"), published=BURSTY, prom=Prom("buffers_evicted")),
     # --- waits -----------------------------------------------------------------------------
     _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity",
        ref=VIEW, prom=gauge("sessions_active")),
