@@ -292,7 +292,7 @@ def quantize(value, unit: str | None, interval: float = 1.0):
         return None
     if unit is None:
         return value
-    u = Unit.of(unit)
+    u = unit if type(unit) is Unit else Unit.of(unit)
     if u.per_tick:
         return round(round(value * interval) / interval, 6)
     decimals = u.decimals
