@@ -1,5 +1,7 @@
 """Our metric catalog under Prometheus names: the one mapping shared by the live /metrics endpoint
 and `export --format openmetrics`, so a backfilled recording and a scrape give the same series.
+Made from each catalog entry's `prom` (name, type, help, labels) and its unit's `to_base`
+(pgio_tui/metrics.py); only the series of no single metric (checkpoint kind, waits, up) are here.
 
 Prometheus conventions: a `pgio_` prefix, base units (seconds, bytes, ratios 0-1), `_total`
 counters for cumulative quantities so rate() and increase() work, gauges for levels and states.
