@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from pgio_tui.export.promnames import FAMILIES
+from pgio_tui.metrics import LATENCY_PERCENTILES
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
 SEL = 'instance=~"$instance", server=~"$server"'
@@ -97,7 +98,7 @@ def dashboard() -> dict:
     panels += row(
         _panel("Latency (per tick)", [
             _q(f"{_name(f'latency_{s}_seconds')}{{{SEL}}}", f"{s} {{{{server}}}}")
-            for s in ("mean", "p50", "p95", "p99", "max")], "s", y, w=16,
+            for s in ("mean", *(f"p{p}" for p in LATENCY_PERCENTILES), "max")], "s", y, w=16,
             desc="Transaction latency of each tick (a workload pgio-tui launched): not aggregatable into a "
                  "longer percentile."),
         _panel("Transactions", [_q(_rate("transactions_total"), "tps {{server}}")], "reqps", y, x=16, w=8))
