@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 
 from pgio_tui.export.promnames import FAMILIES
+from pgio_tui.metrics import LATENCY_PERCENTILES
 
 INPUT = "DS_PROMETHEUS"  # Grafana's import replaces ${DS_PROMETHEUS} with the data source picked
 DS = {"type": "prometheus", "uid": "${datasource}"}
