@@ -78,6 +78,10 @@ class BackendsScreen(TableScreen):
         Binding("escape,B", "app.pop_screen", "Back", key_display="esc", id="backends-back"),
     ]
 
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> BackendsScreen:
+        return cls(app.history, app.session, at=lambda: monitor.view().t1)
+
     def __init__(self, history, session, at=None):
         super().__init__(at)
         self.history = history

@@ -34,7 +34,7 @@ def last_reading(view: View, metric: str) -> tuple[float, float] | None:
 
 
 class ReadsPane(ChartPane):
-    SPEC = PaneSpec("R", "Reads & cache", CHART, ("reads",), layout="text-above")
+    SPEC = PaneSpec("Reads & cache", CHART, ("reads",), layout="text-above", key="R")
 
     def series(self, view: View):
         return [s for s in CHART.series if view.history.has(s.metric)] or list(CHART.series)
