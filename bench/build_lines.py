@@ -56,7 +56,7 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
     from fixture_recording import synthetic_frames
     from repaint_profile import _new_app, _ticks
 
-    from pgio_tui.tui import terminal
+    from pgio_tui.tui.textual_private import terminal
     from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
     from pgio_tui.tui.widgets import lines as lines_mod
     from pgio_tui.tui.widgets.chart import Chart

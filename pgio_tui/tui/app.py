@@ -31,7 +31,7 @@ from pgio_tui.tui.panes import PANES, pane_key
 from pgio_tui.tui.screens.monitor import MonitorScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.views import EXTRA_VIEWS
 from pgio_tui.tui.widgets.degraded import WarningGate, warnings_of

@@ -28,7 +28,7 @@ from pgio_tui.analysis.compare import Comparison
 from pgio_tui.tui.diff_series import DiffSeries, load_series
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.diff_header import DiffHeader
 from pgio_tui.tui.widgets.diff_overlay_pane import (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
+from pgio_tui.tui import textual_private
 from pgio_tui.tui.drawing import fit
 from pgio_tui.tui.plot import Line, Run
 from pgio_tui.tui.panes import PANES
@@ -78,6 +79,7 @@ class StatusBar(LinesView):
             (4, "l", [(f"up {fmt.duration(last.t - state.postmaster_start)} ", "muted")]
              if state.postmaster_start and last is not None else []),
             (3, "l", [(f"every {s.interval:g}s ", "muted")]),
+            (2, "l", [(slow + " ", "warn")] if (slow := textual_private.header_note()) else []),
             (0, "l", [(state.detail + " ", "accent")] if state.detail else []),
             (0, "r", [("⏸ PAUSED ", "warn")] if state.paused else []),
         ]
