@@ -62,7 +62,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         Binding("m", "annotate", "Mark", id="annotate",
                 tooltip="add an annotation: an event in the recording, a ▲ on every chart"),
         Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in",
-                tooltip="zoom the shared time window (1m ... 1h, default 5m)"),
+                tooltip="zoom the shared time window (10s ... 1h; 5m, or a shorter recording's length)"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
         Binding("t", "next_theme", "Theme", id="theme",
                 tooltip="next theme (the command palette, ctrl+p, lists them all)"),

@@ -41,7 +41,7 @@ HELP_THEMES = """\
 """
 
 
-def help_section(title: str, items: list[tuple[str, str]], width: int = HELP_WIDTH) -> str:
+def help_paragraphs(title: str, items: list[tuple[str, str]], width: int = HELP_WIDTH) -> str:
     """A help section as markup: each (head, plain text) a paragraph, the head in bold, wrapped
     under itself to `width`."""
     out = [f"[b]{title}[/b]"]
@@ -52,8 +52,8 @@ def help_section(title: str, items: list[tuple[str, str]], width: int = HELP_WID
     return "\n".join(out) + "\n"
 
 
-HELP_READING = "\n".join([HELP_CHARTS, help_section("Panes", panes.help_items()),
-                           help_section("Views", views.help_items()), HELP_THEMES])
+HELP_READING = "\n".join([HELP_CHARTS, help_paragraphs("Panes", panes.help_items()),
+                           help_paragraphs("Views", views.help_items()), HELP_THEMES])
 
 
 def help_keys(active_bindings) -> list[tuple[str, str]]:

@@ -32,8 +32,15 @@ from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, Workload
 
 PANE_KEYS = "show / focus a pane: " + " ".join(f"{pane_key(i)} {cls.SPEC.short}" for i, cls in enumerate(PANES))
 GRIDS = {"grid3": 3, "grid2": 2}  # the grid layouts and their columns
-WINDOWS = (60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
+WINDOWS = (10, 20, 30, 60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
 DEFAULT_WINDOW = 300
+
+
+def fitted_window(span_s: float) -> int:
+    """The window of a session or recording `span_s` long until it is zoomed: the shortest step
+    that holds all of it, at most the default, so that a 20 s run fills the charts rather than
+    being a strip at their right edge."""
+    return min(DEFAULT_WINDOW, next((w for w in WINDOWS if w >= span_s), DEFAULT_WINDOW))
 
 
 def grid_rows(columns: int, panes: int = len(PANES)) -> int:
@@ -85,6 +92,7 @@ class MonitorScreen(Screen):
         self.state = state or HeaderState()
         self.workload = workload
         self.window_s = DEFAULT_WINDOW
+        self.fitted = True  # the window follows span() (fitted_window) until it is zoomed
         self.frozen_t1: float | None = None  # set while the display is paused
         self.active = 0
         self.layout_name = ""
@@ -212,6 +220,7 @@ class MonitorScreen(Screen):
     def zoom(self, step: int) -> int:
         """step < 0 zooms in (a shorter window), > 0 out. Returns the new window in seconds."""
         i = min(range(len(WINDOWS)), key=lambda k: abs(WINDOWS[k] - self.window_s))
+        self.fitted = False
         self.window_s = WINDOWS[max(0, min(len(WINDOWS) - 1, i + step))]
         self.redraw(force=True)
         return self.window_s
@@ -225,10 +234,17 @@ class MonitorScreen(Screen):
     def paused(self) -> bool:
         return self.state.paused
 
+    def span(self) -> float:
+        """How long the session (or recording) shown is, seconds: the history's (replay: the file's)."""
+        t = self.history.t
+        return t[-1] - t[0] if t else 0.0
+
     def view(self) -> View:
         t1 = self.frozen_t1 if self.frozen_t1 is not None else self.history.end_t
         if t1 is None:
             t1 = 0.0
+        if self.fitted:
+            self.window_s = fitted_window(self.span())
         return View(self.history, self.session, t1 - self.window_s, t1)
 
     # --- drawing --------------------------------------------------------------------------------

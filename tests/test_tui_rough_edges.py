@@ -1,0 +1,75 @@
+"""Rough edges a newcomer met (issue "Newcomer II"): replay's degraded list holds only what is
+degraded, a short recording fills the charts, and text that was cut or said two ways."""
+
+from __future__ import annotations
+
+import pytest
+from fixture_recording import META, SETTINGS, START_T, synthetic_frames
+from tui_support import text_of
+
+from pgio_tui.frame import Event
+from pgio_tui.store.reader import Recording
+from pgio_tui.store.writer import Recorder
+from pgio_tui.tui.replay import ReplayApp
+from pgio_tui.tui.screens.dialogs import HelpScreen
+from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, fitted_window
+from pgio_tui.tui.session import session_from_recording
+from pgio_tui.tui.widgets.status import StatusBar
+from pgio_tui.workload_facts import PGBENCH_INIT_DONE
+
+pytestmark = pytest.mark.usefixtures("utc")
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+DEGRADED = "pg_stat_statements is not installed in this database: no statement figures"
+
+
+def short_recording(path, n: int = 20):
+    """`n` ticks of a pgbench run: its init's end as an old recording has it (a bare note), pgio's
+    start as a workload marks it now, and one real degradation."""
+    frames = list(synthetic_frames(n, incidents=False))
+    frames[2].events.append(Event("note", PGBENCH_INIT_DONE))
+    frames[3].events.append(Event("note", "pgio run started: 2 session(s)", {"workload": "pgio"}))
+    frames[4].events.append(Event("note", DEGRADED))
+    with Recorder(path, meta=dict(META)) as rec:
+        rec.set_settings(SETTINGS)
+        for f in frames:
+            rec.write(f)
+        rec.close("done", t=frames[-1].t + 0.5)
+    return path
+
+
+def test_replay_lists_only_what_is_degraded(tmp_path):
+    with Recording(short_recording(tmp_path / "s.pgio")) as rec:
+        notes = session_from_recording(rec).notes
+    assert DEGRADED in notes
+    assert not any("pgbench -i" in n or "pgio run started" in n for n in notes), notes
+
+
+@SIZES
+@pytest.mark.asyncio
+async def test_replay_help_and_window_of_a_short_recording(tmp_path, size):
+    with Recording(short_recording(tmp_path / "s.pgio")) as rec:
+        app = ReplayApp(rec, playing=False, start_t=START_T + 19)
+        async with app.run_test(size=size) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            screen = app.monitor
+            assert screen.window_s == fitted_window(19) == 20  # the 19 s recording fills the charts
+            header = text_of(screen.query_one(StatusBar))
+            assert "⧗20s" in header
+            await pilot.press("2")  # writes: a rate every tick
+            await pilot.pause()
+            chart = [ln.split("┤", 1)[1] for ln in text_of(screen.panes[1]).splitlines() if "┤" in ln]
+            assert chart and chart[-1][:4].strip() and chart[-1][-4:].strip(), chart  # edge to edge
+            await pilot.press("z")  # zoomed: the user's window from now on
+            assert (screen.window_s, screen.fitted) == (10, False)
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            listed = str(app.screen.query_one("#help-degraded").render())
+            assert "degraded (1)" in listed and DEGRADED in listed.replace("\n", " ")
+            assert "pgbench -i done" not in listed
+
+
+def test_the_window_fits_what_is_shorter_than_the_default():
+    assert [fitted_window(s) for s in (0, 9, 19, 25, 45, 90, 299, 300, 3600)] == \
+        [10, 10, 20, 30, 60, 120, 300, 300, 300]
+    assert DEFAULT_WINDOW == 300
