@@ -73,3 +73,38 @@ def test_the_window_fits_what_is_shorter_than_the_default():
     assert [fitted_window(s) for s in (0, 9, 19, 25, 45, 90, 299, 300, 3600)] == \
         [10, 10, 20, 30, 60, 120, 300, 300, 300]
     assert DEFAULT_WINDOW == 300
+
+
+def _help_lines(app) -> tuple[list[str], int]:
+    """The help's lines of keys and notes as laid out, and the width its box gives them (its
+    scrollbar taken off); the degraded list is server text Textual wraps."""
+    box = app.screen.query_one("VerticalScroll")
+    lines = [ln for w in box.query("Static") if w.id != "help-degraded" for ln in str(w.render()).splitlines()]
+    return [ln for ln in lines if "pgio-tui/themes" not in ln], box.scrollable_content_region.width  # a path is a path
+
+
+@SIZES
+@pytest.mark.asyncio
+async def test_help_lines_wrap_under_themselves(tmp_path, size):
+    """At 80 x 24 the help scrolls: its scrollbar takes two columns, and a line laid out for the
+    box without it ran back to column 0 ("AIO in flight" / "(o:")."""
+    with Recording(short_recording(tmp_path / "s.pgio")) as rec:
+        app = ReplayApp(rec, playing=False)
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("question_mark")
+            await pilot.pause()
+            lines, width = _help_lines(app)
+            assert len(lines) > 40 and width >= 74
+            assert [ln for ln in lines if len(ln) > width] == []
+            assert "B Backends: per process I/O, state and wait; AIO in flight (o: sort, esc: back)" in \
+                " ".join(" ".join(lines).split())  # the line that was cut, whole
+
+
+@pytest.mark.asyncio
+async def test_diff_help_fits_80_columns(tmp_path):
+    from pgio_tui.tui.diff_screen import DIFF_KEYS_NOTE, DIFF_READING
+    from pgio_tui.tui.screens.dialogs import HELP_WIDTH, help_text
+
+    lines = [ln for ln in str(help_text([("q", "quit")], DIFF_KEYS_NOTE, DIFF_READING)).splitlines()
+             if "pgio-tui/themes" not in ln]
+    assert "Reading the diff" in lines and max(map(len, lines)) <= HELP_WIDTH

@@ -19,7 +19,7 @@ from pgio_tui.tui import panes, views
 from pgio_tui.tui.themes import user_themes_dir
 from pgio_tui.tui.widgets.degraded import help_section as degraded_section
 
-HELP_WIDTH = 76  # an 80-column terminal minus the help box's border and padding
+HELP_WIDTH = 74  # an 80-column help box minus its border, padding and scrollbar (the help scrolls at 80 x 24)
 HELP_KEYS_NOTE = """\
   [b]↑ ↓[/b]          in Devices: choose the device charted
 """
