@@ -98,6 +98,10 @@ async def test_help_lines_wrap_under_themselves(tmp_path, size):
             assert [ln for ln in lines if len(ln) > width] == []
             assert "B Backends: per process I/O, state and wait; AIO in flight (o: sort, esc: back)" in \
                 " ".join(" ".join(lines).split())  # the line that was cut, whole
+            assert "obs A/B ms the last tick's collection took A ms, B of them in the server's query" in \
+                " ".join(" ".join(lines).split())  # the header's figures, explained where the keys are
+            await pilot.press("escape")
+            assert "obs A/B ms: the last tick's collection" in str(app.monitor.query_one(StatusBar).tooltip)
 
 
 @pytest.mark.asyncio
@@ -108,3 +112,29 @@ async def test_diff_help_fits_80_columns(tmp_path):
     lines = [ln for ln in str(help_text([("q", "quit")], DIFF_KEYS_NOTE, DIFF_READING)).splitlines()
              if "pgio-tui/themes" not in ln]
     assert "Reading the diff" in lines and max(map(len, lines)) <= HELP_WIDTH
+
+
+def test_headless_and_tui_say_dirty_and_rates_alike(capsys):
+    """The headless status line and the TUI's vitals write Dirty with the one formatter (461M, not
+    385700kB), and a rate that rounds to 1 as 1, beside a 0."""
+    from pgio_tui import format as fmt
+    from pgio_tui import metrics as M
+    from pgio_tui.headless import StatusLine
+    from pgio_tui.tui.history import FrameHistory
+    from pgio_tui.tui.session import SessionInfo
+    from pgio_tui.tui.widgets.pane import View
+    from pgio_tui.tui.widgets.status import Vitals
+
+    frames = list(synthetic_frames(5, incidents=False))
+    last = frames[-1]
+    last.values[M.MEM_DIRTY_KB] = 472064.0
+    last.values[M.WRITES_CHECKPOINTER] = 0.999
+    last.values[M.WRITES_BACKEND] = 0.0
+    StatusLine(enabled=True).show(last, "x.pgio")
+    headless = capsys.readouterr().err
+    h = FrameHistory()
+    h.extend(frames)
+    vitals = "".join(t for t, _ in Vitals.line(View(h, SessionInfo(), h.end_t - 60, h.end_t), 300))
+    assert fmt.kib(472064.0) == "461M"
+    assert "dirty 461M" in headless and "dirty 461M" in vitals and "kB" not in headless
+    assert "ckpt 1 backend 0" in vitals

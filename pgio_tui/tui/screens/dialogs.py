@@ -18,6 +18,7 @@ from pgio_tui.safe_text import plain_text
 from pgio_tui.tui import panes, views
 from pgio_tui.tui.themes import user_themes_dir
 from pgio_tui.tui.widgets.degraded import help_section as degraded_section
+from pgio_tui.tui.widgets.status import HEADER_FIGURES
 
 HELP_WIDTH = 74  # an 80-column help box minus its border, padding and scrollbar (the help scrolls at 80 x 24)
 HELP_KEYS_NOTE = """\
@@ -52,7 +53,8 @@ def help_paragraphs(title: str, items: list[tuple[str, str]], width: int = HELP_
     return "\n".join(out) + "\n"
 
 
-HELP_READING = "\n".join([HELP_CHARTS, help_paragraphs("Panes", panes.help_items()),
+HELP_READING = "\n".join([HELP_CHARTS, help_paragraphs("Header", list(HEADER_FIGURES)),
+                           help_paragraphs("Panes", panes.help_items()),
                            help_paragraphs("Views", views.help_items()), HELP_THEMES])
 
 

@@ -59,8 +59,19 @@ def cpu_share(history, ticks: int = 30) -> float | None:
     return used / (span * 1000) * 100 if span > 0 else None
 
 
+HEADER_FIGURES = (  # what the header's figures are: its tooltip and its section of the help
+    ("obs A/B ms", "the last tick's collection took A ms, B of them in the server's query"),
+    ("cpu", "pgio-tui's own CPU (sampler and display), % of one core over the last 30 ticks"),
+    ("⧗", "the charts' time window"),
+)
+
+
 class StatusBar(LinesView):
     """Host, server version, uptime, interval, recording state, the observer's own cost."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.tooltip = "\n".join(f"{k}: {text}" for k, text in HEADER_FIGURES)
 
     DEFAULT_CSS = """
     StatusBar { dock: top; height: 1; background: $panel; }
