@@ -138,3 +138,57 @@ def test_headless_and_tui_say_dirty_and_rates_alike(capsys):
     assert fmt.kib(472064.0) == "461M"
     assert "dirty 461M" in headless and "dirty 461M" in vitals and "kB" not in headless
     assert "ckpt 1 backend 0" in vitals
+
+
+def _no_buffercache(path):
+    """A recording whose server had no pg_buffercache (before 16, or no extension)."""
+    from pgio_tui import metrics as M
+
+    frames = list(synthetic_frames(20, incidents=False))
+    for f in frames:
+        f.values.pop(M.BUFFERS_USED, None)
+        f.values.pop(M.BUFFERS_DIRTY, None)
+    with Recorder(path, meta=dict(META)) as rec:
+        rec.set_settings(SETTINGS)
+        for f in frames:
+            rec.write(f)
+        rec.close("done", t=frames[-1].t + 0.5)
+    return path
+
+
+@SIZES
+@pytest.mark.asyncio
+async def test_reads_view_and_jump_hint_are_whole(tmp_path, size):
+    """At 80 columns the R view's buffer-cache line and the jump dialog's hint were cut
+    ("CREATE EXTENSION", "(ela")."""
+    from tui_support import screen_text
+
+    with Recording(_no_buffercache(tmp_path / "n.pgio")) as rec:
+        app = ReplayApp(rec, playing=False)
+        async with app.run_test(size=size) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.press("R")
+            await pilot.pause()
+            line = next(ln for ln in screen_text(app) if "shared buffers" in ln)
+            assert "not read yet, or no pg_buffercache (16+, CREATE EXTENSION)" in line
+            await pilot.press("escape", "j")
+            await pilot.pause()
+            shown = " ".join(" ".join(ln.strip(" │") for ln in screen_text(app)).split())
+            assert "hh:mm:ss (time of day) · +5m / -30s (from here) · 90s, 5m, 1:30 (elapsed)" in shown
+
+
+@pytest.mark.asyncio
+async def test_backends_view_shows_wait_events_whole_when_wide(tmp_path):
+    from fixture_recording import write_fixture
+    from textual.widgets import DataTable
+
+    from pgio_tui.tui.app import recording_app
+
+    with Recording(write_fixture(tmp_path / "b.pgio", n=60, major=18)) as rec:
+        app = recording_app(rec, theme="pgio-dark")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("B")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        waits = [str(table.get_cell(k, "wait")) for k in table.rows]
+        assert "Activity:WalWriterMain" in waits and not any(w.endswith("…") for w in waits)

@@ -121,7 +121,7 @@ class PromptScreen(ModalScreen[str | None]):
     PromptScreen > Vertical {
         width: 72; max-width: 100%; height: auto; border: round $primary; background: $surface; padding: 0 1;
     }
-    PromptScreen Label { color: $foreground-muted; }
+    PromptScreen #prompt-hint { color: $foreground-muted; width: 100%; height: auto; }
     """
 
     def __init__(self, title: str, value: str = "", hint: str = "", placeholder: str = ""):
@@ -133,8 +133,8 @@ class PromptScreen(ModalScreen[str | None]):
             box.border_title = plain_text(self.title_text)
             box.border_subtitle = "enter: ok · esc: cancel"
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
-            if self.hint:
-                yield Label(plain_text(self.hint))
+            if self.hint:  # wrapped to the box, not cut (replay's jump hint is wider than 68 columns)
+                yield Static(plain_text(self.hint), id="prompt-hint")
 
     def on_mount(self) -> None:
         inp = self.query_one(Input)
