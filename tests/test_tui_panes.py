@@ -51,3 +51,20 @@ def test_extra_views_are_one_list_with_a_screen_each():
         screen = getattr(importlib.import_module(module), name)
         assert "over" in vars(screen), name  # how the app opens it over the monitor's position
     assert [v.key for v in EXTRA_VIEWS] == ["S", "H", "B", "W", "R"]
+
+
+def test_the_recipes_name_files_that_exist():
+    """docs/architecture.md's "Add a pane" and "Add an extra view" name the files they touch:
+    each one named (but the new ones, `<name>`) is there."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    doc = (root / "docs" / "architecture.md").read_text()
+    for title in ("### Add a pane", "### Add an extra view"):
+        section = doc.split(title, 1)[1].split("\n### ", 1)[0]
+        named = {p.split("::")[0] for p in re.findall(r"`([\w/<>.:]+\.py(?:::\w+)?)`", section) if "<name>" not in p}
+        assert len(named) >= 5, (title, named)
+        for path in named:
+            assert any((base / path).is_file() for base in (root, root / "pgio_tui", root / "pgio_tui" / "tui")), \
+                (title, path)
