@@ -213,9 +213,12 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
         return fn
 
     # A row's strip: the framed row where LinesView frames its rows itself (tui/textual_private/framed.py).
-    from pgio_tui.tui.textual_private import framed
+    try:
+        from pgio_tui.tui.textual_private import framed, terminal
+    except ImportError:  # a tree before the fast path had its own package
+        from pgio_tui.tui import terminal
+        from pgio_tui.tui.widgets import framed
     rows = framed.FramedLines if getattr(framed, "FITS", False) else LinesView
-    from pgio_tui.tui.textual_private import terminal
     saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
              (rows, "render_line", timed(rows, "render_line", "strips (render_line)")),
              (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
@@ -226,7 +229,10 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
              # a row's segments, wherever they are built (for its strip, or when set_lines compares rows)
              (LinesView, "content_segments", timed(LinesView, "content_segments", "row segments"))]
     if hasattr(terminal, "DirectUpdate"):  # a tree that sends rows directly (textual_private/direct.py)
-        from pgio_tui.tui.textual_private import direct
+        try:
+            from pgio_tui.tui.textual_private import direct
+        except ImportError:
+            from pgio_tui.tui.widgets import direct
         saved += [(direct, "render", timed(direct, "render", "direct rows")),
                   (terminal.DirectUpdate, "render_segments",
                    timed(terminal.DirectUpdate, "render_segments", "to terminal bytes"))]
