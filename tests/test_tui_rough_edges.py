@@ -22,6 +22,16 @@ SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "16
 DEGRADED = "pg_stat_statements is not installed in this database: no statement figures"
 
 
+def record(path, frames):
+    """The frames recorded to `path` with the fixture's metadata and settings."""
+    with Recorder(path, meta=dict(META)) as rec:
+        rec.set_settings(SETTINGS)
+        for f in frames:
+            rec.write(f)
+        rec.close("done", t=frames[-1].t + 0.5)
+    return path
+
+
 def short_recording(path, n: int = 20):
     """`n` ticks of a pgbench run: its init's end as an old recording has it (a bare note), pgio's
     start as a workload marks it now, and one real degradation."""
@@ -29,12 +39,7 @@ def short_recording(path, n: int = 20):
     frames[2].events.append(Event("note", PGBENCH_INIT_DONE))
     frames[3].events.append(Event("note", "pgio run started: 2 session(s)", {"workload": "pgio"}))
     frames[4].events.append(Event("note", DEGRADED))
-    with Recorder(path, meta=dict(META)) as rec:
-        rec.set_settings(SETTINGS)
-        for f in frames:
-            rec.write(f)
-        rec.close("done", t=frames[-1].t + 0.5)
-    return path
+    return record(path, frames)
 
 
 def test_replay_lists_only_what_is_degraded(tmp_path):
@@ -148,12 +153,7 @@ def _no_buffercache(path):
     for f in frames:
         f.values.pop(M.BUFFERS_USED, None)
         f.values.pop(M.BUFFERS_DIRTY, None)
-    with Recorder(path, meta=dict(META)) as rec:
-        rec.set_settings(SETTINGS)
-        for f in frames:
-            rec.write(f)
-        rec.close("done", t=frames[-1].t + 0.5)
-    return path
+    return record(path, frames)
 
 
 @SIZES
