@@ -53,18 +53,19 @@ def test_the_header_says_when_textual_turned_the_fast_path_off(monkeypatch):
 def test_the_guard_reads_the_version_and_the_switch(monkeypatch):
     import textual
 
+    assert textual_private.textual_version() == textual.__version__  # read without importlib.metadata
     monkeypatch.setattr(textual_private, "_off", [])
-    monkeypatch.setattr(textual, "__version__", "8.2.6")  # a private signature changed in 8.2.7
+    monkeypatch.setattr(textual_private, "textual_version", lambda: "8.2.6")  # a private signature changed in 8.2.7
     assert textual_private.off() == "Textual 8.2.6 untested"
     monkeypatch.setattr(textual_private, "_off", [])
-    monkeypatch.setattr(textual, "__version__", "8.3.0")
+    monkeypatch.setattr(textual_private, "textual_version", lambda: "8.3.0")
     assert textual_private.off() == "Textual 8.3.0 untested"
     monkeypatch.setattr(textual_private, "_off", [])
     monkeypatch.setenv(textual_private.ENV, "off")
     assert textual_private.off() == f"{textual_private.ENV}=off"
     monkeypatch.delenv(textual_private.ENV)
     monkeypatch.setattr(textual_private, "_off", [])
-    monkeypatch.setattr(textual, "__version__", "8.2.8")
+    monkeypatch.setattr(textual_private, "textual_version", lambda: "8.2.8")
     assert textual_private.off() is None
 
 
