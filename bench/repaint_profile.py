@@ -214,11 +214,14 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
 
     # A row's strip: the framed row where LinesView frames its rows itself (tui/textual_private/framed.py).
     try:
+        from pgio_tui.tui import textual_private
         from pgio_tui.tui.textual_private import framed, terminal
+        fits = textual_private.on()  # off (PGIO_TUI_FAST_PATH=off): Textual frames the rows
     except ImportError:  # a tree before the fast path had its own package
         from pgio_tui.tui import terminal
         from pgio_tui.tui.widgets import framed
-    rows = framed.FramedLines if getattr(framed, "FITS", False) else LinesView
+        fits = getattr(framed, "FITS", False)
+    rows = framed.FramedLines if fits else LinesView
     saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
              (rows, "render_line", timed(rows, "render_line", "strips (render_line)")),
              (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
