@@ -37,6 +37,8 @@ def _num(v: float, digits: int) -> str:
         return f"{v:.{max(0, digits - 2)}f}"
     if a >= 1:
         return f"{v:.{max(0, digits - 1)}f}".rstrip("0").rstrip(".") if digits > 1 else f"{v:.0f}"
+    if a >= 0.995:  # rounds to 1: said as 1, as 1.0 is, not "1.00" beside a "0"
+        return f"{v:.0f}"
     return f"{v:.2f}" if a >= 0.01 else f"{v:.1g}"
 
 

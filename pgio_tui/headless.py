@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.errors import CliError, say
 from pgio_tui.frame import Frame
@@ -115,7 +116,7 @@ class StatusLine:
                         if v.get(M.CHECKPOINT_ACTIVE) else "idle")
         text = (f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick} | {ck} | "
                 f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)} "
-                f"| dirty {f(M.MEM_DIRTY_KB, '{:.0f}')}kB | tps {f(M.LATENCY_TPS)} | {path}")
+                f"| dirty {fmt.kib(v.get(M.MEM_DIRTY_KB))} | tps {f(M.LATENCY_TPS)} | {path}")
         try:
             if self.tty:
                 sys.stderr.write("\r\x1b[2K" + text[: os.get_terminal_size(2).columns - 1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
+from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.experiments.progress import Progress
 from pgio_tui.frame import Frame
@@ -26,7 +27,7 @@ class ProgressBar(StatusLine):
         if frame is not None:
             tps, dirty = frame.values.get(M.LATENCY_TPS), frame.values.get(M.MEM_DIRTY_KB)
             text += f" · tps {'-' if tps is None else f'{tps:.0f}'}"
-            text += f" · dirty {'-' if dirty is None else f'{dirty / 1024:.0f}'} MiB"
+            text += f" · dirty {fmt.kib(dirty)}"
         return text
 
     def show(self, frame: Frame, path: str) -> None:

@@ -224,7 +224,5 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
         flags.append(hygiene.flag("unwatched", f"the run's window could not be checked: {exc}"))
     if target.cap is not None:
         run.page_cache = {**(run.page_cache or {}), "at_end": target.cap.usage()}
-    run.flags = flags
-    for f in flags:
-        say(f"run {run.index}: flag: {f['text']}")
+    run.flags = flags  # said once, with the run's line (experiments/progress.py, Progress.finished)
     save(plan, folder)

@@ -106,6 +106,9 @@ class ReplayScreen(MonitorScreen):
         super().redraw(force)
         self._timeline.draw(p, settings=self.settings, workload=self.workload_text, note=self.note)
 
+    def span(self) -> float:
+        return self.player.end_t - self.player.start_t
+
     def zoom(self, step: int) -> int:
         window = super().zoom(step)
         self.app.window_changed()

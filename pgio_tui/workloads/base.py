@@ -165,8 +165,11 @@ class Workload:
     # -- ticks ----------------------------------------------------------------------------------
 
     def event(self, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
+        data = dict(data or {})
+        if kind == "note":  # the workload's progress, not a degradation (workload_facts.workload_progress)
+            data.setdefault("workload", self.kind)
         with self._events_lock:
-            self._events.append(Event(kind, text, data or {}))
+            self._events.append(Event(kind, text, data))
 
     def sample(self, frame: Frame) -> None:
         """Tick source: the workload's figures and events for this tick; after its end, nothing

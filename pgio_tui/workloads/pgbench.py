@@ -28,6 +28,7 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.workload_facts import PGBENCH_INIT_DONE
 from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
@@ -174,7 +175,7 @@ class PgbenchWorkload(Workload):
                 if rc != 0:
                     self.exit_code = rc
                     raise WorkloadError(f"pgbench -i failed (exit status {rc}): {self._last_error_line()}")
-                self.event("note", "pgbench -i done")
+                self.event("note", PGBENCH_INIT_DONE)
             if self.stop_requested:
                 self.exit_code = 130
                 return

@@ -14,7 +14,7 @@ from pgio_tui.format import size as size_text
 from pgio_tui.safe_text import plain_text
 from pgio_tui.store.listing import RecordingInfo, list_recordings
 from pgio_tui.store.player import hms
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 
 
