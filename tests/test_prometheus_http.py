@@ -5,9 +5,11 @@ ticks only hand it a Frame, and its thread sleeps until a request comes."""
 from __future__ import annotations
 
 import gzip
+import os
 import http.client
 import re
 import socket
+import threading
 import time
 
 import pytest
@@ -183,3 +185,205 @@ def test_a_failing_page_is_one_line_and_the_endpoint_lives_on(exporter, monkeypa
     assert got.endswith(b"\r\n\r\npgio-tui: error: ValueError: boom\\x1b[31m\n"), got
     monkeypatch.undo()
     assert _raw(exporter.port, b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n").startswith(b"HTTP/1.1 200 OK")
+
+
+# --- abuse: Trust III rows 2 and 5, over real sockets on 127.0.0.1 -------------------------------
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class _RssWatch:
+    """The process's peak resident size while the block runs, sampled every 20 ms."""
+
+    def __enter__(self):
+        self.before, self.peak, self._stop = _rss_mb(), 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, _rss_mb())
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss_mb())
+
+
+def _scrape_ok(port: int) -> float:
+    """Seconds a fresh scraper's GET /metrics takes (asserting a 200 and a whole page)."""
+    t0 = time.monotonic()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/metrics")
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    assert r.status == 200 and b"pgio_up" in body
+    return time.monotonic() - t0
+
+
+def _thread_cpu(exporter) -> float:
+    return time.clock_gettime(time.pthread_getcpuclockid(exporter._httpd._thread.ident))
+
+
+def _the_connection(exporter) -> httpserve._Conn:
+    """The server's one connection, once its thread has accepted it."""
+    for _ in range(100):
+        if exporter._httpd._conns:
+            return next(iter(exporter._httpd._conns.values()))
+        time.sleep(0.02)
+    raise AssertionError("the connection was never accepted")
+
+
+class _Ticks:
+    """A sampler's stand-in: hands the exporter a Frame every 50 ms; `late` is the worst delay."""
+
+    def __init__(self, exporter, frames):
+        self.exporter, self.frames, self.late, self._stop = exporter, frames, 0.0, threading.Event()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self._thread.start()
+        return self
+
+    def _tick(self):
+        due = time.monotonic()
+        for i in range(10_000):
+            due += 0.05
+            if self._stop.wait(max(0.0, due - time.monotonic())):
+                return
+            self.late = max(self.late, time.monotonic() - due)
+            self.exporter.on_frame(self.frames[-1])  # the same Frame: only the timing matters here
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def test_pipelining_without_reading_is_bounded(exporter, frames):
+    """Issue 21 row 2: 29,411 pipelined GET /metrics on one socket that never reads grew the process
+    by 362 MB. Now the server stops reading once MAX_UNSENT bytes wait: the client's sends stall,
+    memory stays put, the thread sleeps, other scrapers are served; once the client reads, the
+    waiting requests are answered in order."""
+    page = len(exporter.page(None)[0])
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    data = memoryview(request * 29411)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", exporter.port))
+    s.settimeout(0.2)
+    sent, stalled = 0, 0
+    with _RssWatch() as rss, _Ticks(exporter, frames) as ticks:
+        deadline = time.monotonic() + 20
+        while sent < len(data) and stalled < 5 and time.monotonic() < deadline:  # 1 s without progress: stuck
+            try:
+                sent += s.send(data[sent:sent + 65536])
+                stalled = 0
+            except TimeoutError:
+                stalled += 1
+        conn = _the_connection(exporter)
+        time.sleep(0.5)  # the server answers until MAX_UNSENT bytes wait, then stops reading
+        unsent, unread, answered = len(conn.outbuf), len(conn.inbuf), conn.answered
+        cpu0 = _thread_cpu(exporter)
+        time.sleep(0.5)
+        idle_cpu = _thread_cpu(exporter) - cpu0
+        assert conn.answered == answered  # nothing more while the client does not read
+        scrape_s = _scrape_ok(exporter.port)
+    print(f"\npipelining: {sent:,} of {len(data):,} bytes ({sent // len(request):,} requests) taken before the "
+          f"server stopped reading, {answered:,} answered; unsent {unsent:,} B, unread {unread:,} B (page {page:,} B); RSS before "
+          f"{rss.before:.1f} MB, peak {rss.peak:.1f} MB (+{rss.peak - rss.before:.1f}); endpoint thread "
+          f"{idle_cpu * 1000:.1f} ms CPU in 0.5 s while stalled; another scraper answered in {scrape_s * 1000:.1f} ms; "
+          f"ticks at most {ticks.late * 1000:.1f} ms late")
+    assert answered < 29411 // 10  # the rest waits in the kernel's socket buffers, not in this process
+    assert unsent < httpserve.MAX_UNSENT + page + 1024 and unread <= httpserve.MAX_HEAD + 65536
+    assert rss.peak - rss.before < 40
+    assert idle_cpu < 0.05 and ticks.late < 1
+    s.settimeout(5)
+    got, answers = b"", 0
+    while answers < 200:  # the client reads: the waiting requests are answered, in order
+        chunk = s.recv(1 << 20)
+        assert chunk
+        got += chunk
+        answers += chunk.count(b"HTTP/1.1 200 OK\r\n")
+        got = got[-64:]
+    s.close()
+
+
+def test_slowloris_cannot_hold_the_slots(exporter, frames, monkeypatch):
+    """Issue 21 row 5: 70 connections each sending a header byte now and then held all 64 slots (each
+    byte restarted the idle timeout). Now a request must arrive whole within HEAD_S of its first byte
+    and a new connection takes the slot of the oldest never answered: every scrape meanwhile is
+    answered, and each slow connection is closed within HEAD_S."""
+    monkeypatch.setattr(httpserve, "HEAD_S", 1.0)
+    slow = []
+    with _RssWatch() as rss, _Ticks(exporter, frames) as ticks:
+        for _ in range(70):
+            s = socket.create_connection(("127.0.0.1", exporter.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+            slow.append(s)
+        t_end, scrapes, worst, closed = time.monotonic() + 3, 0, 0.0, set()
+        while time.monotonic() < t_end:
+            for i, s in enumerate(slow):
+                if i not in closed:
+                    try:
+                        s.send(b"a")  # one byte each round: never a whole request
+                    except OSError:
+                        closed.add(i)
+            worst = max(worst, _scrape_ok(exporter.port))
+            scrapes += 1
+            time.sleep(0.1)
+        for i, s in enumerate(slow):  # all closed by now (HEAD_S of 1 s, or their slot taken)
+            s.settimeout(2)
+            try:
+                tail = s.recv(4096)
+                assert tail in (b"", httpserve._TIMEOUT) or tail.startswith(b"HTTP/1.1 408"), tail[:100]
+                if tail:
+                    assert s.recv(1) == b""
+            except ConnectionResetError:
+                pass
+            s.close()
+    print(f"\nslowloris: 70 connections, {scrapes} scrapes answered meanwhile, slowest {worst * 1000:.1f} ms; "
+          f"RSS before {rss.before:.1f} MB, peak {rss.peak:.1f} MB (+{rss.peak - rss.before:.1f}); "
+          f"ticks at most {ticks.late * 1000:.1f} ms late")
+    assert scrapes >= 10 and worst < 2 and ticks.late < 1
+    assert rss.peak - rss.before < 40
+    assert len(exporter._httpd._conns) <= 1
+
+
+def test_silent_connections_cannot_hold_the_slots(exporter):
+    """70 connections that send nothing: the 65th onwards take the oldest's slot, a scraper too."""
+    silent = [socket.create_connection(("127.0.0.1", exporter.port), timeout=5) for _ in range(70)]
+    try:
+        assert _scrape_ok(exporter.port) < 2
+        assert len(exporter._httpd._conns) <= httpserve.MAX_CONNS
+        silent[0].settimeout(2)
+        assert silent[0].recv(1) == b""  # the oldest lost its slot
+    finally:
+        for s in silent:
+            s.close()
+
+
+def test_huge_headers_are_refused_with_little_read(exporter):
+    """8 MB of header lines: answered 431 after MAX_HEAD (plus one read), and closed; the rest is never read."""
+    with socket.create_connection(("127.0.0.1", exporter.port), timeout=5) as s, _RssWatch() as rss:
+        s.settimeout(0.5)
+        line, sent = b"X-Big: " + b"a" * 1000 + b"\r\n", 0
+        try:
+            s.sendall(b"GET /metrics HTTP/1.1\r\n")
+            while sent < 8 << 20:
+                s.sendall(line)
+                sent += len(line)
+        except (TimeoutError, BrokenPipeError, ConnectionResetError):
+            pass
+        s.settimeout(5)
+        try:
+            got = s.recv(65536)
+        except ConnectionResetError:
+            got = b"(reset)"
+    assert got.startswith(b"HTTP/1.1 431 ") or got == b"(reset)", got[:100]
+    assert sent < 8 << 20
+    assert rss.peak - rss.before < 40
+    assert _scrape_ok(exporter.port) < 2

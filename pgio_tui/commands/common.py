@@ -66,14 +66,23 @@ def open_recording(path: str):
         raise CliError(str(exc)) from None
 
 
-def open_exporter(listen: tuple[str, int] | None, sampler):
-    """A started Prometheus endpoint for `--listen` (None without it), or CliError. Its
-    on_frame(frame) is one more consumer of the Session's Frames."""
-    if listen is None:
+def open_exporter(args, sampler):
+    """A started Prometheus endpoint for `--listen` (None without it; TLS with `--tls-cert`, basic
+    auth with `--auth-file`), or CliError. Its on_frame(frame) is one more consumer of the Session's
+    Frames."""
+    if args.listen is None:
         return None
+    from pgio_tui.export.httpserve import read_users, tls_context
     from pgio_tui.export.prometheus import Exporter, ListenError
     from pgio_tui.export.promnames import server_label
-    exporter = Exporter(server_label(sampler.meta()), *listen)
+    try:
+        tls = tls_context(args.tls_cert, args.tls_key or args.tls_cert) if args.tls_cert else None
+        users = read_users(args.auth_file) if args.auth_file else None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if users and not tls and args.listen[0] not in ("127.0.0.1", "::1", "localhost"):
+        say(f"{PROG}: warning: without --tls-cert, the --auth-file passwords cross the network in clear text")
+    exporter = Exporter(server_label(sampler.meta()), *args.listen, tls=tls, users=users)
     try:
         url = exporter.start()
     except ListenError as exc:
