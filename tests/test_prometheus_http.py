@@ -4,11 +4,15 @@ ticks only hand it a Frame, and its thread sleeps until a request comes."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import os
 import http.client
 import re
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 
@@ -387,3 +391,148 @@ def test_huge_headers_are_refused_with_little_read(exporter):
     assert sent < 8 << 20
     assert rss.peak - rss.before < 40
     assert _scrape_ok(exporter.port) < 2
+
+
+# --- TLS and basic auth (Fleet II item 4), a self-signed certificate made here --------------------
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 and its key, made by the openssl command."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    d = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", d / "key.pem", "-out", d / "cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    return d / "cert.pem", d / "key.pem"
+
+
+@pytest.fixture
+def users_file(tmp_path):
+    path = tmp_path / "users"
+    path.write_text("# scrapers\nprometheus:s3cret:with:colons\nother:x\n")
+    path.chmod(0o600)
+    return path
+
+
+def _client_tls(cert) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(cert))
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+@pytest.fixture
+def secured(frames, certificate, users_file):
+    exporter = P.Exporter("h", port=0, tls=httpserve.tls_context(*certificate), users=httpserve.read_users(users_file))
+    exporter.start()
+    for frame in frames[:40]:
+        exporter.on_frame(frame)
+    yield exporter
+    exporter.close()
+
+
+def test_tls_and_basic_auth(secured, certificate):
+    assert secured.url.startswith("https://127.0.0.1:")
+    conn = http.client.HTTPSConnection("127.0.0.1", secured.port, timeout=5, context=_client_tls(certificate[0]))
+    for headers, status in (({}, 401), (_basic("prometheus", "wrong"), 401), (_basic("nobody", "x"), 401),
+                            ({"Authorization": "Bearer abc"}, 401), ({"Authorization": "Basic !!"}, 401),
+                            (_basic("prometheus", "s3cret:with:colons"), 200), (_basic("other", "x"), 200)):
+        conn.request("GET", "/metrics", headers=headers)  # one kept-alive TLS connection
+        r = conn.getresponse()
+        body = r.read()
+        assert r.status == status, (headers, body[:200])
+        if status == 401:
+            assert r.getheader("WWW-Authenticate") == 'Basic realm="pgio-tui", charset="UTF-8"'
+            assert b"pgio_" not in body
+        else:
+            assert b"# TYPE pgio_wal_bytes_total counter" in body
+    conn.close()
+    try:  # plain HTTP to the TLS port: closed (or reset), no page
+        got = _raw(secured.port, b"GET /metrics HTTP/1.1\r\n\r\n")
+    except ConnectionResetError:
+        got = b""
+    assert b"pgio_" not in got and not got.startswith(b"HTTP/")
+
+
+def test_tls_pipelined_and_a_stalled_handshake(secured, certificate, monkeypatch):
+    """Pipelined requests over TLS are answered in order (what the TLS layer decrypted but the
+    selector cannot see is read too); a client that never finishes its handshake holds its
+    connection HEAD_S at most."""
+    monkeypatch.setattr(httpserve, "HEAD_S", 0.5)
+    auth = b"Authorization: " + _basic("other", "x")["Authorization"].encode() + b"\r\n"
+    with socket.create_connection(("127.0.0.1", secured.port), timeout=5) as raw, \
+            _client_tls(certificate[0]).wrap_socket(raw, server_hostname="127.0.0.1") as s:
+        s.sendall(b"GET /nothing HTTP/1.1\r\n" + auth + b"\r\n" + b"GET / HTTP/1.1\r\n" + auth + b"\r\n"
+                  + b"GET /metrics HTTP/1.1\r\n" + auth + b"Connection: close\r\n\r\n")
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    assert re.findall(rb"^HTTP/1\.1 (\d+) ", got, re.M) == [b"404", b"200", b"200"], got[:300]
+    n = 300  # more than MAX_UNSENT of pages: reading stops and resumes as the client reads
+    with socket.create_connection(("127.0.0.1", secured.port), timeout=5) as raw, \
+            _client_tls(certificate[0]).wrap_socket(raw, server_hostname="127.0.0.1") as s:
+        s.sendall((b"GET /metrics HTTP/1.1\r\n" + auth + b"\r\n") * (n - 1)
+                  + b"GET /metrics HTTP/1.1\r\n" + auth + b"Connection: close\r\n\r\n")
+        answers, tail = 0, b""
+        while chunk := s.recv(65536):
+            answers += (tail + chunk).count(b"HTTP/1.1 200 OK\r\n") - tail.count(b"HTTP/1.1 200 OK\r\n")
+            tail = chunk[-32:]
+    assert answers == n
+    with socket.create_connection(("127.0.0.1", secured.port), timeout=5) as s:
+        s.sendall(b"\x16\x03\x01")  # the first bytes of a ClientHello, then nothing
+        t0 = time.monotonic()
+        assert s.recv(1) == b""
+        assert time.monotonic() - t0 < 3
+
+
+@pytest.mark.parametrize("mode, content, why", [
+    (0o644, "a:b\n", "readable by its owner only"),
+    (0o640, "a:b\n", "readable by its owner only"),
+    (0o600, "no colon\n", "line 1: not `name:password`"),
+    (0o600, ":nouser\n", "line 1: not `name:password`"),
+    (0o600, "# only a comment\n", "names no user"),
+    (0o600, "a:" + "b" * httpserve.MAX_USERS_FILE, "larger than 65,536 bytes"),
+])
+def test_password_file_refused(tmp_path, mode, content, why):
+    path = tmp_path / "users"
+    path.write_text(content)
+    path.chmod(mode)
+    with pytest.raises(ValueError, match=re.escape(why)) as err:
+        httpserve.read_users(path)
+    assert "\n" not in str(err.value) and "b" * 100 not in str(err.value)
+
+
+def test_password_file_never_through_a_symlink_or_a_fifo(tmp_path, users_file):
+    (tmp_path / "link").symlink_to(users_file)
+    with pytest.raises(ValueError, match="cannot read the password file"):
+        httpserve.read_users(tmp_path / "link")
+    os.mkfifo(tmp_path / "fifo", 0o600)
+    with pytest.raises(ValueError, match="not a regular file"):
+        httpserve.read_users(tmp_path / "fifo")  # O_NONBLOCK: never waits for a writer
+
+
+def test_tls_files_that_do_not_load_are_one_line(tmp_path, certificate):
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    for cert, key in ((tmp_path / "missing.pem", None), (tmp_path / "junk.pem", None),
+                      (certificate[0], tmp_path / "junk.pem")):
+        with pytest.raises(ValueError, match="cannot load the TLS certificate") as err:
+            httpserve.tls_context(cert, key)
+        assert "\n" not in str(err.value)
+
+
+def test_cli_options_and_a_bad_password_file_is_one_line(tmp_path):
+    from pgio_tui.cli import CliError, build_parser
+    from pgio_tui.commands.common import open_exporter
+    path = tmp_path / "users"
+    path.write_text("a:b\n")
+    path.chmod(0o644)
+    for command in ("serve", "record"):
+        args = build_parser(command).parse_args(
+            [command, "--listen", "0", "--tls-cert", "c.pem", "--auth-file", str(path)]
+            + (["-o", str(tmp_path / "r.pgio")] if command == "record" else []))
+        assert (args.tls_cert, args.tls_key, args.auth_file) == ("c.pem", None, str(path))
+        args.tls_cert = None
+        with pytest.raises(CliError, match="must be readable by its owner only"):
+            open_exporter(args, sampler=None)  # refused before anything is sampled or listened on
