@@ -57,6 +57,21 @@ CASES: dict[str, tuple[str, ...]] = {
     "escapes everywhere": (("UPDATE meta SET value = ? WHERE key IN ('host', 'created_at')", (ESCAPES,)),
                            ("UPDATE events SET kind = ?", (MARKUP,))),
     "empty ticks": ("DELETE FROM ticks",),
+    # issue 21 (Trust III)
+    "latency_hist bucket 1e9": ("INSERT INTO latency_hist VALUES (1, 1000000000, 5)",),  # row 8
+    "latency_hist buckets and counts out of range": ("INSERT INTO latency_hist VALUES (2, -7, 5)",
+                                                     "INSERT INTO latency_hist VALUES (3, 100, 9223372036854775807)",
+                                                     "INSERT INTO latency_hist VALUES (4, 101, 9223372036854775807)"),
+    "a generated column": ("ALTER TABLE workloads ADD COLUMN g BLOB GENERATED ALWAYS AS (zeroblob(16000000)) "
+                           "VIRTUAL",),  # row 11
+    "a generated ticks column": ('ALTER TABLE ticks ADD COLUMN "mem.g" REAL GENERATED ALWAYS AS (1e308 * 10) '
+                                 "VIRTUAL",),
+    "a 1 MB host": ("UPDATE meta SET value = printf('%.*c', 1000000, 'H') WHERE key = 'host'",),  # row 4
+    "1 MB device, setting, wait event and application texts": (
+        "UPDATE devices SET name = printf('%.*c', 1000000, 'D') || id",
+        "UPDATE settings SET value = printf('%.*c', 1000000, 'S') WHERE rowid % 2 = 0",
+        "UPDATE wait_events SET wait_event = printf('%.*c', 1000000, 'W') || id",
+        "UPDATE sources SET backend_type = printf('%.*c', 1000000, 'B') || id"),
 }
 
 

@@ -29,6 +29,8 @@ REFUSED = {  # case -> what the one line says
     "t 1e300": "tick 10 has no valid time",
     "t 9e999": "tick 10 has no valid time",
     "t -1e18": "tick 0 has no valid time",
+    "a generated column": "the workloads table has a generated column 'g'",
+    "a generated ticks column": "the ticks table has a generated column 'mem.g'",
 }
 
 

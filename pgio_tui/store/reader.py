@@ -25,8 +25,8 @@ from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version
 from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
-from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
-                                     tick_number, value)
+from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, meta_value, number,
+                                     text, tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -229,11 +229,9 @@ class Recording:
         if not self._has_latency_hist:
             return hist
         where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        hist.merge({b: n for b, n in self.conn.execute(  # a shared file: whole numbers only
-            f"SELECT bucket, sum(count) FROM latency_hist{where} AND typeof(bucket) = 'integer' "
-            f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
-            "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
-            "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
+        hist.merge({b: n for b, n in self.conn.execute(  # a shared file: buckets and counts the code can compute
+            f"SELECT bucket, sum(count) FROM latency_hist{where or ' WHERE 1'} AND {HIST_ROWS} GROUP BY bucket",
+            params)})
         if hist.count and M.LATENCY_MAX_MS in self._columns:
             top = schema.from_stored(number(self.conn.execute(
                 f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}", params).fetchone()[0]),

@@ -2,7 +2,7 @@
 
 Recordings are files people attach to tickets and send each other, so the reader treats them as
 hostile: on open the file may hold only the objects store/schema.py creates (its tables, indexes and
-views, with their columns and types: no triggers, no other views), every query is bounded in time
+views, with their columns and types: no triggers, no other views, no generated columns), every query is bounded in time
 (an SQLite progress handler) and every value in size, an SQLite error becomes one RecordingError
 line, and values come back as the type their column promises (a non-finite number, a blob or text
 in a numeric column is missing, never a crash downstream).
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pgio_tui.quantiles import MAX_BUCKET, MAX_COUNT
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
 
@@ -29,6 +30,9 @@ PROGRESS_STEPS = 20_000  # SQLite VM instructions between two checks of the cloc
 MAX_MAGNITUDE = 1e18
 T_MIN, T_MAX = 0.0, 4_102_444_800.0  # a tick's wall time lies in 1970..2100
 TEXT_TYPES = ("TEXT",)
+# latency_hist rows the code can compute with (quantiles.bucket_value overflows far beyond): others are damage
+HIST_ROWS = (f"typeof(bucket) = 'integer' AND bucket BETWEEN 0 AND {MAX_BUCKET} "
+             f"AND typeof(count) = 'integer' AND count BETWEEN 1 AND {MAX_COUNT}")
 # meta keys that hold a number or a JSON object; other keys hold text
 META_NUMBERS = {"schema_version", "interval_s", "server_version_num"}
 META_OBJECTS = {"features", "scales"}  # as Sampler.meta() and the Recorder write them
@@ -186,7 +190,13 @@ def check_objects(conn: sqlite3.Connection, label: str, complete: bool, version:
 
 
 def _check_columns(conn: sqlite3.Connection, label: str, table: str, want: dict[str, str]) -> None:
-    have = {r[1]: (r[2] or "").upper() for r in conn.execute(f"PRAGMA table_info({schema.quote(table)})")}
+    # table_xinfo lists generated columns too (table_info hides them); `SELECT *` would evaluate them
+    info = conn.execute(f"PRAGMA table_xinfo({schema.quote(table)})").fetchall()
+    generated = [r[1] for r in info if r[6]]
+    if generated:
+        raise RecordingError(f"{label}: the {table} table has a generated column {str(generated[0])[:80]!r}, which "
+                             "pgio-tui recordings never have: refused")
+    have = {r[1]: (r[2] or "").upper() for r in info}
     if table == "ticks":  # metric columns come and go with the catalog: REAL or TEXT
         fixed = {c: want[c] for c in schema.TICK_COLUMNS}
         bad = [c for c, t in have.items() if c not in fixed and t not in ("REAL", "TEXT")]
