@@ -10,7 +10,8 @@ spreadsheet formula, or become HTML. Each output asks here for the form it needs
 - plain_text(): a rich Text of printable() text, never parsed as markup (the TUI, rich tables);
 - csv_cell(): printable(), and a leading `= + - @` neutralised with `'` unless the cell is a number;
 - markdown_cell(): printable(), raw HTML escaped, `|` escaped;
-- html_text(): printable(), HTML escaped.
+- html_text(): printable(), HTML escaped;
+- capped(): a name or a line cut to LABEL_CHARS or LINE_CHARS.
 
 No dependency beyond the standard library (rich is imported only by plain_text), so every layer
 may import it.
@@ -30,6 +31,11 @@ import unicodedata
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]|[^\x00-\x7f]")
 _CONTROL_KEEP_NL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]|[^\x00-\x7f]")
 _SHOWN = ("Zs", "Co")  # not printable for Python, harmless on a screen
+# Every text from a file or a server that becomes a label, a cell or a line is cut to one of these
+# (capped()): output stays within a small multiple of its input (an OpenMetrics label is repeated on
+# every sample, a device name in every column name), and a row stays readable.
+LABEL_CHARS = 256  # a name: host, device, application, backend type, wait event, setting name, unit
+LINE_CHARS = 4096  # a value or a line: a setting's value, an event, an output or log line, a statement
 _FORMULA_START = ("=", "+", "-", "@")
 _NUMBER = re.compile(r"[-+]?(\d[\d,]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
@@ -51,6 +57,15 @@ def printable(value, newlines: bool = False) -> str:
     if text.isprintable():
         return text
     return (_CONTROL_KEEP_NL if newlines else _CONTROL).sub(_escape, text)
+
+
+def capped(value: str | None, limit: int) -> str | None:
+    """`value` cut to `limit` characters when longer: its start and its end around a `…` (names
+    that differ at their end stay apart). None stays None."""
+    if value is None or len(value) <= limit:
+        return value
+    head = limit // 2
+    return value[:head] + "…" + value[len(value) - (limit - head - 1):]
 
 
 def plain_text(value, style: str = "", **kw):

@@ -25,8 +25,8 @@ from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version
 from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
-from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, meta_value, number,
-                                     text, tick_number, value)
+from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
+                                     line_text, meta_value, number, text, tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+MAX_ARGS = 1000  # a workload's argv beyond this many arguments is cut (a crafted file)
+
+
+def _setting_value(v: Any) -> Any:
+    """A setting's stored value: a number, JSON decoded, or text cut to LINE_CHARS."""
+    v = decode(v)
+    return line_text(v) if isinstance(v, str) else v
 
 
 class Recording:
@@ -106,14 +113,14 @@ class Recording:
         scales = self.meta.get("scales") or {}  # schema 3: the ticks columns stored as scaled whole numbers
         self._scales = {c: s for c, s in scales.items() 
                         if self._columns.get(c) == "REAL" and type(s) is int and s in schema.SCALES}
-        self._devices = {text(name): (id_, text(role), first_tick(first))
+        self._devices = {label_text(name): (id_, label_text(role), first_tick(first))  # names cut: capped()
                          for id_, name, role, first in conn.execute(
-                             "SELECT id, name, role, first_tick FROM devices ORDER BY id") if text(name) is not None}
-        self._sources = {id_: (text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
+                             "SELECT id, name, role, first_tick FROM devices ORDER BY id") if label_text(name) is not None}
+        self._sources = {id_: (label_text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
-        self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
+        self._wait_events = {r[0]: tuple(label_text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
-        self._statements = {id_: (queryid_of(qid), text(qtext)) for id_, qid, qtext in conn.execute(
+        self._statements = {id_: (queryid_of(qid), line_text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._has_latency_hist = "latency_hist" in tables
@@ -172,8 +179,9 @@ class Recording:
         rows = self.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
             "ORDER BY coalesce(tick, -1), rowid", (NEVER if tick is None else tick,))
-        return {text(r[0]): Setting(text(r[0]), decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
-                for r in rows if text(r[0]) is not None}
+        return {label_text(r[0]): Setting(label_text(r[0]), _setting_value(r[1]), label_text(r[2]),
+                                          label_text(r[3]), tick_number(r[4]))
+                for r in rows if label_text(r[0]) is not None}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         """Events in the order they happened, of the given kinds (all when None)."""
@@ -197,11 +205,12 @@ class Recording:
         names = [d[0] for d in cursor.description]
         for row in (dict(zip(names, r)) for r in cursor):
             w = {k: (number(v) if k in WORKLOAD_NUMBERS else decode(v)) for k, v in row.items()}
-            w["kind"] = text(w.get("kind")) or "?"
+            w["kind"] = label_text(w.get("kind")) or "?"
             for k in ("params", "summary"):
                 w[k] = w[k] if isinstance(w.get(k), dict) else None
             argv = w.get("argv")
-            w["argv"] = [text(a) or "" for a in argv] if isinstance(argv, list) else text(argv)
+            w["argv"] = [line_text(a) or "" for a in argv[:MAX_ARGS]] if isinstance(argv, list) \
+                else line_text(argv)
             out.append(w)
         return out
 
@@ -217,7 +226,7 @@ class Recording:
 
     def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
-        return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.conn.execute(
+        return [(number(t), label_text(stream) or "", line_text(out) or "") for t, stream, out in self.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
             (workload_id,))]
 

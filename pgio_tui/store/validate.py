@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pgio_tui.quantiles import MAX_BUCKET, MAX_COUNT
+from pgio_tui.safe_text import LABEL_CHARS, LINE_CHARS, capped
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
 
@@ -36,6 +37,7 @@ HIST_ROWS = (f"typeof(bucket) = 'integer' AND bucket BETWEEN 0 AND {MAX_BUCKET} 
 # meta keys that hold a number or a JSON object; other keys hold text
 META_NUMBERS = {"schema_version", "interval_s", "server_version_num"}
 META_OBJECTS = {"features", "scales"}  # as Sampler.meta() and the Recorder write them
+META_LABELS = {"host", "port", "server_version", "os", "tool_version", "python", "sqlite"}  # label_text()
 
 
 # --- a connection whose every query is bounded and whose errors are one line ------------------
@@ -199,9 +201,9 @@ def _check_columns(conn: sqlite3.Connection, label: str, table: str, want: dict[
     have = {r[1]: (r[2] or "").upper() for r in info}
     if table == "ticks":  # metric columns come and go with the catalog: REAL or TEXT
         fixed = {c: want[c] for c in schema.TICK_COLUMNS}
-        bad = [c for c, t in have.items() if c not in fixed and t not in ("REAL", "TEXT")]
+        bad = [c for c, t in have.items() if c not in fixed and (t not in ("REAL", "TEXT") or len(c) > LABEL_CHARS)]
         if bad or any(have.get(c) != t for c, t in fixed.items()):
-            raise RecordingError(f"{label}: the ticks table has columns of unexpected types: refused")
+            raise RecordingError(f"{label}: the ticks table has columns of unexpected types or names: refused")
         return
     if have != want:
         raise RecordingError(f"{label}: the {table} table's columns are not the ones pgio-tui writes: refused")
@@ -264,9 +266,20 @@ def text(v: Any) -> str | None:
     return None
 
 
+def label_text(v: Any) -> str | None:
+    """text() of a name (a device, backend type, wait event, setting, application), cut to
+    LABEL_CHARS: names are repeated in column names, labels and every row."""
+    return capped(text(v), LABEL_CHARS)
+
+
+def line_text(v: Any) -> str | None:
+    """text() of a value or a line (a setting's value, an event, an output line), cut to LINE_CHARS."""
+    return capped(text(v), LINE_CHARS)
+
+
 def value(v: Any, sql_type: str) -> Any:
     """A metric value from a column declared `sql_type` (REAL or TEXT)."""
-    return text(v) if sql_type in TEXT_TYPES else number(v)
+    return label_text(v) if sql_type in TEXT_TYPES else number(v)
 
 
 def decode(v: Any) -> Any:
@@ -301,4 +314,6 @@ def meta_value(key: str, v: Any) -> Any:
         return number(v)
     if key in META_OBJECTS:
         return v if isinstance(v, dict) else None
-    return v if isinstance(v, (dict, list)) else text(v)
+    if isinstance(v, (dict, list)):
+        return v
+    return label_text(v) if key in META_LABELS else line_text(v)
