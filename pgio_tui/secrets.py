@@ -67,6 +67,15 @@ def scrub_secrets(text: str) -> str:
     return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
 
 
+def in_conninfo(conninfo: str) -> bool:
+    """Whether a connection string or URI holds a password (libpq reads it as one)."""
+    from psycopg.conninfo import conninfo_to_dict
+    try:
+        return any(k in conninfo_to_dict(conninfo) for k in SECRET_KEYS)
+    except Exception:  # psycopg.ProgrammingError: not one libpq can read
+        return False
+
+
 def is_secret_key(name) -> bool:
     """A dict key naming a password (PGPASSWORD, password, sslpassword, pass): its value is dropped."""
     return bool(_SECRET_KEY.fullmatch(str(name)))

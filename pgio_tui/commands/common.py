@@ -9,8 +9,12 @@ import os
 from pgio_tui.errors import PROG, CliError, say
 
 
+_told = {"password": False}  # warnings said once per process
+
+
 def conninfo_of(args: argparse.Namespace) -> str:
-    """CONN / -h -p -U -d as a libpq conninfo (PG* variables, ~/.pgpass and services still apply)."""
+    """CONN / -h -p -U -d as a libpq conninfo (PG* variables, ~/.pgpass and services still apply).
+    A password in it is said once on stderr to be visible to other users."""
     from pgio_tui.sources.postgres import SourceError, conninfo_from_args
     dbname = args.dbname or args.conn
     if args.dbname and args.conn:
@@ -19,6 +23,11 @@ def conninfo_of(args: argparse.Namespace) -> str:
         conninfo = conninfo_from_args(args.host, args.port, args.username, dbname)
     except SourceError as exc:
         raise CliError(str(exc)) from None
+    from pgio_tui.secrets import in_conninfo
+    if in_conninfo(conninfo) and not _told["password"]:
+        _told["password"] = True
+        say(f"{PROG}: warning: a password on the command line is visible to every local user (ps, "
+            "/proc/PID/cmdline); use PGPASSWORD, ~/.pgpass or -W instead")
     if getattr(args, "password", False):
         from psycopg.conninfo import conninfo_to_dict
         _prompt_password(conninfo_to_dict(conninfo).get("user"))
