@@ -45,7 +45,8 @@ def promtool_check_metrics(text: str) -> subprocess.CompletedProcess:
 class Prometheus:
     """A Prometheus server on 127.0.0.1 with a temp data dir, scraping `targets` every second."""
 
-    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s"):
+    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s", job: str = ""):
+        """`job`: more YAML lines for the scrape job (indented 4), e.g. scheme, basic_auth, tls_config."""
         self.binary = require_tool("prometheus")
         self.workdir = workdir
         self.port = free_port()
@@ -58,6 +59,7 @@ class Prometheus:
             f"  scrape_timeout: {scrape_interval}\n"
             "scrape_configs:\n"
             "  - job_name: pgio-tui\n"
+            f"{job}"
             "    static_configs:\n"
             f"      - targets: {json.dumps(targets)}\n")
         self.log = open(workdir / "prometheus.log", "w")

@@ -10,11 +10,14 @@ import os
 import http.client
 import re
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -536,3 +539,46 @@ def test_cli_options_and_a_bad_password_file_is_one_line(tmp_path):
         args.tls_cert = None
         with pytest.raises(CliError, match="must be readable by its owner only"):
             open_exporter(args, sampler=None)  # refused before anything is sampled or listened on
+
+
+@pytest.mark.pg
+def test_a_real_prometheus_scrapes_serve_over_tls_with_basic_auth(pg_cluster, certificate, users_file, tmp_path):
+    """`pgio-tui serve --tls-cert --tls-key --auth-file` against a real server, scraped by a real
+    Prometheus with `scheme: https`, `basic_auth` and the certificate as its CA."""
+    from prom_support import Prometheus, require_tool
+
+    from pgio_tui.workloads.cluster import free_port
+    require_tool("prometheus")
+    port = free_port()
+    password = tmp_path / "prom.password"
+    password.write_text("s3cret:with:colons")
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "pgio_tui", "serve", "-h", str(pg_cluster.sockdir), "-p", str(pg_cluster.port),
+         "-U", "postgres", "--interval", "0.5", "--quiet", "--listen", f"127.0.0.1:{port}",
+         "--tls-cert", str(certificate[0]), "--tls-key", str(certificate[1]), "--auth-file", str(users_file)],
+        stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
+    prom = None
+    try:
+        prom = Prometheus(tmp_path / "prom", [f"127.0.0.1:{port}"], job=(
+            "    scheme: https\n"
+            f"    basic_auth: {{username: prometheus, password_file: {password}}}\n"
+            f"    tls_config: {{ca_file: {certificate[0]}}}\n"))
+        for _ in range(100):  # at most 20 s
+            assert serve.poll() is None, serve.stderr.read()
+            if [r for r in prom.query("pgio_up") if r["value"][1] == "1"]:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"never scraped: {prom.query('up')}")
+        assert [r["value"][1] for r in prom.query('up{job="pgio-tui"}')] == ["1"]
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=_client_tls(certificate[0]))
+        conn.request("GET", "/metrics")  # no credentials
+        assert conn.getresponse().status == 401
+        conn.close()
+    finally:
+        if prom is not None:
+            prom.stop()
+        serve.send_signal(signal.SIGTERM)
+        _out, err = serve.communicate(timeout=30)
+    assert serve.returncode == 0, err
+    assert f"serving Prometheus metrics on https://127.0.0.1:{port}/metrics" in err
