@@ -10,10 +10,12 @@ import argparse
 import gc
 import math
 import os
+import re
 import sys
 
 from pgio_tui import __version__
-from pgio_tui.errors import PROG, CliError, error_line
+from pgio_tui import userconfig
+from pgio_tui.errors import PROG, CliError, ConnectError, error_line
 
 __all__ = ["COMMANDS", "PROG", "CliError", "build_parser", "main"]
 
@@ -25,8 +27,11 @@ def _conn_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-p", "--port", help="server port")
     g.add_argument("-U", "--username", help="user name")
     g.add_argument("-d", "--dbname", help="database name, conninfo string or URI")
-    g.add_argument("-W", "--password", action="store_true",
-                   help="prompt for the password before connecting (as psql -W)")
+    ask = g.add_mutually_exclusive_group()
+    ask.add_argument("-w", "--no-password", action="store_true",
+                     help="never prompt for a password (as psql -w; pgio-tui asks only with -W)")
+    ask.add_argument("-W", "--password", action="store_true",
+                     help="prompt for the password before connecting (as psql -W)")
 
 
 def _interval(text: str) -> float:
@@ -80,6 +85,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Terminal monitor for PostgreSQL I/O: record, export and inspect sessions.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--profile", metavar="NAME",
+                        help="take the defaults of [profiles.NAME] in the config file (any command)")
+    parser.add_argument("--print-man", action=_PrintMan, help="print the manual page (roff) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def wanted(name: str) -> bool:
@@ -131,6 +139,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                           "or the runs of an experiment folder (order, settings, state, flags, "
                                           "recording, duration).")
         info.add_argument("file", metavar="FILE|DIR")
+    if wanted("completion"):
+        from pgio_tui.completion import SHELLS
+        comp = sub.add_parser("completion", help="a shell completion script for bash, zsh or fish",
+                              description="Print the completion script: commands, options, recordings and "
+                                          "setting names for --set.",
+                              epilog=f"bash: source <({PROG} completion bash); zsh: source <({PROG} completion "
+                                     f"zsh); fish: {PROG} completion fish | source")
+        comp.add_argument("shell", choices=SHELLS)
     for name, add in (("live", _add_live), ("replay", _add_replay), ("bench", _add_bench), ("demo", _add_demo),
                       ("diff", _add_diff), ("report", _add_report), ("experiment", _add_experiment)):
         if wanted(name):
@@ -381,9 +397,29 @@ COMMANDS = {name: _lazy(name) for name in
              "experiment")}
 
 
+def _completion(args: argparse.Namespace) -> int:
+    from pgio_tui.completion import script
+    print(script(args.shell, build_parser()), end="")
+    return 0
+
+
+COMMANDS["completion"] = _completion
+_TOP_OPTIONS = ("--help", "--version", "--print-man")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("--help", "--version")):
+    try:
+        argv, profile = _take_profile(argv)
+        config = userconfig.load(profile)
+    except CliError as exc:
+        error_line(exc)
+        return 2
+    word = _bare_word(argv)  # `pgio-tui WORD`: a database name as in psql, unless it is a mistyped command
+    if word is not None and len(argv) > 1 and not argv[1].startswith("-"):
+        error_line(_unknown_command(word))  # live takes one CONN: WORD WORD2 is a command that is not one
+        return 2
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in _TOP_OPTIONS):
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     passthrough = None
@@ -403,6 +439,12 @@ def main(argv: list[str] | None = None) -> int:
     workload_args = None
     if argv[:2] == ["experiment", "run"]:  # pgio's and sql's words are the workload's, not ours
         argv, workload_args = _split_workload(parser, argv)
+    try:
+        _config_defaults(_subparser(parser, argv), argv, config)
+    except CliError as exc:
+        error_line(exc)
+        return 2
+    config.apply_connection()
     args = parser.parse_args(argv)
     if passthrough is not None:
         args.pgbench_args = passthrough
@@ -415,13 +457,95 @@ def main(argv: list[str] | None = None) -> int:
         from pgio_tui.store.schema import RecordingError
         if not isinstance(exc, (CliError, RecordingError)):
             raise
+        if isinstance(exc, ConnectError) and word is not None and getattr(args, "conn", None) == word:
+            exc = ConnectError(_unknown_command(word, exc))  # a mistyped command, or a database that is not there
         error_line(exc)  # one line, whatever the file or the server said
-        return 1
+        return getattr(exc, "status", 1)
     except KeyboardInterrupt:
         return 130
     finally:
         if paused_gc:
             gc.enable()  # the TUI turns it on at its first frame; this is for every other ending
+
+
+def _take_profile(argv: list[str]) -> tuple[list[str], str | None]:
+    """--profile NAME (or =NAME) from anywhere before --, for every command."""
+    out, profile, i = [], None, 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            out += argv[i:]
+            break
+        if word == "--profile":
+            if i + 1 >= len(argv):
+                raise CliError("--profile: give a NAME (a [profiles.NAME] table of the config file)")
+            profile, i = argv[i + 1], i + 2
+            continue
+        if word.startswith("--profile="):
+            profile = word.split("=", 1)[1]
+        else:
+            out.append(word)
+        i += 1
+    return out, profile
+
+
+def _bare_word(argv: list[str]) -> str | None:
+    """The first word when it is a plain name and no command (a database name, or a mistyped command)."""
+    if argv and argv[0] not in COMMANDS and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", argv[0]):
+        return argv[0]
+    return None
+
+
+def _unknown_command(word: str, connect_error: Exception | None = None) -> str:
+    """git's answer to a mistyped command; after a failed connection, what the server said too."""
+    import difflib
+    near = difflib.get_close_matches(word, COMMANDS, n=1)
+    text = f"unknown command {word!r}" + (f"; did you mean {near[0]!r}?" if near
+                                          else f" (commands: {', '.join(COMMANDS)})")
+    if connect_error is None:
+        return text
+    return f"{text} As a database name: {connect_error}" if near else f"{text}; as a database name: {connect_error}"
+
+
+def _config_defaults(leaf: argparse.ArgumentParser, argv: list[str], config: userconfig.Config) -> None:
+    """The config file's values (pgio_tui/userconfig.py: its keys are the options' dests) as defaults of
+    the command's options (the command line still wins), each checked as its option's value would be;
+    CliError naming the key."""
+    values = {k: (k, v) for k, v in config.common.items()}
+    if argv[:2] == ["experiment", "run"]:
+        values.update({k: (f"experiment.{k}", v) for k, v in config.experiment.items()})
+    for action in leaf._actions:
+        if action.dest in values:
+            key, value = values[action.dest]
+            leaf.set_defaults(**{action.dest: _checked(action, value, f"{config.path}: {key}")})
+
+
+def _checked(action: argparse.Action, value, where: str):
+    if isinstance(action, (argparse.BooleanOptionalAction, argparse._StoreTrueAction)):
+        if not isinstance(value, bool):
+            raise CliError(f"{where}: give true or false")
+        return value
+    if isinstance(value, (bool, dict, list)):
+        raise CliError(f"{where}: give a {'number' if action.type in (int, float, _interval) else 'string'}")
+    try:
+        checked = action.type(str(value)) if action.type else str(value)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise CliError(f"{where}: {exc}") from None
+    if action.choices and checked not in action.choices:
+        raise CliError(f"{where}: one of {', '.join(action.choices)}")
+    return checked
+
+
+class _PrintMan(argparse.Action):
+    """--print-man: the manual page, made from this parser (pgio_tui/manpage.py)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pgio_tui.manpage import render
+        print(render(build_parser()), end="")
+        parser.exit()
 
 
 def _pause_gc_until_first_frame(args: argparse.Namespace) -> bool:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pgio_tui.errors import PROG, CliError
+from pgio_tui.errors import PROG, CliError, ConnectError
 from pgio_tui.frame import Event, Frame
 from pgio_tui.interfaces import SamplerLike as Sampler
 from pgio_tui.interfaces import WorkloadLike as Workload
@@ -45,7 +45,7 @@ def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None
     except UnknownDevices as exc:
         raise CliError(str(exc)) from None
     except SourceError as exc:
-        raise CliError(f"cannot connect: {exc}") from None
+        raise ConnectError(f"cannot connect: {exc}") from None
     return sampler
 
 

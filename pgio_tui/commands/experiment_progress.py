@@ -10,16 +10,7 @@ import sys
 from pgio_tui import metrics as M
 from pgio_tui.experiments.progress import Progress
 from pgio_tui.frame import Frame
-from pgio_tui.headless import StatusLine
-
-BAR = 20
-
-
-def bar(fraction: float, width: int = BAR) -> str:
-    fraction = max(0.0, min(1.0, fraction))
-    full = int(fraction * width)
-    return "[" + "#" * full + "-" * (width - full) + f"] {int(fraction * 100):3d}%"
-
+from pgio_tui.headless import StatusLine, bar
 
 class ProgressBar(StatusLine):
     """A StatusLine (headless.run_headless draws it every tick) that shows the experiment's

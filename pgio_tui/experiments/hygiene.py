@@ -24,6 +24,7 @@ import psycopg
 
 from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
+from pgio_tui.secrets import scrub_statement
 from pgio_tui.sources.kernel import KernelSource
 from pgio_tui.sources.pgfeatures import own  # so pg_stat_statements' readers leave the watch out
 from pgio_tui.sources.procfs import LOCAL, ProcReader
@@ -229,6 +230,6 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
                 "order by total_exec_time desc limit %s", [top]).fetchall()
     except psycopg.Error:
         return []  # not in shared_preload_libraries, or a server older than 13's column names
-    return [{"queryid": q, "query": text, "calls": int(calls), "total_ms": round(float(total), 3),
+    return [{"queryid": q, "query": scrub_statement(text), "calls": int(calls), "total_ms": round(float(total), 3),
              "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6)}
             for q, text, calls, total, mean, sd in rows]

@@ -21,6 +21,7 @@ from pgio_tui.experiments import hygiene
 from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
 from pgio_tui.experiments.plan import Plan, Run, os_settings, save
+from pgio_tui.private import make_dir
 
 # RunOne(kind, path): kind "discard" (after init, not kept), "warmup" (before a run, not kept) or
 # "run" (recorded to path). Returns (state, note): state "done", "interrupted" or "failed".
@@ -200,7 +201,7 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
     run.hygiene = prep
     start_flags = hygiene.start_flags(prep, plan.dirty_wait_s)
     path = folder / plan.run_file(run)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent)
     if path.exists():  # an interrupted earlier attempt: kept beside, never overwritten
         n = 1
         while path.with_suffix(f".interrupted-{n}.pgio").exists():

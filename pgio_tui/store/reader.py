@@ -18,6 +18,7 @@ from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.secrets import scrub_statement
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.schema import RecordingError, quote
@@ -26,7 +27,7 @@ from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
 from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
-                                     line_text, meta_value, number, text, tick_number, value)
+                                     line_text, meta_value, number, tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -42,6 +43,13 @@ def _setting_value(v: Any) -> Any:
     """A setting's stored value: a number, JSON decoded, or text cut to LINE_CHARS."""
     v = decode(v)
     return line_text(v) if isinstance(v, str) else v
+
+
+def _statement_text(v: Any) -> str | None:
+    """A stored statement text as shown, cut to LINE_CHARS: a file written before the scrubber (or
+    by anyone) may hold a password literal."""
+    t = line_text(v)
+    return None if t is None else scrub_statement(t)
 
 
 class Recording:
@@ -120,7 +128,7 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(label_text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
-        self._statements = {id_: (queryid_of(qid), line_text(qtext)) for id_, qid, qtext in conn.execute(
+        self._statements = {id_: (queryid_of(qid), _statement_text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._has_latency_hist = "latency_hist" in tables

@@ -59,7 +59,8 @@ DIFF_READING = """\
   once in A's colour over B's; ◆ a setting changed during that run.
   A legend quotes the summary row behind the chart: A, B, change in % of A and the verdict.
   [b]changed[/b]: the 95 % block-bootstrap interval of B − A excludes 0; [b]noise[/b]: it does not
-  (docs/diff.md). No verdict: a figure with too few ticks to judge (a max, a p95 over ticks).
+  (docs/diff.md). [b]?A[/b], [b]?B[/b], [b]?AB[/b]: too few independent blocks in that run to judge;
+  blank: a figure not judged (a max, a p95 over ticks, a count).
 
 [b]Themes[/b]
   The theme variables [b]diff-a[/b] and [b]diff-b[/b] colour the runs (default: chart-1 and chart-2);

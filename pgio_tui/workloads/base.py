@@ -60,6 +60,7 @@ class Workload:
     """
 
     kind = "workload"
+    setup_label = ""  # its set-up step on a headless progress bar ("pgbench -i -s 100"); "" for "<kind> set-up"
 
     def __init__(self, argv: list[str], params: dict[str, Any]):
         self.argv = list(argv)
@@ -118,6 +119,10 @@ class Workload:
 
     def kill(self) -> None:
         """Last resort when a stopped workload does not end: a process is killed (threads cannot be)."""
+
+    def is_progress_line(self, line: str) -> bool:
+        """A line that only says how far its set-up is: headless draws `progress` as a bar instead."""
+        return False
 
     def wait(self, timeout: float | None = None) -> bool:
         """True once the workload has ended (its summary is then final)."""
