@@ -18,6 +18,7 @@ from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_statement
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
@@ -27,7 +28,7 @@ from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
 from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
-                                     line_text, meta_value, number, tick_number, value)
+                                     line_text, meta_value, number, text, tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -47,9 +48,9 @@ def _setting_value(v: Any) -> Any:
 
 def _statement_text(v: Any) -> str | None:
     """A stored statement text as shown, cut to LINE_CHARS: a file written before the scrubber (or
-    by anyone) may hold a password literal."""
-    t = line_text(v)
-    return None if t is None else scrub_statement(t)
+    by anyone) may hold a password literal (scrubbed before the cut, which could split it)."""
+    t = text(v)
+    return None if t is None else capped(scrub_statement(t), LINE_CHARS)
 
 
 class Recording:
