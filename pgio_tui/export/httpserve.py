@@ -253,8 +253,7 @@ class Server:
             end = conn.inbuf.find(b"\r\n\r\n")
             if end < 0:
                 if len(conn.inbuf) > MAX_HEAD:
-                    self._answer(conn, "", Answer(431, "text/plain; charset=utf-8", b"request header too large\n"),
-                                 close=True)
+                    self._answer(conn, "", _text(431, "request header too large\n"), close=True)
                 elif conn.inbuf and conn.started is None:
                     conn.started = time.monotonic()
                 return
