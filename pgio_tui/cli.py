@@ -55,6 +55,31 @@ def _positive(text: str) -> float:
     return value
 
 
+def _above_zero(parse, what: str):
+    """An argparse type: `parse(text)` (ValueError: a message for the user), more than 0 `what`."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: more than 0 {what}")
+        return value
+    return convert
+
+
+def _period(text: str) -> float:
+    """1h, 7d, 10m, 90s -> seconds."""
+    from pgio_tui.store.player import parse_seconds
+    return _above_zero(parse_seconds, "s")(text)
+
+
+def _size(text: str) -> int:
+    """2GB, 500MB, 2GiB -> bytes."""
+    from pgio_tui.store.rotation import parse_size
+    return _above_zero(parse_size, "bytes")(text)
+
+
 def _fraction(text: str) -> float:
     value = _positive(text)
     if value > 1:
@@ -98,7 +123,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                              description="Record headless. Ctrl-C, SIGTERM or SIGHUP close the file cleanly.")
         rec.add_argument("--help", action="help", help="show this help and exit")
         _conn_options(rec)
-        rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (SQLite)")
+        rec.add_argument("-o", "--output", metavar="FILE|DIR",
+                         help="the recording to write (SQLite); with --rotate, the folder of recordings")
         rec.add_argument("--interval", type=_interval, default=1.0, metavar="S",
                          help="seconds per tick (0.1-60, default 1)")
         rec.add_argument("--duration", type=_positive, metavar="S",
@@ -107,6 +133,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
         rec.add_argument("--quiet", action="store_true", help="no status line")
         _listen_option(rec)
+        g = rec.add_argument_group("always on (one recording per period in the -o folder)")
+        g.add_argument("--rotate", type=_period, metavar="PERIOD",
+                       help="a new file every PERIOD (1h, 1d, 10m; aligned to UTC), named by its start time")
+        g.add_argument("--retain", type=_period, metavar="AGE",
+                       help="remove files whose period ended more than AGE ago (7d, 12h)")
+        g.add_argument("--retain-size", type=_size, metavar="SIZE",
+                       help="remove the oldest files while the folder holds more than SIZE (2GB, 500MB)")
+        g.add_argument("--print-systemd-unit", action="store_true",
+                       help="print a systemd service running this command (as given) and exit")
 
     if wanted("serve"):
         srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
@@ -132,6 +167,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         exp.add_argument("--backends", action="store_true",
                          help="the recorded backends instead: one row per backend per tick (csv or json)")
         exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+        _window_options(exp)
 
     if wanted("info"):
         info = sub.add_parser("info", help="what a recording or an experiment folder holds",
@@ -180,7 +216,8 @@ def _add_replay(sub) -> None:
                                    "jump to events. Without FILE, pick one from recordings/.")
     p.add_argument("file", nargs="?", metavar="FILE", help="a recording, or a folder to pick one from")
     p.add_argument("--speed", type=_positive, default=1.0, metavar="X", help="playback speed (default 1)")
-    p.add_argument("--start", metavar="T", help="start at hh:mm:ss, +5m, -30s or an elapsed time")
+    p.add_argument("--start", "--at", dest="start", metavar="T",
+                   help="start at hh:mm:ss, 'YYYY-MM-DD hh:mm', +5m, -30s or an elapsed time")
     p.add_argument("--theme", metavar="NAME", help="colour theme")
 
 
@@ -205,6 +242,7 @@ def _add_bench(sub) -> None:
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     _keep_recording_option(pb)
+    _listen_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
@@ -213,6 +251,7 @@ def _add_bench(sub) -> None:
                     "removed afterwards")
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     _keep_recording_option(pg)
+    _listen_option(pg)
     from pgio_tui.workloads.launch import PGIO_DEFAULTS as d  # the dialog's defaults too
 
     def opt(flag: str, help: str, **kw) -> None:
@@ -255,6 +294,7 @@ def _add_diff(sub) -> None:
                    help="recordings, or an experiment folder (its finished runs)")
     _baseline_option(p)
     _align_option(p)
+    _window_options(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen (N runs: default table)")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
@@ -274,6 +314,14 @@ def _align_option(p: argparse.ArgumentParser) -> None:
                         "recording has one, else the first tick), start, workload, checkpoint")
 
 
+def _window_options(p: argparse.ArgumentParser) -> None:
+    """--from/--to: a time window of a recording, or of a folder of rotated ones."""
+    g = p.add_argument_group("time window (of a recording or a `record --rotate` folder)")
+    g.add_argument("--from", dest="from_t", metavar="T",
+                   help="from 'YYYY-MM-DD hh:mm[:ss]', hh:mm:ss, an elapsed time (90s, 1h) or -2h from the end")
+    g.add_argument("--to", dest="to_t", metavar="T", help="up to T (the same forms)")
+
+
 def _add_report(sub) -> None:
     p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
                        description="One recording's report, or the comparison of two or more (or of an experiment "
@@ -284,6 +332,7 @@ def _add_report(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)
+    _window_options(p)
 
 
 def _add_experiment(sub) -> None:
@@ -446,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config.apply_connection()
     args = parser.parse_args(argv)
+    args.argv = argv  # as typed: `record --print-systemd-unit` runs it again
     if passthrough is not None:
         args.pgbench_args = passthrough
     if workload_args is not None:

@@ -19,8 +19,8 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.store.stored_rows import Setting
 
 GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "reads", "wal", "devices", "pgio", "backends")
-PERCENTILES = ("p50", "p95", "p99")
-PERCENTILE_METRICS = {"p50": M.LATENCY_P50_MS, "p95": M.LATENCY_P95_MS, "p99": M.LATENCY_P99_MS}
+PERCENTILE_METRICS = {f"p{p}": metric for p, metric in M.LATENCY_P.items()}  # the catalog's percentile set
+PERCENTILES = tuple(PERCENTILE_METRICS)
 ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}
 KB_PER_MIB = 1024
 ALL_WRITES = "writes"  # the family every writes.<source> belongs to: its "total" is all sources together

@@ -65,6 +65,7 @@ def _run(args: argparse.Namespace, conninfo: str) -> int:
         raise CliError(str(exc)) from None
     try:
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless,
-                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording)
+                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording,
+                           listen=args if args.listen else None)
     finally:
         sampler.close()

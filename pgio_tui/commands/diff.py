@@ -1,5 +1,6 @@
-"""`pgio-tui diff A B [C …] | DIR [--baseline FILE|NAME=V]`: compare recordings and print the
-comparison, or open the diff screen.
+"""`pgio-tui diff A B [C …] | DIR [--baseline FILE|NAME=V] [--from T] [--to T]`: compare recordings
+and print the comparison, or open the diff screen. A folder of `record --rotate` files, and with
+--from/--to every input, is compared as its window (one file copied for it).
 
 Every run against the baseline (analysis/compare.py). Two recordings without --format open the
 diff screen (`pgio_tui.tui.diff_screen.run_diff_screen(comparison, args)`); three or more, or an
@@ -44,6 +45,15 @@ def load(args: argparse.Namespace, got=None) -> Comparison:
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from pgio_tui.commands.common import windowed_paths
+    with tempfile.TemporaryDirectory(prefix="pgio-tui-") as scratch:  # the windows, while they are read
+        args.inputs = windowed_paths(list(getattr(args, "inputs", None) or [args.a, args.b]), args, scratch)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     got = inputs_of(args)
     c = load(args, got)
     if args.format is None and len(got.files) == 2:

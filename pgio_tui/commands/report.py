@@ -2,7 +2,8 @@
 report, or N compared against a baseline (analysis/report.py).
 An experiment folder alone is its experiment report (per setting value, experiments/html.py, the
 HTML of `experiment report DIR -o FILE.html`); with other recordings, or `--baseline FILE`, its
-finished runs are N recordings like any others."""
+finished runs are N recordings like any others. A folder of `record --rotate` files, and with
+--from/--to every input, is reported as its window (one file copied for it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ from pgio_tui.errors import PROG, CliError
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from pgio_tui.commands.common import windowed_paths
+    with tempfile.TemporaryDirectory(prefix="pgio-tui-") as scratch:  # the windows, while they are read
+        args.inputs = windowed_paths(list(getattr(args, "inputs", None) or [f for f in (args.a, args.b) if f]),
+                                     args, scratch)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pgio_tui.analysis.align import AlignError
     from pgio_tui.experiments.inputs import InputError, gather
     from pgio_tui.store.reader import RecordingError

@@ -321,6 +321,16 @@ class Recording:
         return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
                 for tick, t, elapsed, *vals in cursor)
 
+    def knows(self, name: str) -> bool:
+        """Whether rows() can read `name` here (a column, or a device this file has)."""
+        if name in self._columns:
+            return True
+        try:
+            self._disk_metric(name)
+        except KeyError:
+            return False
+        return True
+
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith(DISK_PREFIX):
             dev, _, fld = name[len(DISK_PREFIX):].rpartition(".")
