@@ -63,7 +63,7 @@ def test_wal_figures_equal_independent_view_deltas(make_cluster):
                 work.execute("UPDATE w SET pad = pad || 'y' WHERE id % 10 = 0")  # full-page images
             _published(probe, major, before)
             after = settled(lambda: _raw_wal(probe, major), "WAL counters")
-            sampler._final = True  # the window's last tick: pay out every burst (publication.py)
+            sampler.server.final = True  # the window's last tick: pay out every burst (publication.py)
             frame = sampler.sample(1, 1.0)
             if _raw_wal(probe, major) == after:
                 break

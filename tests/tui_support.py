@@ -39,6 +39,9 @@ class FakeSampler:
     def settings_rows(self):
         return [(k, v, "", "postgres") for k, v in self.settings.items()]
 
+    def close(self) -> None:  # nothing to let go of
+        pass
+
     def frames(self, stop: threading.Event, duration: float | None = None):
         for f in self._frames:
             if stop.wait(self.interval):
