@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import psycopg
+from psycopg.abc import Params
 from psycopg.types.json import set_json_loads
 
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
+from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
 from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
@@ -35,12 +37,18 @@ def _json_loads(data: str | bytes) -> Any:
     return _decode_json(data if isinstance(data, str) else data.decode())
 
 
-def _one_row(cur: psycopg.Cursor | psycopg.RawCursor) -> tuple[Any, ...]:
-    """The row of a statement that always returns one (an aggregate, a SELECT without FROM)."""
+def one_row(cur: psycopg.Cursor | psycopg.RawCursor) -> tuple[Any, ...]:
+    """The row of a statement that always returns one (an aggregate, a SELECT without FROM); a
+    psycopg.Error if it returned none."""
     row = cur.fetchone()
     if row is None:
         raise psycopg.DataError("the statement returned no row")
     return row
+
+
+def scalar(conn: psycopg.Connection, query: str, params: Params | None = None) -> Any:
+    """The value of a statement that returns one row of one column (a count, a setting)."""
+    return one_row(conn.execute(query, params))[0]
 
 
 def positional(sql: str) -> tuple[bytes, tuple[str, ...]]:
@@ -171,7 +179,7 @@ class PostgresSource:
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
-        self.local_log = None  # a locallog.LogTail when the log is read from the file on this host
+        self.local_log: LogTail | None = None  # a locallog.LogTail when the log is read from the file on this host
 
     # -- connection -------------------------------------------------------------------------
     def open(self, conn: psycopg.Connection | None = None) -> Features:
@@ -237,7 +245,7 @@ class PostgresSource:
         """Start tailing at the current end of the server log: history is not this session's."""
         if not self.features.logfile:
             return
-        row = _one_row(self.connection.execute(
+        row = one_row(self.connection.execute(
             "SELECT pg_current_logfile(), (pg_stat_file(pg_current_logfile(), true)).size"))
         self._log_file, self._log_offset = row[0], row[1] or 0
 
@@ -265,7 +273,7 @@ class PostgresSource:
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description or ())
-            raw: dict[str, Any] = dict(zip(names, _one_row(cur)))
+            raw: dict[str, Any] = dict(zip(names, one_row(cur)))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
                 raw["settings_md5"] = self._settings_md5
@@ -307,10 +315,10 @@ class PostgresSource:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
                 self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
                 self.connection.execute(skip_queryids_sql(f))
-            self._skip_queryids = list(_one_row(self.connection.execute(skip_queryids_sql(f)))[0])
+            self._skip_queryids = list(one_row(self.connection.execute(skip_queryids_sql(f)))[0])
             cur = self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
             names = [d.name for d in cur.description or ()]
-            pgss = dict(zip(names, _one_row(cur)))
+            pgss = dict(zip(names, one_row(cur)))
         except psycopg.Error:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
@@ -333,6 +341,6 @@ class PostgresSource:
         if not sql:
             return None
         try:
-            return _one_row(self.connection.execute(sql))[0]
+            return one_row(self.connection.execute(sql))[0]
         except psycopg.Error:
             return None
