@@ -15,7 +15,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
@@ -41,7 +41,7 @@ class BoundedCursor(sqlite3.Cursor):
     SQLite error into a RecordingError naming the file."""
 
     def _guard(self, fetch, *args):
-        conn = self.connection
+        conn = cast(BoundedConnection, self.connection)  # BoundedConnection.cursor() made this cursor
         conn.deadline = time.monotonic() + QUERY_S
         try:
             return fetch(*args)
