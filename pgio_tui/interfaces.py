@@ -63,6 +63,10 @@ class WorkloadLike(Protocol):
     started_t: float | None
 
     @property
+    def setup_label(self) -> str:
+        """Its set-up step on a headless progress bar; "" for "<kind> set-up"."""
+
+    @property
     def running(self) -> bool: ...
 
     @property

@@ -57,6 +57,7 @@ class StubWorkload:
     """A running workload that stops when asked (pgio_tui.interfaces.WorkloadLike)."""
 
     kind = "pgbench"
+    setup_label = ""
     phase = "run"
     progress = None
     error = None
