@@ -26,7 +26,7 @@ class ProgressBar(StatusLine):
         if frame is not None:
             tps, dirty = frame.values.get(M.LATENCY_TPS), frame.values.get(M.MEM_DIRTY_KB)
             text += f" · tps {'-' if tps is None else f'{tps:.0f}'}"
-            text += f" · dirty {'-' if dirty is None else f'{dirty / 1024:.0f}'} MiB"
+            text += f" · dirty {f'{dirty / 1024:.0f}' if isinstance(dirty, (int, float)) else '-'} MiB"
         return text
 
     def show(self, frame: Frame, path: str) -> None:

@@ -31,13 +31,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         if len(got.files) > 2 or got.folders:
             from pgio_tui.analysis.report_many import build_many
-            html = build_many(got.files, args.align, got.baseline, got.labels) if len(got.files) > 1 else None
+            html = build_many(list(got.files), args.align, got.baseline, got.labels) if len(got.files) > 1 else None
         else:
             html = None
         if html is None:
             from pgio_tui.analysis.report import build
             files = got.files if got.baseline == 0 else [got.files[1], got.files[0]]
-            html = build(files, args.align)
+            html = build(list(files), args.align)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
     with open(args.output, "w", encoding="utf-8") as f:
