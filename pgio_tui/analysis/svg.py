@@ -54,7 +54,7 @@ def decimate(points: Sequence[Point], x0: float, x1: float, columns: int = COLUM
         buckets[i].append((x, y))
     out: list[Point] = []
     for b in buckets:
-        vals = [p for p in b if p[1] is not None]
+        vals = [(x, y) for x, y in b if y is not None]
         if not vals:
             if b:
                 out.append((b[0][0], None))
@@ -91,7 +91,7 @@ def label(v: float) -> str:
 def _path(points: Sequence[Point], sx, sy) -> str:
     """Whole-pixel path with relative moves; equal-value runs collapse to their ends."""
     px = [(round(sx(x)), None if y is None else round(sy(y))) for x, y in points]
-    keep = []
+    keep: list[tuple[int, int | None]] = []
     for i, p in enumerate(px):
         if p[1] is not None and 0 < i < len(px) - 1 and px[i - 1][1] == p[1] == px[i + 1][1]:
             continue

@@ -195,13 +195,13 @@ class Exporter:
             self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
         layouts, trailer = self._layouts[ctype]
         parts: list[str] = []
-        family = lines = layout = None
+        family = None
+        layout: _Layout  # set at the first sample: its family is not None
+        lines: dict[Labels, str] = {}
         for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam
-                layout = layouts.get(fam.name)
-                if layout is None:
-                    layout = layouts[fam.name] = _Layout(encoder, fam, trailer)
+                layout = layouts.get(fam.name) or layouts.setdefault(fam.name, _Layout(encoder, fam, trailer))
                 parts.append(layout.header)
                 lines = layout.lines
             text = repr(value)
