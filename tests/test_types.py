@@ -15,4 +15,5 @@ def test_mypy_passes():
     r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "--no-error-summary"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     errors = [ln for ln in r.stdout.splitlines() if ": error:" in ln]
-    assert r.returncode == 0 and not errors, f"{len(errors)} mypy error(s):\n" + "\n".join(errors or [r.stdout, r.stderr])
+    listing = "\n".join(errors or [r.stdout, r.stderr])
+    assert r.returncode == 0 and not errors, f"{len(errors)} mypy error(s):\n{listing}"

@@ -113,7 +113,8 @@ def _av_counts(conn: psycopg.Connection) -> dict[str, tuple[int, int]]:
 
 def _ages(conn: psycopg.Connection) -> tuple[dict[str, int], int, int]:
     """(table -> age of its relfrozenxid, the next transaction id, autovacuum_freeze_max_age)."""
-    ages: dict[str, int] = dict(conn.execute("select n.nspname || '.' || c.relname, age(c.relfrozenxid) from pg_class c "
+    ages: dict[str, int]
+    ages = dict(conn.execute("select n.nspname || '.' || c.relname, age(c.relfrozenxid) from pg_class c "
                              "join pg_namespace n on n.oid = c.relnamespace where c.relkind in ('r', 'm', 't')"
                              ).fetchall())
     nxt, limit = one_row(conn.execute("select pg_snapshot_xmax(pg_current_snapshot())::text::bigint, "

@@ -8,7 +8,7 @@ settings may change (re-read, reported as events). The Sampler (loop.py) holds o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
@@ -167,7 +167,8 @@ class PostgresTick:
             self._settings_md5 = raw["settings_md5"]
 
         counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
-        pcounters = self._prev_derived[0] if prev and self._prev_derived else None  # prev is _prev_raw: derived from it last tick
+        derived = self._prev_derived if prev else None  # prev is _prev_raw: derived from it last tick
+        pcounters = derived[0] if derived else None
         if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
                           or counters["started"] < pcounters["started"]):
             frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
@@ -214,18 +215,19 @@ class PostgresTick:
         paid = self.spreader.delta(name, r * dt, tick, dt, self.final)
         return None if paid is None else paid / dt
 
-    def _rates(self, raw: RawSample, prev: Mapping[str, Any], dt: float | None,
+    def _rates(self, raw: Mapping[str, Any], prev: Mapping[str, Any], dt: float | None,
                frame: Frame) -> dict[str, float | None]:
         """Every cumulative counter of the sample as a per-second rate, in this one place. Returns
-        the sample's cumulative writes by source (the next tick's previous ones)."""
+        the sample's cumulative writes by source (the next tick's previous ones). The samples are
+        read by name: COUNTER_RATES names their sections."""
         v, tick, rate_of = frame.values, frame.tick, self._rate
         writes = pg_counters.writes_by_source(raw["bgwriter"], raw["io"])
-        pwrites = self._prev_derived[1] if prev and self._prev_derived else {}  # prev is _prev_raw: derived from it last tick
+        derived = self._prev_derived if prev else None  # prev is _prev_raw: derived from it last tick
+        pwrites = derived[1] if derived else {}
         for name, value in writes.items():
             v[name] = rate_of(name, value, pwrites.get(name), dt, tick)
-        sections = cast(dict[str, Any], raw)  # COUNTER_RATES names its sections by string
         for metric, section, col in COUNTER_RATES:
-            v[metric] = rate_of(metric, (sections[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
+            v[metric] = rate_of(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
         v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
         v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count

@@ -6,6 +6,8 @@ came with pg_stat_io (16), and 17 renamed wait events: the sampler sees one shap
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgio_tui import metrics as M
 
 # Backend types whose pg_stat_io writes get their own metric; the rest add up to writes.other.
@@ -47,18 +49,18 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
     Keys are the metric suffixes of writes.*, fsyncs.*, extends.*, plus writebacks.total.
     """
     if io:
-        sums = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}
-        sums.update({M.WRITES_OTHER: 0.0, M.WRITEBACKS_TOTAL: 0.0})
-        out: dict[str, float | None] = {M.FSYNCS_BACKEND: None, M.FSYNCS_CHECKPOINTER: None, M.EXTENDS_BACKEND: None}
+        out: dict[str, Any] = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}  # sums, and fsyncs as read
+        out.update({M.WRITES_OTHER: 0.0, M.FSYNCS_BACKEND: None, M.FSYNCS_CHECKPOINTER: None,
+                    M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: 0.0})
         for btype, (_r, w, e, fs, wb, _h, _ev) in io.items():
             key = M.writes(NAMED_WRITERS.get(btype, "other"))
-            sums[key] += w or 0
-            sums[M.WRITEBACKS_TOTAL] += wb or 0
+            out[key] += w or 0
+            out[M.WRITEBACKS_TOTAL] += wb or 0
             if btype == "client backend":
                 out[M.FSYNCS_BACKEND], out[M.EXTENDS_BACKEND] = fs, e
             elif btype == "checkpointer":
                 out[M.FSYNCS_CHECKPOINTER] = fs
-        return {**sums, **out}
+        return out
     b = bgwriter
     return {
         M.WRITES_CHECKPOINTER: b.get("buffers_checkpoint"), M.WRITES_BGWRITER: b.get("buffers_clean"),

@@ -94,7 +94,8 @@ def pgio_options(fields: dict[str, str]) -> dict[str, Any]:
     run_time = _int(fields, "run_time", "run time (s)")
     update_pct = _int(fields, "update_pct", "update %", low=0)
     uwu = _optional_int(fields, "update_work_unit", "update work unit")
-    options: dict[str, Any] = {"schemas": _int(fields, "schemas", "schemas"), "scale": str(fields.get("scale", "")).strip(),
+    options: dict[str, Any]
+    options = {"schemas": _int(fields, "schemas", "schemas"), "scale": str(fields.get("scale", "")).strip(),
                "sessions": _int(fields, "sessions", "sessions"), "run_time": float(run_time),
                "update_pct": update_pct, "work_unit": _int(fields, "work_unit", "work unit"),
                "update_work_unit": uwu if uwu is not None else default.update_work_unit,
