@@ -47,11 +47,12 @@ class FrameHistory:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
         self.capacity = capacity
+        self.epoch = 0
         self.clear()
 
     def clear(self) -> None:
         """Forget everything (replay uses this when it seeks)."""
-        self.epoch = getattr(self, "epoch", 0) + 1  # views caching reductions of the series start over
+        self.epoch += 1  # views caching reductions of the series start over
         self.t: list[float] = []
         self.ticks: list[int] = []
         self.series: dict[str, list[Any]] = {}

@@ -136,6 +136,7 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
+        self._ckpt_log_at: int | None = None  # the tick count checkpoint_log() last read at
         self._play_timer = None  # the playback timer (_pace), made on mount
         self._play_every: float | None = None  # its interval; None: no timer
         self._load_window(DEFAULT_WINDOW)
@@ -187,7 +188,7 @@ class ReplayApp(MonitorApp):
         """Every checkpoint and too-frequent warning of the file, not just the charts' window
         (read again only when a followed file grew)."""
         count = self.rec.tick_count
-        if getattr(self, "_ckpt_log_at", None) != count:
+        if self._ckpt_log_at != count:
             self._ckpt_log_at = count
             warnings = [(e.t, e.event.text) for e in self.rec.events(["note"]) if too_frequent(e.event.text)]
             self._ckpt_log = (self.rec.checkpoints(), warnings)
