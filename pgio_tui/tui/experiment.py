@@ -38,7 +38,7 @@ class ExperimentFeed:
     each run's Session headless with this feed as its status line (show_status gets every frame)
     and tells it each Session (on_session) so that quitting can stop the workload under way."""
 
-    abilities = frozenset()
+    abilities: frozenset[str] = frozenset()
     enabled = False  # as a status line: nothing of its own to print
     tty = False
 
@@ -151,7 +151,8 @@ class ExperimentScreen(MonitorScreen):
 
     def draw_strip(self) -> None:
         feed = self.feed
-        self._strip.draw(feed.progress.snapshot(), feed.last, feed.outcome)
+        if self._strip is not None:
+            self._strip.draw(feed.progress.snapshot(), feed.last, feed.outcome)
 
     def redraw(self, force: bool = False) -> None:
         super().redraw(force)
