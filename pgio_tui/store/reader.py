@@ -178,7 +178,8 @@ class Recording:
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         """Events in the order they happened, of the given kinds (all when None)."""
-        sql, params = "SELECT tick, t, kind, text, data FROM events", tuple[str, ...]()
+        sql = "SELECT tick, t, kind, text, data FROM events"
+        params: tuple[str, ...] = ()
         if kinds is not None:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
