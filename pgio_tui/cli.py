@@ -578,7 +578,7 @@ def _checked(action: argparse.Action, value, where: str):
     if isinstance(value, (bool, dict, list)):
         raise CliError(f"{where}: give a {'number' if action.type in (int, float, _interval) else 'string'}")
     try:
-        checked = action.type(str(value)) if action.type else str(value)
+        checked = action.type(str(value)) if callable(action.type) else str(value)
     except (argparse.ArgumentTypeError, ValueError) as exc:
         raise CliError(f"{where}: {exc}") from None
     if action.choices and checked not in action.choices:

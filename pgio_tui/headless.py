@@ -145,7 +145,7 @@ class OutputPrinter:
     def __init__(self, workload, status: StatusLine):
         self.workload = workload
         self.status = status
-        self.setup = SetupBar(getattr(workload, "setup_label", "") or f"{workload.kind} set-up", status.enabled)
+        self.setup = SetupBar(workload.setup_label or f"{workload.kind} set-up", status.enabled)
         self.lock = threading.Lock()  # one writer at a time: these lines or the status line
         self._cursor = 0
         self._stop = threading.Event()

@@ -88,6 +88,7 @@ class LatencyHistogram:
             if hi < seen:
                 b = self._value(i)
                 break
+        assert a is not None and b is not None, "lo <= hi < count: both ranks fall in a bucket"
         return a + (b - a) * (pos - lo)
 
     def mean(self) -> float | None:

@@ -53,7 +53,7 @@ def scrub_conninfo(dsn: str) -> str | None:
     if not secrets:
         return dsn
     for value in secrets.values():
-        remember(value)
+        remember(None if value is None else str(value))
     return make_conninfo("", **params)
 
 

@@ -57,14 +57,14 @@ def test_statement_figures_equal_independent_pg_stat_statements_deltas(pg_cluste
     sampler.open()
     try:
         base = sampler.sample(0, 0.0)  # the baseline read of every entry
-        assert sampler._stmt_kind & ROWS and base.statements == []
+        assert sampler.server._stmt_kind & ROWS and base.statements == []
         before = _independent(work, names)
         for sql, n in WORK.items():
             for i in range(n):
                 work.execute(sql, (i + 2,) * sql.count("%s"))
         after = _independent(work, names)
         frame = sampler.sample(W, float(W))  # the next read of every entry (one window at 1 Hz)
-        assert sampler._stmt_kind & ROWS
+        assert sampler.server._stmt_kind & ROWS
     finally:
         sampler.close()
         work.close()
@@ -87,7 +87,7 @@ def test_statement_figures_equal_independent_pg_stat_statements_deltas(pg_cluste
                          ("read_time_ms_s", "read_time"), ("wal_bytes_s", "wal_bytes")):
             assert s[fld] * window == pytest.approx(b[key] - a[key], rel=1e-6, abs=1e-9), fld
     # the tick statement itself is the observer, not the workload
-    assert not any("/* pgio-tui" in t for t in sampler.statements.texts.values())
+    assert not any("/* pgio-tui" in t for t in sampler.server.statements.texts.values())
 
 
 @pytest.mark.matrix
@@ -101,10 +101,10 @@ def test_texts_come_once_and_only_changed_entries_are_returned(make_cluster):
     sampler.open()
     try:
         sampler.sample(0, 0.0)
-        known = len(sampler.statements.known()["pq"])
+        known = len(sampler.server.statements.known()["pq"])
         work.execute("SELECT 'x' AS \"[b]x\"")  # a new entry; its alias looks like markup
         f1 = sampler.sample(W, float(W))
-        returned = len(sampler._prev_raw["pgss_rows"] or [])
+        returned = len(sampler.server._prev_raw["pgss_rows"] or [])
         f2 = sampler.sample(W + 1, W + 1.0)  # texts of the new top statements are read on the next tick
         work.execute("SELECT 'y' AS \"[b]x\"")
         f3 = sampler.sample(80, 80.0)  # a read at the latest after MAX_STRIDE_S (the budget is not in debt)
@@ -154,7 +154,7 @@ def test_statement_latency_from_reads_of_the_sums_and_of_every_entry(make_cluste
     kinds, calls, total = [], 0.0, 0.0
     try:
         sampler.sample(0, 0.0)
-        prev_t = sampler._prev_raw["server_t"]
+        prev_t = sampler.server._prev_raw["server_t"]
         ref0 = _latency_reference(work)
         own = _own_entries(work)  # the observer's statements so far, and the reference's
         idle = []  # calls/s of the ticks without work: the observer is not its own workload
@@ -165,13 +165,13 @@ def test_statement_latency_from_reads_of_the_sums_and_of_every_entry(make_cluste
                 for i in range(n // 5 + 1) if 3 < tick <= 13 else ():
                     work.execute(sql, (i + 2,) * sql.count("%s"))
             v = sampler.sample(tick, float(tick)).values
-            kinds.append(sampler._stmt_kind)
+            kinds.append(sampler.server._stmt_kind)
             if not kinds[-1]:  # no read this tick (over budget): the next read covers it
                 assert v["statements.calls_s"] is None
                 continue
             if tick <= 3:
                 idle.append(v["statements.calls_s"])
-            server_t = sampler._prev_raw["server_t"]  # the window is from one read to the next
+            server_t = sampler.server._prev_raw["server_t"]  # the window is from one read to the next
             calls += v["statements.calls_s"] * (server_t - prev_t)
             total += (v["statements.mean_ms"] or 0.0) * v["statements.calls_s"] * (server_t - prev_t)
             prev_t = server_t

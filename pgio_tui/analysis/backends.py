@@ -75,11 +75,11 @@ def _io(t: dict) -> float:
 def backend_rows(rec: Recording, win: Window, top: int = TOP_BACKENDS) -> list[tuple[str, str, str, float | None]]:
     """(backend label, figure, unit, value) for the run's `top` kinds of backend by bytes read and
     written: MiB read and written per /proc/<pid>/io, and on 18 per pg_stat_get_backend_io."""
-    if win.start_tick is None:
+    if win.start_tick is None or win.end_tick is None:
         return []
     totals = backend_totals(rec, win.start_tick, win.end_tick)
     ranked = sorted(((label, t) for label, t in totals.items() if _io(t) > 0), key=lambda kv: (-_io(kv[1]), kv[0]))
-    out = []
+    out: list[tuple[str, str, str, float | None]] = []
     for label, t in ranked[:top]:
-        out += [(label, FIGURES[f], "MiB", t[f] / MIB) for f in BACKEND_RATES if t[f] is not None]
+        out += [(label, FIGURES[f], "MiB", v / MIB) for f in BACKEND_RATES if (v := t[f]) is not None]
     return out

@@ -61,7 +61,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
             for f in (M.DISK_R_S, M.DISK_W_S, M.DISK_RKB_S, M.DISK_WKB_S, M.DISK_R_AWAIT_MS, M.DISK_W_AWAIT_MS,
                       M.DISK_UTIL_PCT)]
     wal_dev = busiest.get(ROLE_LABELS["wal"])
-    disk += [M.disk(wal_dev, f) for f in (M.DISK_F_S, M.DISK_F_AWAIT_MS) if M.disk(wal_dev, f) in available]
+    disk += [M.disk(wal_dev, f) for f in (M.DISK_F_S, M.DISK_F_AWAIT_MS)
+             if wal_dev is not None and M.disk(wal_dev, f) in available]
     ticks = Ticks(rec, win, scalars + disk)
     workloads = rec.workloads()
     pgio = [w for w in workloads if w.get("kind") == "pgio"]
@@ -160,7 +161,7 @@ def _writes(s: Summary, t: Ticks) -> None:
     if not present:
         return
     per_tick = {src: [(v or 0.0) * dt for v, dt in zip(t.col(M.writes(src)), t.dt)] for src in present}
-    all_ = [sum(col) for col in zip(*per_tick.values())]
+    all_: list[float] = [sum(col) for col in zip(*per_tick.values())]
     for src in present:
         est = total_estimate(per_tick[src])
         add_stat(s, "writes", src, "buffers", est.value(), est, M.writes(src), stat="total")

@@ -30,7 +30,8 @@ def conninfo_of(args: argparse.Namespace) -> str:
             "/proc/PID/cmdline); use PGPASSWORD, ~/.pgpass or -W instead")
     if getattr(args, "password", False):
         from psycopg.conninfo import conninfo_to_dict
-        _prompt_password(conninfo_to_dict(conninfo).get("user"))
+        user = conninfo_to_dict(conninfo).get("user")
+        _prompt_password(None if user is None else str(user))
     return conninfo
 
 

@@ -27,6 +27,7 @@ from pgio_tui.experiments.plan import DIRTY_WAIT_S
 from pgio_tui.secrets import scrub_statement
 from pgio_tui.sources.kernel import KernelSource
 from pgio_tui.sources.pgfeatures import own  # so pg_stat_statements' readers leave the watch out
+from pgio_tui.sources.postgres import one_row, scalar
 from pgio_tui.sources.procfs import LOCAL, ProcReader
 
 POLL_S = 0.5  # how often the watch looks at pg_stat_activity for autovacuum workers
@@ -44,7 +45,7 @@ def flag(kind: str, text: str, **data: Any) -> dict[str, Any]:
 
 # --- before a run -------------------------------------------------------------------------------
 
-def dirty_now(reader: ProcReader = LOCAL) -> tuple[int | None, int | None]:
+def dirty_now(reader: ProcReader = LOCAL) -> tuple[float | None, float | None]:
     """(Dirty kB, background threshold kB) of this machine now."""
     values = KernelSource(reader).sample(None)
     return values.get(M.MEM_DIRTY_KB), values.get(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB)
@@ -113,17 +114,18 @@ def _av_counts(conn: psycopg.Connection) -> dict[str, tuple[int, int]]:
 
 def _ages(conn: psycopg.Connection) -> tuple[dict[str, int], int, int]:
     """(table -> age of its relfrozenxid, the next transaction id, autovacuum_freeze_max_age)."""
+    ages: dict[str, int]
     ages = dict(conn.execute("select n.nspname || '.' || c.relname, age(c.relfrozenxid) from pg_class c "
                              "join pg_namespace n on n.oid = c.relnamespace where c.relkind in ('r', 'm', 't')"
                              ).fetchall())
-    nxt, limit = conn.execute("select pg_snapshot_xmax(pg_current_snapshot())::text::bigint, "
-                              "current_setting('autovacuum_freeze_max_age')::bigint").fetchone()
+    nxt, limit = one_row(conn.execute("select pg_snapshot_xmax(pg_current_snapshot())::text::bigint, "
+                                      "current_setting('autovacuum_freeze_max_age')::bigint"))
     return {k: int(v) for k, v in ages.items()}, int(nxt), int(limit)
 
 
 def _wal_files(conn: psycopg.Connection) -> int | None:
     try:
-        return conn.execute("select count(*) from pg_ls_waldir() where name ~ %s", [_SEGMENT]).fetchone()[0]
+        return scalar(conn, "select count(*) from pg_ls_waldir() where name ~ %s", [_SEGMENT])
     except psycopg.Error:
         return None  # pg_ls_waldir needs superuser or pg_monitor
 

@@ -72,7 +72,7 @@ def run_label(run: Run) -> str:
 
 def run_flag_texts(run: Run) -> list[str]:
     out = []
-    for f in getattr(run, "flags", None) or []:
+    for f in run.flags or []:
         text = (f.get("text") or f.get("kind")) if isinstance(f, dict) else f
         if text:
             out.append(printable(str(text)))
@@ -130,7 +130,7 @@ class Progress:
     def _line(self, run: Run) -> str:
         head = f"run {run.index}/{len(self.plan.runs)} {run.state}: {run_label(run)}"
         bits = []
-        ran = getattr(run, "ran_s", None)
+        ran = run.ran_s
         if isinstance(ran, (int, float)):
             bits.append(clock(ran))
         if run.state == "done" and run.file:
@@ -189,4 +189,4 @@ class Progress:
         return Snapshot(run.index if run is not None else 0, len(self.plan.runs), self.finished_count(),
                         run_label(run) if run is not None else "", self.phase, self.now() - self.phase_started,
                         self.expected_run_s(), self.eta_s(),
-                        sum(len(getattr(r, "flags", None) or []) for r in self.plan.runs if r.state in TERMINAL))
+                        sum(len(r.flags or []) for r in self.plan.runs if r.state in TERMINAL))

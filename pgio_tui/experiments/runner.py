@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -22,6 +22,9 @@ from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
 from pgio_tui.experiments.plan import Plan, Run, os_settings, save
 from pgio_tui.private import make_dir
+
+if TYPE_CHECKING:
+    from pgio_tui.experiments.page_cache import Cap
 
 # RunOne(kind, path): kind "discard" (after init, not kept), "warmup" (before a run, not kept) or
 # "run" (recorded to path). Returns (state, note): state "done", "interrupted" or "failed".
@@ -42,13 +45,14 @@ class Target:
         self._restart = restart
         self.restart = self._restarted if restart is not None else None
         self.tag = tag
-        self.cap = None  # page_cache.Cap, made on first use
+        self.cap: Cap | None = None  # made on first use
         self.last: dict[str, str] = {}  # what this process last set (a resume starts from nothing)
         self._sb_in_cap = False
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
 
     def _restarted(self) -> None:
-        self._restart()
+        if self._restart is not None:
+            self._restart()
         self.fresh = True
 
     def page_cache(self, value: str | None, lab: bool) -> dict[str, Any]:
@@ -66,9 +70,9 @@ class Target:
         size = pc.parse_size(value)
         if not lab and os.geteuid() != 0:
             raise pc.PageCacheError(f"{pc.NAME}: a lab cluster or root is needed to cap a server's page cache")
-        first = self.cap is None
-        if first:
-            self.cap = pc.Cap(self.tag)
+        cap, first = self.cap, self.cap is None
+        if cap is None:
+            cap = self.cap = pc.Cap(self.tag)
             if self.restart is not None and not self.fresh:
                 self.restart()
         facts = guc.server_facts(self.conninfo)
@@ -76,7 +80,7 @@ class Target:
             raise pc.PageCacheError(f"{pc.NAME}: the server is not on this machine")
         if first or self.fresh:
             self._sb_in_cap = self.fresh
-        out = self.cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"] if self._sb_in_cap else 0)
+        out = cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"] if self._sb_in_cap else 0)
         self.fresh = False
         if first:
             with psycopg.connect(self.conninfo, autocommit=True) as conn:

@@ -146,7 +146,7 @@ def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None, progress=N
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
                                 env={**os.environ, **libpq_env(conninfo)})
         last: deque[str] = deque(maxlen=20)
-        for line in proc.stderr:
+        for line in proc.stderr or ():  # a pipe (stderr=PIPE)
             pct = init_percent(line.rstrip("\n"))
             if pct is None:
                 last.append(line.strip())

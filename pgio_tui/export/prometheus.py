@@ -198,15 +198,16 @@ class Exporter:
             self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
         layouts, trailer = self._layouts[ctype]
         parts: list[str] = []
-        family = name = lines = layout = None
+        family = None
+        name: str | None = None
+        layout: _Layout  # set at a family's first sample
+        lines: dict[Labels, str] = {}
         for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam
                 if fam.name != name:  # a histogram's _bucket, _count and _sum: one family, one header
                     name = fam.name
-                    layout = layouts.get(name)
-                    if layout is None:
-                        layout = layouts[name] = _Layout(encoder, fam, trailer)
+                    layout = layouts.get(name) or layouts.setdefault(name, _Layout(encoder, fam, trailer))
                     parts.append(layout.header)
                     lines = layout.lines
             text = repr(value)

@@ -10,6 +10,7 @@ versions (pg_counters).
 from __future__ import annotations
 
 import re
+from typing import Any
 from dataclasses import dataclass, field
 
 import psycopg
@@ -103,7 +104,7 @@ def _columns(conn: psycopg.Connection, relation: str) -> frozenset[str]:
     return frozenset(row[0] or ()) if row else frozenset()
 
 
-def _try(conn: psycopg.Connection, sql: str, params=()) -> object | None:
+def _try(conn: psycopg.Connection, sql: str, params=()) -> Any:
     """Run a probe; a permission or missing-object error means 'not available', never a crash."""
     try:
         row = conn.execute(sql, params).fetchone()
@@ -118,11 +119,14 @@ def to_regclass_exists(conn: psycopg.Connection, relation: str) -> bool:
 
 def detect(conn: psycopg.Connection) -> Features:
     f = Features()
-    f.version_num, f.version, f.superuser, f.read_all_stats, f.in_recovery = conn.execute(
+    row = conn.execute(
         "SELECT current_setting('server_version_num')::int, current_setting('server_version'), "
         "rolsuper, rolsuper OR pg_has_role('pg_read_all_stats', 'USAGE'), pg_is_in_recovery() "
         "FROM pg_roles WHERE rolname = current_user"
     ).fetchone()
+    if row is None:  # the role was dropped under us
+        raise psycopg.DataError("the current role is not in pg_roles")
+    f.version_num, f.version, f.superuser, f.read_all_stats, f.in_recovery = row
     # pg_settings hides what this role may not read; current_setting() would raise on those.
     f.settings = tuple(r[0] for r in conn.execute(
         "SELECT name FROM pg_settings WHERE name = ANY(%s) ORDER BY name", (list(IO_SETTINGS),)))

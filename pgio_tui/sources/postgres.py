@@ -11,28 +11,45 @@ import json
 import re
 import threading
 from dataclasses import dataclass
+from typing import Any, cast
 
 import psycopg
+from psycopg.abc import Params
 from psycopg.types.json import set_json_loads
 
 from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
+from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
 from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
-_NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
+_NO_ENTRIES: dict[str, list[Any]] = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 _NAMED = re.compile(r"%\((\w+)\)s|%%")
 _decode_json = json.JSONDecoder().decode
 
 
-def _json_loads(data: bytes):
+def _json_loads(data: str | bytes) -> Any:
     """json.loads for the server's JSON, which is UTF-8 (client_encoding): without the encoding
     guess json.loads makes for bytes."""
-    return _decode_json(data.decode())
+    return _decode_json(data if isinstance(data, str) else data.decode())
+
+
+def one_row(cur: psycopg.Cursor | psycopg.RawCursor) -> tuple[Any, ...]:
+    """The row of a statement that always returns one (an aggregate, a SELECT without FROM); a
+    psycopg.Error if it returned none."""
+    row = cur.fetchone()
+    if row is None:
+        raise psycopg.DataError("the statement returned no row")
+    return row
+
+
+def scalar(conn: psycopg.Connection, query: str, params: Params | None = None) -> Any:
+    """The value of a statement that returns one row of one column (a count, a setting)."""
+    return one_row(conn.execute(query, params))[0]
 
 
 def positional(sql: str) -> tuple[bytes, tuple[str, ...]]:
@@ -163,7 +180,7 @@ class PostgresSource:
         self._log_file: str | None = None
         self._log_offset = 0
         self._log_tail = b""
-        self.local_log = None  # a locallog.LogTail when the log is read from the file on this host
+        self.local_log: LogTail | None = None  # a locallog.LogTail when the log is read from the file on this host
 
     # -- connection -------------------------------------------------------------------------
     def open(self, conn: psycopg.Connection | None = None) -> Features:
@@ -192,8 +209,15 @@ class PostgresSource:
             self.conn = None
 
     @property
+    def connection(self) -> psycopg.Connection:
+        """The open connection; SourceError when there is none (not opened, or lost and closed)."""
+        if self.conn is None:
+            raise SourceError("not connected")
+        return self.conn
+
+    @property
     def target(self) -> Target:
-        info = self.conn.info
+        info = self.connection.info
         return Target(info.host, str(info.port), info.dbname, info.user, scrub_secrets(self.conninfo))
 
     @property
@@ -204,7 +228,7 @@ class PostgresSource:
     def current_logfile(self) -> str | None:
         """pg_current_logfile(), when logging_collector runs and this role may ask."""
         try:
-            row = self.conn.execute("SELECT pg_current_logfile()").fetchone()
+            row = self.connection.execute("SELECT pg_current_logfile()").fetchone()
         except psycopg.Error:
             return None
         return row[0] if row else None
@@ -212,7 +236,7 @@ class PostgresSource:
     def checkpointer_pid(self) -> int | None:
         """The checkpointer's PID, when this role may see it (pg_read_all_stats)."""
         try:
-            row = self.conn.execute(
+            row = self.connection.execute(
                 "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1").fetchone()
         except psycopg.Error:
             return None
@@ -222,8 +246,8 @@ class PostgresSource:
         """Start tailing at the current end of the server log: history is not this session's."""
         if not self.features.logfile:
             return
-        row = self.conn.execute(
-            "SELECT pg_current_logfile(), (pg_stat_file(pg_current_logfile(), true)).size").fetchone()
+        row = one_row(self.connection.execute(
+            "SELECT pg_current_logfile(), (pg_stat_file(pg_current_logfile(), true)).size"))
         self._log_file, self._log_offset = row[0], row[1] or 0
 
     # -- per tick ---------------------------------------------------------------------------
@@ -249,8 +273,8 @@ class PostgresSource:
             cur.execute(sql, [params[k] for k in order])
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
-                names = self._names = tuple(d.name for d in cur.description)
-            raw = dict(zip(names, cur.fetchone()))
+                names = self._names = tuple(d.name for d in cur.description or ())
+            raw: dict[str, Any] = dict(zip(names, one_row(cur)))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
                 raw["settings_md5"] = self._settings_md5
@@ -268,7 +292,7 @@ class PostgresSource:
         raw["activity"], raw["checkpointer_pid"] = activity_of(raw.get("backends"))
         if self.local_log is not None:
             raw["log_lines"] = self.local_log.lines()
-        return raw
+        return cast(RawSample, raw)  # the columns of tick_sql(), as RawSample declares them
 
     def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:
         if logfile is None:
@@ -290,12 +314,12 @@ class PostgresSource:
         sums_sql = pgfeatures.own("statement sums", statements_sql(f))
         try:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
-                self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-                self.conn.execute(skip_queryids_sql(f))
-            self._skip_queryids = list(self.conn.execute(skip_queryids_sql(f)).fetchone()[0])
-            cur = self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-            names = [d.name for d in cur.description]
-            pgss = dict(zip(names, cur.fetchone()))
+                self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
+                self.connection.execute(skip_queryids_sql(f))
+            self._skip_queryids = list(one_row(self.connection.execute(skip_queryids_sql(f)))[0])
+            cur = self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
+            names = [d.name for d in cur.description or ()]
+            pgss = dict(zip(names, one_row(cur)))
         except psycopg.Error:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
@@ -310,7 +334,7 @@ class PostgresSource:
         set one to a megabyte; names, units and contexts are the server's own, short)."""
         try:
             return [(r[0], capped(r[1], LINE_CHARS), *r[2:]) for r in
-                    self.conn.execute(pgfeatures.settings_sql(self.features)).fetchall()]
+                    self.connection.execute(pgfeatures.settings_sql(self.features)).fetchall()]
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 
@@ -320,6 +344,6 @@ class PostgresSource:
         if not sql:
             return None
         try:
-            return self.conn.execute(sql).fetchone()[0]
+            return one_row(self.connection.execute(sql))[0]
         except psycopg.Error:
             return None

@@ -13,6 +13,7 @@ them, picks the top rows by time and by each I/O figure, and asks for the text o
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any
 
 from pgio_tui.frame import STATEMENT_FIELDS
@@ -195,6 +196,7 @@ class StatementTracker:
     def _figures(queryid: int, d: list[float | None], window_s: float) -> dict[str, Any]:
         c = dict(zip(_COUNTERS, d))
         calls = c["calls"]
+        assert calls, "only statements called in the window have figures"
         out: dict[str, Any] = {"queryid": queryid}
         for rate, counter in _RATES.items():
             v = c[counter]
@@ -207,7 +209,7 @@ class StatementTracker:
 
     def _pick(self, stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Up to `top` statements: the next best by each key in turn (time, reads, dirtied, ...)."""
-        ranked = [sorted((s for s in stats if (s.get(k) or 0) > 0), key=lambda s, k=k: -s[k]) for k in TOP_KEYS]
+        ranked = [sorted((s for s in stats if (s.get(k) or 0) > 0), key=itemgetter(k), reverse=True) for k in TOP_KEYS]
         picked: dict[int, dict[str, Any]] = {}
         pos = [0] * len(ranked)
         while len(picked) < self.top and any(p < len(r) for p, r in zip(pos, ranked)):

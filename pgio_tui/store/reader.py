@@ -122,9 +122,10 @@ class Recording:
         scales = self.meta.get("scales") or {}  # schema 3: the ticks columns stored as scaled whole numbers
         self._scales = {c: s for c, s in scales.items() 
                         if self._columns.get(c) == "REAL" and type(s) is int and s in schema.SCALES}
-        self._devices = {label_text(name): (id_, label_text(role), first_tick(first))  # names cut: capped()
-                         for id_, name, role, first in conn.execute(
-                             "SELECT id, name, role, first_tick FROM devices ORDER BY id") if label_text(name) is not None}
+        self._devices = {name: (id_, label_text(role), first_tick(first))  # names cut: capped()
+                         for id_, stored, role, first in conn.execute(
+                             "SELECT id, name, role, first_tick FROM devices ORDER BY id")
+                         if (name := label_text(stored)) is not None}
         self._sources = {id_: (label_text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(label_text(x) for x in r[1:]) for r in conn.execute(
@@ -155,7 +156,7 @@ class Recording:
     @property
     def duration(self) -> float:
         """Seconds from the first tick to the last."""
-        return 0.0 if self.start_t is None else self.end_t - self.start_t
+        return 0.0 if self.start_t is None or self.end_t is None else self.end_t - self.start_t
 
     @property
     def devices(self) -> dict[str, str | None]:
@@ -188,19 +189,19 @@ class Recording:
         rows = self.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
             "ORDER BY coalesce(tick, -1), rowid", (NEVER if tick is None else tick,))
-        return {label_text(r[0]): Setting(label_text(r[0]), _setting_value(r[1]), label_text(r[2]),
-                                          label_text(r[3]), tick_number(r[4]))
-                for r in rows if label_text(r[0]) is not None}
+        return {name: Setting(name, _setting_value(r[1]), label_text(r[2]), label_text(r[3]), tick_number(r[4]))
+                for r in rows if (name := label_text(r[0])) is not None}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         """Events in the order they happened, of the given kinds (all when None)."""
-        sql, params = "SELECT tick, t, kind, text, data FROM events", ()
+        sql = "SELECT tick, t, kind, text, data FROM events"
+        params: tuple[str, ...] = ()
         if kinds is not None:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
-        return [TickEvent(tick_number(tick), number(t), stored_event(kind, body, data))
+        return [TickEvent(tick_number(tick), when, stored_event(kind, body, data))
                 for tick, t, kind, body, data in self.conn.execute(sql + " ORDER BY id", params)
-                if number(t) is not None]  # an event without a time is not one
+                if (when := number(t)) is not None]  # an event without a time is not one
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
@@ -233,7 +234,7 @@ class Recording:
         start = next((i for i, line in enumerate(notes) if line.startswith("pg_stat_database stats:")), None)
         return notes[start:] if start is not None else []
 
-    def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
+    def workload_output(self, workload_id: int) -> list[tuple[float | None, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
         return [(number(t), label_text(stream) or "", line_text(out) or "") for t, stream, out in self.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
@@ -265,7 +266,7 @@ class Recording:
         Ticks are taken in time order (the sampler's one clock), so this is a binary search over
         the tick numbers, each step one primary-key lookup: no index on `t` (it would cost 2 % of
         the file)."""
-        if self.first_tick is None:
+        if self.first_tick is None or self.last_tick is None:
             raise RecordingError(f"{self.path} holds no ticks")
         conn = self.conn
 
@@ -293,7 +294,10 @@ class Recording:
              end_tick: int | None = None) -> Iterator[tuple]:
         """(tick, t, elapsed, *values of `metrics`) per tick up to the last tick refresh() saw,
         streamed from one query (a cursor)."""
-        cols, joins, params, scales = [], [], [], []
+        cols: list[str] = []
+        joins: list[tuple[str, int]] = []
+        params: list[Any] = []
+        scales: list[int] = []
         disk = {f: (c, scale) for f, c, scale in self._disk_layout}
         for name in metrics:
             if name in self._columns:
@@ -387,7 +391,7 @@ class Recording:
 
     def statement_texts(self) -> dict[int, str]:
         """queryid -> query text, for every statement the file knows the text of."""
-        return {q: t for q, t in self._statements.values() if t is not None}
+        return {q: t for q, t in self._statements.values() if q is not None and t is not None}
 
     def statement_totals(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, dict]:
         """Per queryid over a tick range: calls, total ms, mean and stddev ms, blocks read, dirtied,
@@ -398,7 +402,7 @@ class Recording:
                "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
         totals = (statement_total(row) for row in self.conn.execute(sql, params))
-        return {queryid: total for queryid, total in totals if total is not None}
+        return {queryid: total for queryid, total in totals if queryid is not None and total is not None}
 
     @functools.cached_property
     def db(self) -> Database:

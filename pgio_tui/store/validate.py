@@ -15,7 +15,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pgio_tui.quantiles import MAX_BUCKET, MAX_COUNT
 from pgio_tui.safe_text import LABEL_CHARS, LINE_CHARS, capped
@@ -47,7 +47,7 @@ class BoundedCursor(sqlite3.Cursor):
     SQLite error into a RecordingError naming the file."""
 
     def _guard(self, fetch, *args):
-        conn = self.connection
+        conn = cast(BoundedConnection, self.connection)  # BoundedConnection.cursor() made this cursor
         conn.deadline = time.monotonic() + QUERY_S
         try:
             return fetch(*args)

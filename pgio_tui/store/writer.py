@@ -116,14 +116,14 @@ class Recorder:
         if "interval_s" in kv and kv["interval_s"]:
             self._interval = float(kv["interval_s"])
         rows = [{"key": k, "value": _plain(v)} for k, v in kv.items()]
-        self._guard(lambda: self.db["meta"].upsert_all(rows, pk="key"))
+        self._guard(lambda: self.db.table("meta").upsert_all(rows, pk="key"))
 
     @_locked
     def set_settings(self, rows: Iterable[tuple[str, Any, str | None, str]], tick: int | None = None) -> None:
         """Store settings (name, value, unit, category): the snapshot at start when tick is None,
         else values that changed at that tick."""
         data = [{"name": n, "value": _plain(v), "unit": u, "category": c, "tick": tick} for n, v, u, c in rows]
-        self._guard(lambda: self.db["settings"].insert_all(data))
+        self._guard(lambda: self.db.table("settings").insert_all(data))
 
     # --- frames ---------------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class Recorder:
     def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int:
         """Record a launched workload (command line scrubbed); returns its id for the calls below."""
         row = {"kind": kind, "argv": json_text(list(argv)), "params": json_text(params), "start_t": t or time.time()}
-        return self._guard(lambda: self.db["workloads"].insert(row).last_pk)
+        return self._guard(lambda: self.db.table("workloads").insert(row).last_pk)
 
     @_locked
     def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None:
@@ -173,7 +173,7 @@ class Recorder:
                       t: float | None = None) -> None:
         self.flush()
         update = {"stop_t": t or time.time(), "exit_code": exit_code, "summary": json_text(summary)}
-        self._guard(lambda: self.db["workloads"].update(workload_id, update))
+        self._guard(lambda: self.db.table("workloads").update(workload_id, update))
 
     # --- commit and close -----------------------------------------------------------------------
 

@@ -60,7 +60,11 @@ class Workload:
     """
 
     kind = "workload"
-    setup_label = ""  # its set-up step on a headless progress bar ("pgbench -i -s 100"); "" for "<kind> set-up"
+
+    @property
+    def setup_label(self) -> str:
+        """Its set-up step on a headless progress bar ("pgbench -i -s 100"); "" for "<kind> set-up"."""
+        return ""
 
     def __init__(self, argv: list[str], params: dict[str, Any]):
         self.argv = list(argv)

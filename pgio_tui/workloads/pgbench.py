@@ -319,7 +319,8 @@ class PgbenchWorkload(Workload):
         run_s = (self._run_end_t or time.time()) - (self._run_start_t or time.time())
         measured["run_s"] = round(run_s, 3)  # pgbench's process, start to exit (connections, vacuum included)
         # The benchmark itself: first transaction's start to last one's end, as the log has them.
-        window = (self._last_end - self._first_start) if self._first_start is not None else None
+        first, last = self._first_start, self._last_end
+        window = (last - first) if first is not None and last is not None else None
         measured["window_s"] = round(window, 3) if window else None
         measured["tps"] = round(self._run_counts["ok"] / self.sampling_rate / window, 3) if window else None
         summary: dict[str, Any] = {"exit_code": rc, "interrupted": self.stop_requested,

@@ -48,7 +48,7 @@ def libpq_env(conninfo: str) -> dict[str, str]:
     password = params.pop("password", None)
     if password is not None:
         env["PGPASSWORD"] = str(password)
-    if set(params) == {"dbname"} and "=" not in params["dbname"]:
+    if set(params) == {"dbname"} and "=" not in str(params["dbname"]):
         env["PGDATABASE"] = str(params["dbname"])  # a plain name stays plain
     elif params:
         env["PGDATABASE"] = make_conninfo("", **params)
