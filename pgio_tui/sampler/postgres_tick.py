@@ -107,9 +107,10 @@ class PostgresTick:
             self.tracker.reset()
         self._postmaster_start = pm
         if raw["settings_md5"] != self._settings_md5:
-            if self._settings_md5 is not None:
-                self._settings_changed(frame)
-            self._settings_md5 = raw["settings_md5"]
+            # Adopted only once the settings were read: a failed read is tried again next tick,
+            # not taken for done (the change would otherwise never be followed).
+            if self._settings_md5 is None or self._settings_changed(frame):
+                self._settings_md5 = raw["settings_md5"]
 
         counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
         pcounters = self._prev_derived[0] if prev else None  # prev is _prev_raw: derived from it last tick
@@ -227,12 +228,13 @@ class PostgresTick:
         if t0 and t1:
             v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
 
-    def _settings_changed(self, frame: Frame) -> None:
+    def _settings_changed(self, frame: Frame) -> bool:
+        """Re-read the settings after their fingerprint changed; False when they could not be read."""
         old = dict(self.settings)
         try:
             self._load_settings()
         except SourceError:
-            return
+            return False
         for name, value in self.settings.items():
             if old.get(name) != value:
                 unit = self.setting_units.get(name, "")
@@ -245,3 +247,4 @@ class PostgresTick:
             if not self._log_trusted():
                 self.tracker.mode = "counters"
                 frame.events.append(Event("note", self.pg.features.notes[-1]))
+        return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass
 
 import psycopg
@@ -23,6 +24,11 @@ from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
 from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
+# The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
+# (tick_sql); it is taken in full at least this often all the same, so that a change the load time
+# does not show (a reload the session applied with an error, a setting changed by other means) is
+# followed within this many seconds. 60 us per full fingerprint.
+FULL_FINGERPRINT_S = 10.0
 _NO_ENTRIES = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 _NAMED = re.compile(r"%\((\w+)\)s|%%")
 _decode_json = json.JSONDecoder().decode
@@ -156,6 +162,7 @@ class PostgresSource:
         self._cursor: psycopg.RawCursor | None = None  # the tick's, made once per connection
         self._conf_t: str | None = None  # pg_conf_load_time() of this session as last seen (tick_sql)
         self._settings_md5: str | None = None  # the settings' fingerprint taken then
+        self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -243,7 +250,8 @@ class PostgresSource:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
                       "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                      "recent_s": self.recent_s, "conf_t": self._conf_t, **(known or _NO_ENTRIES)}
+                      "recent_s": self.recent_s, **(known or _NO_ENTRIES),
+                      "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
             cur.execute(sql, [params[k] for k in order])
             names = self._names
@@ -255,6 +263,7 @@ class PostgresSource:
                 raw["settings_md5"] = self._settings_md5
             else:
                 self._conf_t, self._settings_md5 = conf_t, raw["settings_md5"]
+                self._fingerprint_t = time.monotonic()
             if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
                 raw["pgss_rows"], sums = raw["pgss_rows"]
                 raw["pgss"] = raw.get("pgss") or sums
