@@ -43,7 +43,8 @@ class PostgresTick:
             if not self._try_reconnect(tick, frame):
                 return None
         kind = self._stmt_kind = self.statement_schedule.kind(tick)
-        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        due = self._final or self.statement_schedule.texts_due(tick, self.statements.fresh_wanted())
+        texts = self.statements.wanted_texts() if due else []
         self._stmt_texts = texts
         try:
             bufcache = self.clock() >= self._bufcache_next
@@ -124,6 +125,8 @@ class PostgresTick:
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
         self._backends(raw, dt, frame)
+        if self._final:  # the session's last tick: what it wanted a text for is read now
+            self._last_texts(frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -216,7 +219,7 @@ class PostgresTick:
             frame.statement_texts.update(new_texts)
         if kind & ROWS:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
-            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window, raw.get("pgss_reset"))
             if window is not None:
                 v[M.STATEMENTS_WINDOW_S] = window
             self._prev_rows_t = server_t
@@ -227,6 +230,19 @@ class PostgresTick:
         self._texts_sent.update(frame.statement_texts)
         if t0 and t1:
             v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
+
+    def _last_texts(self, frame: Frame) -> None:
+        """Read the texts still wanted at once (the last tick: no later tick would bring them)."""
+        asked = self.statements.wanted_texts()
+        if not asked:
+            return
+        new = self.statements.got_texts(asked, self.pg.statement_texts(asked))
+        for q, text in new.items():
+            if is_own(text):
+                self.pg.skip_queryids([q])
+            else:
+                frame.statement_texts[q] = text
+        self._texts_sent.update(frame.statement_texts)
 
     def _settings_changed(self, frame: Frame) -> bool:
         """Re-read the settings after their fingerprint changed; False when they could not be read."""

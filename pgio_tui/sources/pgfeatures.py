@@ -65,6 +65,7 @@ class Features:
     io_wal: bool = False  # 18+: WAL writes and syncs are pg_stat_io rows (object 'wal'), not pg_stat_wal columns
     pgss_schema: str | None = None  # pg_stat_statements usable (installed and preloaded)
     pgss_cols: frozenset[str] = frozenset()
+    pgss_info: bool = False  # 14+: pg_stat_statements_info (when its entries were last reset)
     buffercache_summary: str | None = None  # 16+: schema-qualified pg_buffercache_summary() if allowed
     buffercache_view: str | None = None  # the pg_buffercache view (13-15 dirty count, once per checkpoint)
     activity_query_id: bool = False  # 14+: pg_stat_activity.query_id (with compute_query_id)
@@ -142,6 +143,7 @@ def detect(conn: psycopg.Connection) -> Features:
     else:
         f.pgss_schema = schema
         f.pgss_cols = _columns(conn, f"{schema}.pg_stat_statements")
+        f.pgss_info = "stats_reset" in _columns(conn, f"{schema}.pg_stat_statements_info")
 
     bc = _try(conn, "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_buffercache'")
     if bc is not None:

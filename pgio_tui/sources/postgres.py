@@ -20,7 +20,7 @@ from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
-from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
+from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
 from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
@@ -264,8 +264,8 @@ class PostgresSource:
             else:
                 self._conf_t, self._settings_md5 = conf_t, raw["settings_md5"]
                 self._fingerprint_t = time.monotonic()
-            if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
-                raw["pgss_rows"], sums = raw["pgss_rows"]
+            if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan, reset time]
+                raw["pgss_rows"], sums, raw["pgss_reset"] = raw["pgss_rows"]
                 raw["pgss"] = raw.get("pgss") or sums
             pgss = raw.get("pgss")
             if pgss is not None and pgss.get("entries") != self._pgss_entries:
@@ -308,6 +308,16 @@ class PostgresSource:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
         return pgss
+
+    def statement_texts(self, queryids: list[int]) -> dict | None:
+        """Query texts of these queryids in a statement of their own (the tick asks in its own)."""
+        if not self.features.pgss_schema or self.conn is None:
+            return None
+        try:
+            sql = pgfeatures.own("statement texts", statement_texts_sql(self.features))
+            return self.conn.execute(sql, {"texts": list(queryids)}).fetchone()[0]
+        except psycopg.Error:
+            return None
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""

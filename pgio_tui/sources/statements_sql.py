@@ -65,7 +65,8 @@ def _pgss_from(f: Features) -> str:
 
 def statement_rows_sql(f: Features) -> str:
     """The entries that changed since the client's last read, and the sums of every entry, from
-    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them)].
+    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them), the
+    time of the last reset of every entry (14+; else null)].
 
     The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
     toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
@@ -79,6 +80,10 @@ def statement_rows_sql(f: Features) -> str:
     inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
                        *(f"{expr} AS {k}" for k, expr in e.items())])
     shown = "queryid IS NOT NULL AND toplevel"
+    # 14+: when every entry was last reset. A reset followed by more calls than before would read
+    # as counters that went on; the time tells it (StatementTracker starts a new baseline).
+    reset = (f"(SELECT extract(epoch FROM stats_reset)::float8 FROM {f.pgss_schema}.pg_stat_statements_info)"
+             if f.pgss_info else "NULL::float8")
     return (f"WITH s AS MATERIALIZED (SELECT {inner} {_pgss_from(f)}) "
             f"SELECT json_build_array("
             f"(SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
@@ -88,7 +93,8 @@ def statement_rows_sql(f: Features) -> str:
             f"WHERE p.c IS DISTINCT FROM s.calls), "
             f"(SELECT json_build_object('calls', (sum(calls) FILTER (WHERE {shown}))::float8, "
             f"'total_ms', (sum(total_ms) FILTER (WHERE {shown}))::float8, "
-            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s))")
+            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s), "
+            f"{reset})")
 
 
 def statement_texts_sql(f: Features) -> str:

@@ -35,6 +35,7 @@ class RawSample(TypedDict):
     pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a read of either kind)
     pgss_rows: list[list[Any]] | None  # changed entries (on a rows read, which also gives pgss): statement_rows_sql()
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
+    pgss_reset: float | None  # on a rows read (14+): when every pg_stat_statements entry was last reset
     statements_t0: float  # server clock before the pg_stat_statements part,
     statements_tm: float | None  # between its sums and its rows (and texts),
     statements_t1: float  # and after it
