@@ -135,10 +135,11 @@ def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None) -> None:
         scale = spec.get("init_scale")
         if not scale:
             return
-        from pgio_tui.workloads.pgbench_invocation import find_pgbench, libpq_env
+        from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench
         say(f"pgbench -i -s {scale}")
-        r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale)], capture_output=True, text=True,
-                           env={**os.environ, **libpq_env(conninfo)})
+        env, conn_args = connection(conninfo)
+        r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale), *conn_args], capture_output=True,
+                           text=True, env={**os.environ, **env})
         if r.returncode != 0:
             raise WorkloadError(f"pgbench -i failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
     elif spec["kind"] == "pgio":
