@@ -210,8 +210,8 @@ class PostgresTick:
         else:  # no read this tick: unknown, not zero
             v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
-        own = [q for q, text in new_texts.items() if is_own(text)]
-        if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
+        own = [q for q, text in new_texts.items() if self._own_text(q, text)]
+        if own:  # on 13: another pgio-tui's statement (ours are left out by the server's skip list)
             self.pg.skip_queryids(own)
             for q in own:
                 del new_texts[q]
@@ -238,11 +238,18 @@ class PostgresTick:
             return
         new = self.statements.got_texts(asked, self.pg.statement_texts(asked))
         for q, text in new.items():
-            if is_own(text):
+            if self._own_text(q, text):
                 self.pg.skip_queryids([q])
             else:
                 frame.statement_texts[q] = text
         self._texts_sent.update(frame.statement_texts)
+
+    def _own_text(self, queryid: int, text: str) -> bool:
+        """Is this statement the observer's? On 14+ by its query id (what it ran); on 13, which has
+        none, by the marker of its text (see statements_sql.skip_queryids_sql)."""
+        if self.pg.features.activity_query_id:
+            return queryid in self.pg.own_queryids
+        return is_own(text)
 
     def _settings_changed(self, frame: Frame) -> bool:
         """Re-read the settings after their fingerprint changed; False when they could not be read."""

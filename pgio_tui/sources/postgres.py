@@ -21,7 +21,7 @@ from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
-from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
+from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, own_query_id_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 # The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
@@ -165,6 +165,7 @@ class PostgresSource:
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
+        self.own_queryids: set[int] = set()  # 14+: query ids of the statements this observer ran
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
@@ -258,6 +259,7 @@ class PostgresSource:
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description)
             raw = dict(zip(names, cur.fetchone()))
+            self._ran(raw.pop("own_query_id", None))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
                 raw["settings_md5"] = self._settings_md5
@@ -298,12 +300,12 @@ class PostgresSource:
         sums_sql = pgfeatures.own("statement sums", statements_sql(f))
         try:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
-                self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-                self.conn.execute(skip_queryids_sql(f))
-            self._skip_queryids = list(self.conn.execute(skip_queryids_sql(f)).fetchone()[0])
-            cur = self.conn.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-            names = [d.name for d in cur.description]
-            pgss = dict(zip(names, cur.fetchone()))
+                self._own(sums_sql, {"skip_queryids": self._skip_queryids})
+                self._own(skip_queryids_sql(f))
+            skip = self._own(skip_queryids_sql(f))[0][0]
+            self._skip_queryids = sorted(set(skip) | self.own_queryids)
+            names, rows = self._own(sums_sql, {"skip_queryids": self._skip_queryids}, names=True)
+            pgss = dict(zip(names, rows[0]))
         except psycopg.Error:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
@@ -315,9 +317,31 @@ class PostgresSource:
             return None
         try:
             sql = pgfeatures.own("statement texts", statement_texts_sql(self.features))
-            return self.conn.execute(sql, {"texts": list(queryids)}).fetchone()[0]
+            return self._own(sql, {"texts": list(queryids)})[0][0]
         except psycopg.Error:
             return None
+
+    def _own(self, sql: str, params=None, names: bool = False):
+        """Run one of our statements (marked by pgfeatures.own()) and return its rows (and column
+        names); on 14+ its query id comes back with it, so it is left out of the statement figures
+        as what it is: the statement wrapped, with the id of the wrapped one read while it runs."""
+        wrap = self.features.activity_query_id
+        if wrap:
+            sql = pgfeatures.own("own", f"SELECT x.*, ({own_query_id_sql()}) AS pgio_own_query_id FROM ({sql}) x")
+        cur = self.conn.execute(sql, params)
+        rows = cur.fetchall()
+        cols = [d.name for d in cur.description]
+        if wrap:
+            if rows:
+                self._ran(rows[0][-1])
+            cols, rows = cols[:-1], [r[:-1] for r in rows]
+        return (cols, rows) if names else rows
+
+    def _ran(self, query_id: int | None) -> None:
+        """A query id of a statement we ran: left out of the statement figures from now on."""
+        if query_id is not None and query_id not in self.own_queryids:
+            self.own_queryids.add(query_id)
+            self.skip_queryids([query_id])
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""
@@ -326,7 +350,7 @@ class PostgresSource:
     def settings(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, context) for the I/O settings."""
         try:
-            return [tuple(r) for r in self.conn.execute(pgfeatures.settings_sql(self.features)).fetchall()]
+            return [tuple(r) for r in self._own(pgfeatures.settings_sql(self.features))]
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 
@@ -336,6 +360,6 @@ class PostgresSource:
         if not sql:
             return None
         try:
-            return self.conn.execute(sql).fetchone()[0]
+            return self._own(sql)[0][0]
         except psycopg.Error:
             return None

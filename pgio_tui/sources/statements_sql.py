@@ -121,9 +121,11 @@ def statements_sql(f: Features) -> str:
 
 
 def skip_queryids_sql(f: Features) -> str:
-    """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
-    query texts, so it runs only when the set of statements changed."""
+    """The queryids statement latency leaves out: utility statements, and on 13 pgio-tui's own by
+    their marker, of the observer's own role only (a role may not hide its statements by writing
+    the marker). On 14+ ours are known by their query ids instead (PostgresSource.own_queryids).
+    Reads the query texts, so it runs only when the set of statements changed."""
+    ours = "" if f.activity_query_id else f"(query ~ '{OWN_PATTERN}' AND userid = current_user::regrole) OR "
     return own("statements", f"SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
                              f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
-                             f"(query ~ '{OWN_PATTERN}' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
-                             f"!~* '{_PLANNABLE}')")
+                             f"({ours}regexp_replace(query, '{_LEADING_COMMENTS}', '') !~* '{_PLANNABLE}')")

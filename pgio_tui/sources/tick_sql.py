@@ -42,6 +42,7 @@ class RawSample(TypedDict):
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
     aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
+    own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -127,6 +128,9 @@ def tick_sql(f: Features) -> str:
     text = f"concat_ws(',', {values})" if values else "''"
     cols.append(f"CASE WHEN pg_conf_load_time()::text IS DISTINCT FROM %(conf_t)s::text "
                 f"THEN md5({text}) END AS settings_md5")
+    # 14+: this statement's own query id, as pg_stat_statements keys it: the observer's statements
+    # are left out of the statement figures by what they are, not by a comment any role could write.
+    cols.append(f"({own_query_id_sql()}) AS own_query_id" if f.activity_query_id else "NULL::int8 AS own_query_id")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     select = "SELECT " + ",\n  ".join(cols)
@@ -136,6 +140,11 @@ def tick_sql(f: Features) -> str:
         return own("tick", f"WITH {IO_ROWS} AS (SELECT * FROM pg_stat_io) {select}")
     return own("tick", select)
 
+
+
+def own_query_id_sql() -> str:
+    """14+: the query id of the statement that contains this (the running one of this backend)."""
+    return "SELECT query_id FROM pg_stat_get_activity(pg_backend_pid())"
 
 
 def backends_sql(f: Features) -> str:

@@ -16,11 +16,14 @@ that went on), so the calls before the reset in that window are not counted: the
 
 from __future__ import annotations
 
+import pytest
+
 from pgio_tui.sampler import Sampler
 from pgio_tui.sources.statements import STATEMENT_WINDOW_S
 
 # metric -> reference kind (statement rows of the recording: per-window calls, and their text)
-CHECKS = {"statements.calls": "pg_stat_statements", "statements.text": "pg_stat_statements"}
+CHECKS = {"statements.calls": "pg_stat_statements", "statements.text": "pg_stat_statements",
+          "statements.own_left_out": "pg_stat_activity"}
 WINDOW_TICKS = int(STATEMENT_WINDOW_S)  # interval 1 s: every entry is read every 10 ticks
 
 
@@ -128,3 +131,40 @@ def test_texts_arrive_for_statements_seen_in_the_last_window(make_cluster):
         admin.close()
     late = next(q for q, (_, t) in ref.items() if "truth_late" in t and t.startswith("SELECT"))
     assert late in shown and texts.get(late) == ref[late][1]
+
+
+def test_the_observer_leaves_out_what_it_ran_and_nothing_a_role_marks(make_cluster):
+    """Issue 22 item 9 / issue 21 row 7: the observer's own statements are never top statements
+    (the reference: the query ids pg_stat_activity shows for its backend, read by hand after each
+    tick), and a statement another role starts with the observer's marker comment is one."""
+    cluster = make_cluster()
+    admin = cluster.connect(autocommit=True)
+    admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    admin.execute("CREATE ROLE hider LOGIN")
+    hider = cluster.connect(autocommit=True, user="hider")
+    sampler = Sampler(cluster.conninfo(), interval=1.0)
+    sampler.open()
+    pid = sampler.pg.conn.info.backend_pid
+    ran: set[int] = set()  # the observer's query ids, as pg_stat_activity shows them
+    shown: dict[int, int] = {}
+    try:
+        if not sampler.pg.features.activity_query_id:
+            pytest.skip("no query ids before PostgreSQL 14: the marker of the observer's own role is used")
+        for tick in range(WINDOW_TICKS + 1):
+            if tick:
+                for _ in range(30):
+                    hider.execute("SELECT /* pgio-tui tick */ pg_sleep(0.0), 1")
+            frame = sampler.sample(tick, float(tick))
+            q = admin.execute("SELECT query_id FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0]
+            ran.add(q)
+            for s in frame.statements:
+                shown[s["queryid"]] = round(s["calls_s"] * frame.values["statements.window_s"])
+        marked = admin.execute("SELECT queryid, calls FROM pg_stat_statements WHERE query LIKE %s",
+                               ("%pg_sleep($1), $2%",)).fetchall()
+    finally:
+        sampler.close()
+        hider.close()
+        admin.close()
+    assert ran and ran <= sampler.pg.own_queryids and not (ran & set(shown)), (ran, shown)
+    (qid, calls), = marked
+    assert shown.get(qid) == calls == 30 * WINDOW_TICKS  # the marked statement counted, every call
