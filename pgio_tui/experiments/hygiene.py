@@ -25,7 +25,7 @@ import psycopg
 from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
 from pgio_tui.sources.kernel import KernelSource
-from pgio_tui.sources.pgfeatures import own  # so pg_stat_statements' readers leave the watch out
+from pgio_tui.sources.pgfeatures import own, run_own  # the statement figures leave the watch out
 from pgio_tui.sources.procfs import LOCAL, ProcReader
 
 POLL_S = 0.5  # how often the watch looks at pg_stat_activity for autovacuum workers
@@ -158,8 +158,8 @@ class Watch:
         try:
             with psycopg.connect(self.conninfo, autocommit=True, application_name="pgio-tui") as conn:
                 while not self._stop.is_set():
-                    for (query,) in conn.execute(own("autovacuum watch", "select query from pg_stat_activity "
-                                                     "where backend_type = 'autovacuum worker'")).fetchall():
+                    for (query,) in run_own(conn, "watch", own("autovacuum watch", "select query from "
+                                            "pg_stat_activity where backend_type = 'autovacuum worker'"))[1]:
                         self._note(query or "")
                     self._stop.wait(POLL_S)
         except psycopg.Error as exc:  # a restart or a lost link: the counters still tell

@@ -46,6 +46,29 @@ def own(tag: str, sql: str) -> str:
     return f"{word} {OWN_MARKER} {tag} */ {rest}"
 
 
+# 14+: the query ids of the statements this process ran, on any of its connections (the sampler's,
+# an experiment's watch): the statement figures leave them out by what they are. A text marker
+# would let any role hide its statements by writing it (the marker stays for the server log and 13).
+RAN: set[int] = set()
+OWN_QUERY_ID_SQL = "SELECT query_id FROM pg_stat_get_activity(pg_backend_pid())"  # the running statement's
+
+
+def run_own(conn: psycopg.Connection, tag: str, sql: str, params=None) -> tuple[list[str], list[tuple]]:
+    """Run one of our statements (marked by own()); (column names, rows). On 14+ it runs inside a
+    wrapper (marked own(tag)) that reads its query id while it runs, noted in RAN."""
+    wrap = conn.info.server_version >= 140000
+    if wrap:  # `sql` keeps its own mark inside
+        sql = own(tag, f"SELECT x.*, ({OWN_QUERY_ID_SQL}) AS pgio_own_query_id FROM ({sql}) x")
+    cur = conn.execute(sql, params)
+    rows = cur.fetchall()
+    cols = [d.name for d in cur.description]
+    if not wrap:
+        return cols, rows
+    if rows and rows[0][-1] is not None:
+        RAN.add(rows[0][-1])
+    return cols[:-1], [r[:-1] for r in rows]
+
+
 def is_own(text: str) -> bool:
     """A statement text (pg_stat_statements' query, a log line's statement) marked by own()."""
     return _OWN.match(text) is not None

@@ -21,7 +21,7 @@ from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
-from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, own_query_id_sql, tick_sql
+from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 # The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
@@ -165,7 +165,7 @@ class PostgresSource:
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
-        self.own_queryids: set[int] = set()  # 14+: query ids of the statements this observer ran
+        self._ran_merged = 0  # pgfeatures.RAN's size when last merged into _skip_queryids
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
@@ -303,7 +303,7 @@ class PostgresSource:
                 self._own(sums_sql, {"skip_queryids": self._skip_queryids})
                 self._own(skip_queryids_sql(f))
             skip = self._own(skip_queryids_sql(f))[0][0]
-            self._skip_queryids = sorted(set(skip) | self.own_queryids)
+            self._skip_queryids = sorted(set(skip) | pgfeatures.RAN)
             names, rows = self._own(sums_sql, {"skip_queryids": self._skip_queryids}, names=True)
             pgss = dict(zip(names, rows[0]))
         except psycopg.Error:
@@ -322,26 +322,29 @@ class PostgresSource:
             return None
 
     def _own(self, sql: str, params=None, names: bool = False):
-        """Run one of our statements (marked by pgfeatures.own()) and return its rows (and column
-        names); on 14+ its query id comes back with it, so it is left out of the statement figures
-        as what it is: the statement wrapped, with the id of the wrapped one read while it runs."""
-        wrap = self.features.activity_query_id
-        if wrap:
-            sql = pgfeatures.own("own", f"SELECT x.*, ({own_query_id_sql()}) AS pgio_own_query_id FROM ({sql}) x")
-        cur = self.conn.execute(sql, params)
-        rows = cur.fetchall()
-        cols = [d.name for d in cur.description]
-        if wrap:
-            if rows:
-                self._ran(rows[0][-1])
-            cols, rows = cols[:-1], [r[:-1] for r in rows]
+        """Run one of our statements: its rows (and column names); on 14+ its query id is noted
+        (pgfeatures.run_own) and left out of the statement figures."""
+        cols, rows = pgfeatures.run_own(self.conn, "own", sql, params)
+        self._merge_ran()
         return (cols, rows) if names else rows
 
+    @property
+    def own_queryids(self) -> set[int]:
+        """14+: query ids of the statements this process ran (pgfeatures.RAN)."""
+        return pgfeatures.RAN
+
     def _ran(self, query_id: int | None) -> None:
-        """A query id of a statement we ran: left out of the statement figures from now on."""
-        if query_id is not None and query_id not in self.own_queryids:
-            self.own_queryids.add(query_id)
-            self.skip_queryids([query_id])
+        """The tick statement's query id: left out of the statement figures from now on."""
+        if query_id is not None:
+            pgfeatures.RAN.add(query_id)
+        self._merge_ran()
+
+    def _merge_ran(self) -> None:
+        """Query ids this process ran (here or on another connection, an experiment's watch) join
+        the skip list as they appear."""
+        if len(pgfeatures.RAN) != self._ran_merged:
+            self.skip_queryids(pgfeatures.RAN)
+            self._ran_merged = len(pgfeatures.RAN)
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.pgfeatures import Features, own
+from pgio_tui.sources.pgfeatures import OWN_QUERY_ID_SQL, Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -130,7 +130,7 @@ def tick_sql(f: Features) -> str:
                 f"THEN md5({text}) END AS settings_md5")
     # 14+: this statement's own query id, as pg_stat_statements keys it: the observer's statements
     # are left out of the statement figures by what they are, not by a comment any role could write.
-    cols.append(f"({own_query_id_sql()}) AS own_query_id" if f.activity_query_id else "NULL::int8 AS own_query_id")
+    cols.append(f"({OWN_QUERY_ID_SQL}) AS own_query_id" if f.activity_query_id else "NULL::int8 AS own_query_id")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     select = "SELECT " + ",\n  ".join(cols)
@@ -140,11 +140,6 @@ def tick_sql(f: Features) -> str:
         return own("tick", f"WITH {IO_ROWS} AS (SELECT * FROM pg_stat_io) {select}")
     return own("tick", select)
 
-
-
-def own_query_id_sql() -> str:
-    """14+: the query id of the statement that contains this (the running one of this backend)."""
-    return "SELECT query_id FROM pg_stat_get_activity(pg_backend_pid())"
 
 
 def backends_sql(f: Features) -> str:
