@@ -14,6 +14,7 @@ log line's write delay.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -32,7 +33,8 @@ from pgio_tui.workloads.pg_binaries import find_client
 ROOT = Path(__file__).resolve().parents[2]
 # metric -> reference kind (the run summary's checkpoint figures)
 CHECKS = {"checkpoints.count": "log_checkpoints", "checkpoints.kind": "log_checkpoints",
-          "checkpoints.total_s": "log_checkpoints", "checkpoints.running_at_end": "log_checkpoints"}
+          "checkpoints.total_s": "log_checkpoints", "checkpoints.running_at_end": "log_checkpoints",
+          "experiment.flag.no_checkpoint": "log_checkpoints"}
 TOTAL_TOL_S, RUNNING_TOL_S = 0.01, 1.5
 
 _LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[\d+\] LOG:  checkpoint (starting|complete): ?(.*)$")
@@ -90,3 +92,31 @@ def test_checkpoints_match_the_log_including_one_running_at_the_end(make_cluster
     assert s.value("checkpoints", "running at end") == 1
     elapsed = win.end_t - running[0]["start_t"]
     assert s.value("checkpoints", "running at end: elapsed (partial)") == pytest.approx(elapsed, abs=RUNNING_TOL_S)
+
+
+def _experiment(cluster, out: Path, statement: str) -> dict:
+    r = subprocess.run([sys.executable, "-m", "pgio_tui", "experiment", "run", "-d", cluster.conninfo(),
+                        "--allow-settings", "--set", "bgwriter_delay=200ms", "--repeat", "1", "--no-discard-first",
+                        "--dirty-wait", "0", "-o", str(out), "--quiet", "sql", statement, "--times", "2"],
+                       capture_output=True, text=True, timeout=180, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "experiment.json").read_text())["runs"][0]
+
+
+def test_a_run_without_any_checkpoint_is_flagged_and_says_why(make_cluster, tmp_path):
+    """Issue 22 item 10: a run in which the log shows no checkpoint starting (and none running) is
+    flagged with its reason; a run with one is not. Reference: the log_checkpoints lines in the run's
+    window (from the runner's CHECKPOINT, which comes before it, to the run's end)."""
+    cluster = make_cluster(log_timezone="UTC")
+    quiet = _experiment(cluster, tmp_path / "quiet", "SELECT pg_sleep(1)")
+    busy = _experiment(cluster, tmp_path / "busy", "CHECKPOINT")
+    starts = [c["start_t"] for c in _log_checkpoints(cluster.log_text())]
+
+    def in_run(run):  # the run's recording: its first and last tick
+        with Recording(tmp_path / ("quiet" if run is quiet else "busy") / run["file"]) as rec:
+            return [t for t in starts if rec.start_t <= t <= rec.end_t]
+
+    assert in_run(quiet) == [] and len(in_run(busy)) == 2
+    flags = [f for f in quiet["flags"] if f["kind"] == "no_checkpoint"]
+    assert len(flags) == 1 and "checkpoint_timeout (300s)" in flags[0]["text"] and "max_wal_size" in flags[0]["text"]
+    assert not [f for f in busy["flags"] if f["kind"] == "no_checkpoint"]
