@@ -16,6 +16,16 @@ PANE_NOTES = {"backends": [
     "backend with the most I/O as MiB read and written over the window (rate × dt summed over the ticks",
     "each process was kept). Pids differ between runs, so they are grouped and compared by backend type and",
     "application (`client backend (pgbench)`, `checkpointer`), never by pid: see docs/diff.md.",
+    "",
+    "**Backends: which figure for what.** `write_bytes_s` (shown as *dirtied*) is the kernel's",
+    "`/proc/<pid>/io` `write_bytes`: bytes of page cache the process dirtied, counted when a page is",
+    "dirtied and again each time it is re-dirtied after writeback. A WAL page rewritten by every commit",
+    "counts whole each time, so a pgbench backend shows tens of MB/s while WAL grows by a few: use it",
+    "to see *who* makes the kernel write, never as bytes written to storage. What PostgreSQL itself",
+    "wrote for a backend is `pg_write_bytes_s` (18, `pg_stat_get_backend_io`: buffers it evicted, WAL,",
+    "temp files), per backend type `writes.*` (`pg_stat_io` writes × block size, 16+); bytes that reached",
+    "the device are the device's `disk.<device>.wkb_s`. Reads: `read_bytes_s` is storage only (page-cache",
+    "hits are not counted), `pg_read_bytes_s` everything PostgreSQL read through the kernel.",
 ]}
 
 
