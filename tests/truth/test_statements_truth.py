@@ -21,8 +21,8 @@ import pytest
 from pgio_tui.sampler import Sampler
 from pgio_tui.sources.statements import STATEMENT_WINDOW_S
 
-# metric -> reference kind (statement rows of the recording: per-window calls, and their text)
-CHECKS = {"statements.calls": "pg_stat_statements", "statements.text": "pg_stat_statements",
+# metric -> reference kind: catalog names, and the recording's statement text (`statements.text`)
+CHECKS = {"statement.<queryid>.calls_s": "pg_stat_statements", "statements.text": "pg_stat_statements",
           "statements.own_left_out": "pg_stat_activity"}
 WINDOW_TICKS = int(STATEMENT_WINDOW_S)  # interval 1 s: every entry is read every 10 ticks
 
