@@ -187,10 +187,16 @@ def checkpoints_in(done: list[dict[str, Any]], win: Window) -> list[dict[str, An
 
 def running_at_end(rec: Recording, win: Window, done: list[dict[str, Any]]) -> tuple[float, str] | None:
     """(start wall time, kind) of a checkpoint that never finished in the recording and started
-    at or before the window's end (a start event after the last finished checkpoint); else None."""
+    at or before the window's end (a start event after the last finished checkpoint: the time it
+    began, which the event carries, else the event's tick); else None."""
     last_end = max((c.get("end_t") or 0 for c in done), default=0)
     starts = [e for e in rec.events(["checkpoint_start"]) if e.t > last_end + 1e-6 and e.t <= win.end_t]
-    return (starts[0].t, str(starts[0].event.data.get("kind") or "")) if starts else None
+    if not starts:
+        return None
+    data = starts[0].event.data
+    at = data.get("start_t")  # when it began (the log line's time), as the finished ones' start_t
+    at = at if isinstance(at, (int, float)) and not isinstance(at, bool) and last_end < at <= starts[0].t else starts[0].t
+    return at, str(data.get("kind") or "")
 
 
 def checkpoint_spans(rec: Recording, win: Window, done: list[dict[str, Any]]) -> list[tuple[float, float, str]]:

@@ -20,10 +20,12 @@ _PY_LEADING = re.compile(_LEADING_COMMENTS)  # the same pattern in Python's re
 _PY_PLANNABLE = re.compile(rf"^\(*\s*({'|'.join(PLANNABLE)})\b", re.I)
 
 
-def shown_statement(query: str) -> bool:
+def shown_statement(query: str, own: bool | None = None) -> bool:
     """The rule of skip_queryids_sql() for a query text read elsewhere (a plan's pg_stat_statements
-    list): plannable, and not one of pgio-tui's own."""
-    return not is_own(query) and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
+    list): plannable, and not one of pgio-tui's own: `own` as the reader knew it (its query id was
+    one this process ran), else (a folder written before that was kept) by the text's marker."""
+    mine = is_own(query) if own is None else own
+    return not mine and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
 
 
 # Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,

@@ -168,3 +168,30 @@ def test_the_observer_leaves_out_what_it_ran_and_nothing_a_role_marks(make_clust
     assert ran and ran <= sampler.pg.own_queryids and not (ran & set(shown)), (ran, shown)
     (qid, calls), = marked
     assert shown.get(qid) == calls == 30 * WINDOW_TICKS  # the marked statement counted, every call
+
+
+def test_an_experiments_server_statements_leave_out_what_pgio_tui_ran_only(make_cluster):
+    """The statements an experiment reads at a run's end: the ones this process ran (by query id)
+    are marked own and left out of the report; another role's statement with the marker stays."""
+    from types import SimpleNamespace
+
+    from pgio_tui.experiments.hygiene import statements_after
+    from pgio_tui.experiments.results import server_statements
+    from pgio_tui.sources.pgfeatures import own, run_own
+    cluster = make_cluster()
+    with cluster.connect(autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        admin.execute("CREATE ROLE hider LOGIN")
+        if admin.info.server_version < 140000:
+            pytest.skip("no query ids before PostgreSQL 14")
+        admin.execute("SELECT pg_stat_statements_reset()")
+        for _ in range(5):
+            run_own(admin, "truth", own("truth", "SELECT count(*) FROM pg_class"))
+    with cluster.connect(autocommit=True, user="hider") as hider:
+        for _ in range(7):
+            hider.execute("SELECT /* pgio-tui tick */ count(*) FROM pg_attribute")
+    rows = statements_after(cluster.conninfo())
+    shown = server_statements(SimpleNamespace(statements=rows)) or {}
+    assert any("pg_attribute" in q and v["calls"] == 7 for q, v in shown.items()), shown
+    assert not any("pg_class" in q for q in shown), shown
+    assert any(r["own"] and "pg_class" in r["query"] for r in rows), rows
