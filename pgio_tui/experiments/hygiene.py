@@ -27,7 +27,7 @@ from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
 from pgio_tui.sources import pg_counters
 from pgio_tui.sources.kernel import KernelSource
-from pgio_tui.sources.pgfeatures import RAN, own, run_own  # the statement figures leave the watch out
+from pgio_tui.sources.pgfeatures import own, ran, run_own  # the statement figures leave the watch out
 from pgio_tui.sources.procfs import LOCAL, ProcReader
 
 POLL_S = 0.5  # how often the watch looks at pg_stat_activity for autovacuum workers
@@ -270,7 +270,8 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
                 "order by total_exec_time desc limit %s", [top]).fetchall()
     except psycopg.Error:
         return []  # not in shared_preload_libraries, or a server older than 13's column names
-    # "own": a statement this process ran (its query id, pgfeatures.RAN), whatever its text says
+    # "own": a statement this process ran (its query id, pgfeatures.ran()), whatever its text says
+    mine = ran()
     return [{"queryid": q, "query": text, "calls": int(calls), "total_ms": round(float(total), 3),
-             "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6), "own": int(q) in RAN}
+             "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6), "own": int(q) in mine}
             for q, text, calls, total, mean, sd in rows]

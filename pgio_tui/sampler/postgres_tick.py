@@ -248,7 +248,7 @@ class PostgresTick:
         """Is this statement the observer's? On 14+ by its query id (what it ran); on 13, which has
         none, by the marker of its text (see statements_sql.skip_queryids_sql)."""
         if self.pg.features.activity_query_id:
-            return queryid in self.pg.own_queryids  # pgfeatures.RAN
+            return queryid in self.pg.own_queryids
         return is_own(text)
 
     def _settings_changed(self, frame: Frame) -> bool:

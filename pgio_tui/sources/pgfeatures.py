@@ -10,6 +10,7 @@ versions (pg_counters).
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
 import psycopg
@@ -47,15 +48,16 @@ def own(tag: str, sql: str) -> str:
 
 
 # 14+: the query ids of the statements this process ran, on any of its connections (the sampler's,
-# an experiment's watch): the statement figures leave them out by what they are. A text marker
-# would let any role hide its statements by writing it (the marker stays for the server log and 13).
-RAN: set[int] = set()
+# an experiment's watch; note_ran(), ran()): the statement figures leave them out by what they are.
+# A text marker would let any role hide its statements by writing it (it stays for the log and 13).
+_RAN: set[int] = set()
+_RAN_LOCK = threading.Lock()  # the sampler's thread and an experiment's watch both note ids
 OWN_QUERY_ID_SQL = "SELECT query_id FROM pg_stat_get_activity(pg_backend_pid())"  # the running statement's
 
 
 def run_own(conn: psycopg.Connection, tag: str, sql: str, params=None) -> tuple[list[str], list[tuple]]:
     """Run one of our statements (marked by own()); (column names, rows). On 14+ it runs inside a
-    wrapper (marked own(tag)) that reads its query id while it runs, noted in RAN."""
+    wrapper (marked own(tag)) that reads its query id while it runs, noted (note_ran)."""
     wrap = conn.info.server_version >= 140000
     if wrap:  # `sql` keeps its own mark inside
         sql = own(tag, f"SELECT x.*, ({OWN_QUERY_ID_SQL}) AS pgio_own_query_id FROM ({sql}) x")
@@ -64,9 +66,22 @@ def run_own(conn: psycopg.Connection, tag: str, sql: str, params=None) -> tuple[
     cols = [d.name for d in cur.description]
     if not wrap:
         return cols, rows
-    if rows and rows[0][-1] is not None:
-        RAN.add(rows[0][-1])
+    if rows:
+        note_ran(rows[0][-1])
     return cols[:-1], [r[:-1] for r in rows]
+
+
+def note_ran(query_id: int | None) -> None:
+    """A query id of a statement this process ran (see ran())."""
+    if query_id is not None:
+        with _RAN_LOCK:
+            _RAN.add(query_id)
+
+
+def ran() -> frozenset[int]:
+    """The query ids of the statements this process ran so far (14+)."""
+    with _RAN_LOCK:
+        return frozenset(_RAN)
 
 
 def is_own(text: str) -> bool:

@@ -165,7 +165,7 @@ class PostgresSource:
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
-        self._ran_merged = 0  # pgfeatures.RAN's size when last merged into _skip_queryids
+        self._ran_merged = 0  # size of pgfeatures.ran() when last merged into _skip_queryids
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
@@ -303,7 +303,7 @@ class PostgresSource:
                 self._own(sums_sql, {"skip_queryids": self._skip_queryids})
                 self._own(skip_queryids_sql(f))
             skip = self._own(skip_queryids_sql(f))[0][0]
-            self._skip_queryids = sorted(set(skip) | pgfeatures.RAN)
+            self._skip_queryids = sorted(set(skip) | pgfeatures.ran())
             names, rows = self._own(sums_sql, {"skip_queryids": self._skip_queryids}, names=True)
             pgss = dict(zip(names, rows[0]))
         except psycopg.Error:
@@ -329,22 +329,22 @@ class PostgresSource:
         return (cols, rows) if names else rows
 
     @property
-    def own_queryids(self) -> set[int]:
-        """14+: query ids of the statements this process ran (pgfeatures.RAN)."""
-        return pgfeatures.RAN
+    def own_queryids(self) -> frozenset[int]:
+        """14+: query ids of the statements this process ran (pgfeatures.ran())."""
+        return pgfeatures.ran()
 
     def _ran(self, query_id: int | None) -> None:
         """The tick statement's query id: left out of the statement figures from now on."""
-        if query_id is not None:
-            pgfeatures.RAN.add(query_id)
+        pgfeatures.note_ran(query_id)
         self._merge_ran()
 
     def _merge_ran(self) -> None:
         """Query ids this process ran (here or on another connection, an experiment's watch) join
         the skip list as they appear."""
-        if len(pgfeatures.RAN) != self._ran_merged:
-            self.skip_queryids(pgfeatures.RAN)
-            self._ran_merged = len(pgfeatures.RAN)
+        ran = pgfeatures.ran()
+        if len(ran) != self._ran_merged:
+            self.skip_queryids(ran)
+            self._ran_merged = len(ran)
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""
