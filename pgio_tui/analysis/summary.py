@@ -187,16 +187,22 @@ def checkpoints_in(done: list[dict[str, Any]], win: Window) -> list[dict[str, An
 
 def running_at_end(rec: Recording, win: Window, done: list[dict[str, Any]]) -> tuple[float, str] | None:
     """(start wall time, kind) of a checkpoint that never finished in the recording and started
-    at or before the window's end (a start event after the last finished checkpoint: the time it
-    began, which the event carries, else the event's tick); else None."""
+    at or before the window's end; else None. A start event is a finished checkpoint's when their
+    starts agree: exactly where the event carries its start_t (the time it began), else within a
+    tick (older files: a checkpoint begun and done within one tick has its start event at its end)."""
     last_end = max((c.get("end_t") or 0 for c in done), default=0)
-    starts = [e for e in rec.events(["checkpoint_start"]) if e.t > last_end + 1e-6 and e.t <= win.end_t]
-    if not starts:
-        return None
-    data = starts[0].event.data
-    at = data.get("start_t")  # when it began (the log line's time), as the finished ones' start_t
-    at = at if isinstance(at, (int, float)) and not isinstance(at, bool) and last_end < at <= starts[0].t else starts[0].t
-    return at, str(data.get("kind") or "")
+    starts = [c["start_t"] for c in done if isinstance(c.get("start_t"), (int, float))]
+    tick = float(rec.meta.get("interval_s") or 1.0)
+    for e in rec.events(["checkpoint_start"]):
+        if e.t > win.end_t:
+            break
+        at = e.event.data.get("start_t")
+        exact = isinstance(at, (int, float)) and not isinstance(at, bool) and at <= e.t
+        at = at if exact else e.t
+        near = 1e-3 if exact else tick + 1e-6
+        if at > last_end + 1e-6 and not any(abs(s - at) <= near for s in starts):
+            return at, str(e.event.data.get("kind") or "")
+    return None
 
 
 def checkpoint_spans(rec: Recording, win: Window, done: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
