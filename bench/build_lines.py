@@ -56,9 +56,11 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
     from fixture_recording import synthetic_frames
     from repaint_profile import _new_app, _ticks
 
-    from pgio_tui.tui import terminal
+    try:
+        from pgio_tui.tui.textual_private import terminal
+    except ImportError:  # a tree before the fast path had its own package
+        from pgio_tui.tui import terminal
     from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
-    from pgio_tui.tui.widgets import lines as lines_mod
     from pgio_tui.tui.widgets.chart import Chart
     from pgio_tui.tui.widgets.lines import LinesView
     from pgio_tui.tui.widgets.pane import ChartPane
@@ -72,7 +74,8 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
              _wrap(LinesView, "set_lines", "set_lines (widgets/lines.py)", spent, inside),
              _wrap(StatusBar, "draw", "header", spent, inside),
              _wrap(Vitals, "draw", "vitals", spent, inside)]
-    for _key, _short, cls in PANES:
+    for entry in PANES:  # pane classes; (key, short, class) in a tree before tui/panes.py
+        cls = entry[2] if isinstance(entry, tuple) else entry
         target = cls if "sections" in cls.__dict__ else ChartPane
         if all(s[:2] != (target, "sections") for s in saved):
             saved.append(_wrap(target, "sections", lambda pane: f"text: {type(pane).__name__}", spent, inside))
@@ -95,7 +98,7 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
             spent["(painting, left out)"] = spent.get("(painting, left out)", 0.0) + dt
             if inside:
                 inside[-1] += dt
-    lines_mod.terminal.paint_now = paint_now  # one_paint looks it up through the module
+    terminal.paint_now = paint_now  # one_paint looks it up through the module
     redraw = MonitorScreen.redraw
     measuring = False
 
@@ -129,7 +132,7 @@ async def _run(size: tuple[int, int], warm: int, ticks: int, profile: bool) -> d
             measuring = False
     finally:
         MonitorScreen.redraw = redraw
-        lines_mod.terminal.paint_now = paint
+        terminal.paint_now = paint
         for cls, name, fn in saved:
             setattr(cls, name, fn)
     ms = {k: 1000 * v / ticks for k, v in spent.items()}

@@ -13,7 +13,7 @@ and the functions that cost most. Deterministic input, so two trees (before/afte
 same frames. The phases (a tree that lacks one shows 0): build lines (the panes' drawing), row
 segments (a row's segments, built to frame it as a strip or, in a tree that sends rows directly,
 to find the cells that changed), strips (render_line: a row framed), compositor (Textual's partial
-update), to terminal bytes (an update rendered to text), direct rows (widgets/direct.py: changed
+update), to terminal bytes (an update rendered to text), direct rows (textual_private/direct.py: changed
 rows turned into bytes without the compositor) and paint, the rest (terminal.paint_now around them:
 the widgets' regions to the compositor, the update to the driver).
 """
@@ -36,10 +36,10 @@ PHASES = (
     ("strips (render_line)", ("render_line",), "pgio_tui/tui"),
     ("compositor (textual)", ("render_update",), "textual/_compositor.py"),
     ("to terminal bytes", ("render_segments",), "_compositor.py"),
-    ("to terminal bytes (pgio_tui/tui/terminal.py)", ("render_segments",), "pgio_tui/tui/terminal.py"),
+    ("to terminal bytes (pgio_tui/tui/textual_private/terminal.py)", ("render_segments",), "pgio_tui/tui/textual_private/terminal.py"),
     ("row segments (content_segments)", ("content_segments",), "pgio_tui/tui/widgets/lines.py"),
-    ("direct rows to bytes (widgets/direct.py)", ("render",), "pgio_tui/tui/widgets/direct.py"),
-    ("paint_now (all of a paint above, and more)", ("paint_now",), "pgio_tui/tui/terminal.py"),
+    ("direct rows to bytes (textual_private/direct.py)", ("render",), "pgio_tui/tui/textual_private/direct.py"),
+    ("paint_now (all of a paint above, and more)", ("paint_now",), "pgio_tui/tui/textual_private/terminal.py"),
 )
 
 
@@ -212,10 +212,16 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
         setattr(cls, name, wrapper)
         return fn
 
-    # A row's strip: the framed row where LinesView frames its rows itself (tui/widgets/framed.py).
-    from pgio_tui.tui.widgets import framed
-    rows = framed.FramedLines if getattr(framed, "FITS", False) else LinesView
-    from pgio_tui.tui import terminal
+    # A row's strip: the framed row where LinesView frames its rows itself (tui/textual_private/framed.py).
+    try:
+        from pgio_tui.tui import textual_private
+        from pgio_tui.tui.textual_private import framed, terminal
+        fits = textual_private.on()  # off (PGIO_TUI_FAST_PATH=off): Textual frames the rows
+    except ImportError:  # a tree before the fast path had its own package
+        from pgio_tui.tui import terminal
+        from pgio_tui.tui.widgets import framed
+        fits = getattr(framed, "FITS", False)
+    rows = framed.FramedLines if fits else LinesView
     saved = [(MonitorScreen, "redraw", timed(MonitorScreen, "redraw", "build lines")),
              (rows, "render_line", timed(rows, "render_line", "strips (render_line)")),
              (Compositor, "render_update", timed(Compositor, "render_update", "compositor")),
@@ -225,8 +231,11 @@ async def _plain(size: tuple[int, int], warm: int, ticks: int) -> tuple[float, d
              (terminal, "paint_now", timed(terminal, "paint_now", "paint, the rest")),
              # a row's segments, wherever they are built (for its strip, or when set_lines compares rows)
              (LinesView, "content_segments", timed(LinesView, "content_segments", "row segments"))]
-    if hasattr(terminal, "DirectUpdate"):  # a tree that sends rows directly (widgets/direct.py)
-        from pgio_tui.tui.widgets import direct
+    if hasattr(terminal, "DirectUpdate"):  # a tree that sends rows directly (textual_private/direct.py)
+        try:
+            from pgio_tui.tui.textual_private import direct
+        except ImportError:
+            from pgio_tui.tui.widgets import direct
         saved += [(direct, "render", timed(direct, "render", "direct rows")),
                   (terminal.DirectUpdate, "render_segments",
                    timed(terminal.DirectUpdate, "render_segments", "to terminal bytes"))]

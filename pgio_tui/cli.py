@@ -10,10 +10,12 @@ import argparse
 import gc
 import math
 import os
+import re
 import sys
 
 from pgio_tui import __version__
-from pgio_tui.errors import PROG, CliError, error_line
+from pgio_tui import userconfig
+from pgio_tui.errors import PROG, CliError, ConnectError, error_line
 
 __all__ = ["COMMANDS", "PROG", "CliError", "build_parser", "main"]
 
@@ -25,8 +27,11 @@ def _conn_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-p", "--port", help="server port")
     g.add_argument("-U", "--username", help="user name")
     g.add_argument("-d", "--dbname", help="database name, conninfo string or URI")
-    g.add_argument("-W", "--password", action="store_true",
-                   help="prompt for the password before connecting (as psql -W)")
+    ask = g.add_mutually_exclusive_group()
+    ask.add_argument("-w", "--no-password", action="store_true",
+                     help="never prompt for a password (as psql -w; pgio-tui asks only with -W)")
+    ask.add_argument("-W", "--password", action="store_true",
+                     help="prompt for the password before connecting (as psql -W)")
 
 
 def _interval(text: str) -> float:
@@ -48,6 +53,31 @@ def _positive(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError("must be a number greater than 0 (not nan or inf)")
     return value
+
+
+def _above_zero(parse, what: str):
+    """An argparse type: `parse(text)` (ValueError: a message for the user), more than 0 `what`."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: more than 0 {what}")
+        return value
+    return convert
+
+
+def _period(text: str) -> float:
+    """1h, 7d, 10m, 90s -> seconds."""
+    from pgio_tui.store.player import parse_seconds
+    return _above_zero(parse_seconds, "s")(text)
+
+
+def _size(text: str) -> int:
+    """2GB, 500MB, 2GiB -> bytes."""
+    from pgio_tui.store.rotation import parse_size
+    return _above_zero(parse_size, "bytes")(text)
 
 
 def _fraction(text: str) -> float:
@@ -76,6 +106,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Terminal monitor for PostgreSQL I/O: record, export and inspect sessions.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--profile", metavar="NAME",
+                        help="take the defaults of [profiles.NAME] in the config file (any command)")
+    parser.add_argument("--print-man", action=_PrintMan, help="print the manual page (roff) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def wanted(name: str) -> bool:
@@ -86,7 +119,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                              description="Record headless. Ctrl-C, SIGTERM or SIGHUP close the file cleanly.")
         rec.add_argument("--help", action="help", help="show this help and exit")
         _conn_options(rec)
-        rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (SQLite)")
+        rec.add_argument("-o", "--output", metavar="FILE|DIR",
+                         help="the recording to write (SQLite); with --rotate, the folder of recordings")
         rec.add_argument("--interval", type=_interval, default=1.0, metavar="S",
                          help="seconds per tick (0.1-60, default 1)")
         rec.add_argument("--duration", type=_positive, metavar="S",
@@ -95,6 +129,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         rec.add_argument("--devices", metavar="LIST", help="comma-separated block devices (default: the real disks)")
         rec.add_argument("--quiet", action="store_true", help="no status line")
         _listen_option(rec)
+        g = rec.add_argument_group("always on (one recording per period in the -o folder)")
+        g.add_argument("--rotate", type=_period, metavar="PERIOD",
+                       help="a new file every PERIOD (1h, 1d, 10m; aligned to UTC), named by its start time")
+        g.add_argument("--retain", type=_period, metavar="AGE",
+                       help="remove files whose period ended more than AGE ago (7d, 12h)")
+        g.add_argument("--retain-size", type=_size, metavar="SIZE",
+                       help="remove the oldest files while the folder holds more than SIZE (2GB, 500MB)")
+        g.add_argument("--print-systemd-unit", action="store_true",
+                       help="print a systemd service running this command (as given) and exit")
 
     if wanted("serve"):
         srv = sub.add_parser("serve", add_help=False, help="a Prometheus /metrics endpoint, no recording",
@@ -120,6 +163,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         exp.add_argument("--backends", action="store_true",
                          help="the recorded backends instead: one row per backend per tick (csv or json)")
         exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+        _window_options(exp)
 
     if wanted("info"):
         info = sub.add_parser("info", help="what a recording or an experiment folder holds",
@@ -127,6 +171,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                           "or the runs of an experiment folder (order, settings, state, flags, "
                                           "recording, duration).")
         info.add_argument("file", metavar="FILE|DIR")
+    if wanted("completion"):
+        from pgio_tui.completion import SHELLS
+        comp = sub.add_parser("completion", help="a shell completion script for bash, zsh or fish",
+                              description="Print the completion script: commands, options, recordings and "
+                                          "setting names for --set.",
+                              epilog=f"bash: source <({PROG} completion bash); zsh: source <({PROG} completion "
+                                     f"zsh); fish: {PROG} completion fish | source")
+        comp.add_argument("shell", choices=SHELLS)
     for name, add in (("live", _add_live), ("replay", _add_replay), ("bench", _add_bench), ("demo", _add_demo),
                       ("diff", _add_diff), ("report", _add_report), ("experiment", _add_experiment)):
         if wanted(name):
@@ -160,7 +212,8 @@ def _add_replay(sub) -> None:
                                    "jump to events. Without FILE, pick one from recordings/.")
     p.add_argument("file", nargs="?", metavar="FILE", help="a recording, or a folder to pick one from")
     p.add_argument("--speed", type=_positive, default=1.0, metavar="X", help="playback speed (default 1)")
-    p.add_argument("--start", metavar="T", help="start at hh:mm:ss, +5m, -30s or an elapsed time")
+    p.add_argument("--start", "--at", dest="start", metavar="T",
+                   help="start at hh:mm:ss, 'YYYY-MM-DD hh:mm', +5m, -30s or an elapsed time")
     p.add_argument("--theme", metavar="NAME", help="colour theme")
 
 
@@ -185,6 +238,7 @@ def _add_bench(sub) -> None:
     pb.add_argument("--sampling-rate", type=_fraction, metavar="R", help="log only this fraction of transactions")
     pb.add_argument("--headless", action="store_true", help="no TUI: print pgbench's output and a status line")
     _keep_recording_option(pb)
+    _listen_option(pb)
     pb.set_defaults(pgbench_args=[])  # what follows `--`, split off in main() before parsing
     pg = kinds.add_parser("pgio", add_help=False, help="the pgio-style random-read/update workload")
     pg.add_argument("--help", action="help", help="show this help and exit")
@@ -193,6 +247,7 @@ def _add_bench(sub) -> None:
                     "removed afterwards")
     pg.add_argument("--headless", action="store_true", help="no TUI: print progress and a status line")
     _keep_recording_option(pg)
+    _listen_option(pg)
     from pgio_tui.workloads.launch import PGIO_DEFAULTS as d  # the dialog's defaults too
 
     def opt(flag: str, help: str, **kw) -> None:
@@ -235,6 +290,7 @@ def _add_diff(sub) -> None:
                    help="recordings, or an experiment folder (its finished runs)")
     _baseline_option(p)
     _align_option(p)
+    _window_options(p)
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default=None,
                    help="print the comparison instead of opening the diff screen (N runs: default table)")
     p.add_argument("--theme", metavar="NAME", help="colour theme of the diff screen")
@@ -254,6 +310,14 @@ def _align_option(p: argparse.ArgumentParser) -> None:
                         "recording has one, else the first tick), start, workload, checkpoint")
 
 
+def _window_options(p: argparse.ArgumentParser) -> None:
+    """--from/--to: a time window of a recording, or of a folder of rotated ones."""
+    g = p.add_argument_group("time window (of a recording or a `record --rotate` folder)")
+    g.add_argument("--from", dest="from_t", metavar="T",
+                   help="from 'YYYY-MM-DD hh:mm[:ss]', hh:mm:ss, an elapsed time (90s, 1h) or -2h from the end")
+    g.add_argument("--to", dest="to_t", metavar="T", help="up to T (the same forms)")
+
+
 def _add_report(sub) -> None:
     p = sub.add_parser("report", help="a self-contained HTML report of recordings or an experiment folder",
                        description="One recording's report, or the comparison of two or more (or of an experiment "
@@ -264,6 +328,7 @@ def _add_report(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     _align_option(p)
+    _window_options(p)
 
 
 def _add_experiment(sub) -> None:
@@ -377,9 +442,29 @@ COMMANDS = {name: _lazy(name) for name in
              "experiment")}
 
 
+def _completion(args: argparse.Namespace) -> int:
+    from pgio_tui.completion import script
+    print(script(args.shell, build_parser()), end="")
+    return 0
+
+
+COMMANDS["completion"] = _completion
+_TOP_OPTIONS = ("--help", "--version", "--print-man")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("--help", "--version")):
+    try:
+        argv, profile = _take_profile(argv)
+        config = userconfig.load(profile)
+    except CliError as exc:
+        error_line(exc)
+        return 2
+    word = _bare_word(argv)  # `pgio-tui WORD`: a database name as in psql, unless it is a mistyped command
+    if word is not None and len(argv) > 1 and not argv[1].startswith("-"):
+        error_line(_unknown_command(word))  # live takes one CONN: WORD WORD2 is a command that is not one
+        return 2
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in _TOP_OPTIONS):
         argv.insert(0, "live")  # `pgio-tui [CONN] [options]` is the live monitor
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     passthrough = None
@@ -399,7 +484,14 @@ def main(argv: list[str] | None = None) -> int:
     workload_args = None
     if argv[:2] == ["experiment", "run"]:  # pgio's and sql's words are the workload's, not ours
         argv, workload_args = _split_workload(parser, argv)
+    try:
+        _config_defaults(_subparser(parser, argv), argv, config)
+    except CliError as exc:
+        error_line(exc)
+        return 2
+    config.apply_connection()
     args = parser.parse_args(argv)
+    args.argv = argv  # as typed: `record --print-systemd-unit` runs it again
     if passthrough is not None:
         args.pgbench_args = passthrough
     if workload_args is not None:
@@ -411,13 +503,95 @@ def main(argv: list[str] | None = None) -> int:
         from pgio_tui.store.schema import RecordingError
         if not isinstance(exc, (CliError, RecordingError)):
             raise
+        if isinstance(exc, ConnectError) and word is not None and getattr(args, "conn", None) == word:
+            exc = ConnectError(_unknown_command(word, exc))  # a mistyped command, or a database that is not there
         error_line(exc)  # one line, whatever the file or the server said
-        return 1
+        return getattr(exc, "status", 1)
     except KeyboardInterrupt:
         return 130
     finally:
         if paused_gc:
             gc.enable()  # the TUI turns it on at its first frame; this is for every other ending
+
+
+def _take_profile(argv: list[str]) -> tuple[list[str], str | None]:
+    """--profile NAME (or =NAME) from anywhere before --, for every command."""
+    out, profile, i = [], None, 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            out += argv[i:]
+            break
+        if word == "--profile":
+            if i + 1 >= len(argv):
+                raise CliError("--profile: give a NAME (a [profiles.NAME] table of the config file)")
+            profile, i = argv[i + 1], i + 2
+            continue
+        if word.startswith("--profile="):
+            profile = word.split("=", 1)[1]
+        else:
+            out.append(word)
+        i += 1
+    return out, profile
+
+
+def _bare_word(argv: list[str]) -> str | None:
+    """The first word when it is a plain name and no command (a database name, or a mistyped command)."""
+    if argv and argv[0] not in COMMANDS and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", argv[0]):
+        return argv[0]
+    return None
+
+
+def _unknown_command(word: str, connect_error: Exception | None = None) -> str:
+    """git's answer to a mistyped command; after a failed connection, what the server said too."""
+    import difflib
+    near = difflib.get_close_matches(word, COMMANDS, n=1)
+    text = f"unknown command {word!r}" + (f"; did you mean {near[0]!r}?" if near
+                                          else f" (commands: {', '.join(COMMANDS)})")
+    if connect_error is None:
+        return text
+    return f"{text} As a database name: {connect_error}" if near else f"{text}; as a database name: {connect_error}"
+
+
+def _config_defaults(leaf: argparse.ArgumentParser, argv: list[str], config: userconfig.Config) -> None:
+    """The config file's values (pgio_tui/userconfig.py: its keys are the options' dests) as defaults of
+    the command's options (the command line still wins), each checked as its option's value would be;
+    CliError naming the key."""
+    values = {k: (k, v) for k, v in config.common.items()}
+    if argv[:2] == ["experiment", "run"]:
+        values.update({k: (f"experiment.{k}", v) for k, v in config.experiment.items()})
+    for action in leaf._actions:
+        if action.dest in values:
+            key, value = values[action.dest]
+            leaf.set_defaults(**{action.dest: _checked(action, value, f"{config.path}: {key}")})
+
+
+def _checked(action: argparse.Action, value, where: str):
+    if isinstance(action, (argparse.BooleanOptionalAction, argparse._StoreTrueAction)):
+        if not isinstance(value, bool):
+            raise CliError(f"{where}: give true or false")
+        return value
+    if isinstance(value, (bool, dict, list)):
+        raise CliError(f"{where}: give a {'number' if action.type in (int, float, _interval) else 'string'}")
+    try:
+        checked = action.type(str(value)) if action.type else str(value)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise CliError(f"{where}: {exc}") from None
+    if action.choices and checked not in action.choices:
+        raise CliError(f"{where}: one of {', '.join(action.choices)}")
+    return checked
+
+
+class _PrintMan(argparse.Action):
+    """--print-man: the manual page, made from this parser (pgio_tui/manpage.py)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pgio_tui.manpage import render
+        print(render(build_parser()), end="")
+        parser.exit()
 
 
 def _pause_gc_until_first_frame(args: argparse.Namespace) -> bool:

@@ -1,7 +1,7 @@
 """The user-facing error and the one-line printer: importable from every layer.
 
 A command (or anything it calls) raises `CliError("what went wrong: what to do")`; `cli.main`
-prints it with `error_line` and exits with status 1. Nothing here imports the rest of pgio_tui
+prints it with `error_line` and exits with its status (1; 2 for a failed connection, as psql). Nothing here imports the rest of pgio_tui
 (safe_text, stdlib only, excepted).
 """
 
@@ -15,7 +15,15 @@ PROG = "pgio-tui"
 
 
 class CliError(Exception):
-    """A one-line message for the user; the command exits with status 1."""
+    """A one-line message for the user; the command exits with `status` (1)."""
+
+    status = 1
+
+
+class ConnectError(CliError):
+    """The server could not be reached or refused us: exit status 2, as psql's."""
+
+    status = 2
 
 
 def say(text: str) -> None:

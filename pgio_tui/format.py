@@ -1,7 +1,7 @@
 """The one place numbers, units and durations are written: compact fixed-width forms for panes
-that must fit in 80 columns (`si`, `kib`, `ms`, `pct`, `duration`), clock times (`clock`), and the
-fuller form of tables and reports (`number`). The metric catalog picks a metric's formatter from its
-unit (`for_unit`), so every view writes a metric the same way. No imports from pgio_tui: any layer
+that must fit in 80 columns (`si`, `kib`, `ms`, `pct`, `duration`), clock times (`clock`), file sizes
+(`size`), and the fuller form of tables and reports (`number`). The metric catalog gives each unit
+its formatter (metrics.Unit.fmt), so every view writes a metric the same way. No imports from pgio_tui: any layer
 may use it.
 """
 
@@ -37,6 +37,8 @@ def _num(v: float, digits: int) -> str:
         return f"{v:.{max(0, digits - 2)}f}"
     if a >= 1:
         return f"{v:.{max(0, digits - 1)}f}".rstrip("0").rstrip(".") if digits > 1 else f"{v:.0f}"
+    if a >= 0.995:  # rounds to 1: said as 1, as 1.0 is, not "1.00" beside a "0"
+        return f"{v:.0f}"
     return f"{v:.2f}" if a >= 0.01 else f"{v:.1g}"
 
 
@@ -50,6 +52,14 @@ def kib(v_kb: float | None) -> str:
             x = b / div
             return (f"{x:.1f}" if x < 10 else f"{x:.0f}") + suffix
     return f"{b:.0f}"
+
+
+def size(n: float) -> str:
+    """A file size in bytes as '512 B', '1.5 MB' (binary multiples)."""
+    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f} {unit}"
+    return f"{n:.0f} B"
 
 
 def ms(v: float | None) -> str:
@@ -132,17 +142,6 @@ def number(v: float | None, unit: str = "") -> str:
     if a >= 0.01:
         return f"{v:.3f}"
     return f"{v:.2g}"
-
-
-# --- by unit ------------------------------------------------------------------------------------
-
-_BY_UNIT = {"kB": kib, "kB/s": kib, "ms": ms, "%": pct, "0-1": fraction}
-
-
-def for_unit(unit: str):
-    """The compact formatter of values in `unit` (a catalog unit): kB sizes binary, ms latencies,
-    % and 0-1 shares; everything else `si`."""
-    return _BY_UNIT.get(unit, si)
 
 
 def fit_fields(fields: list[str], width: int, sep: str = " · ") -> str:

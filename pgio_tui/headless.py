@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.errors import CliError, say
 from pgio_tui.format import fit_fields
@@ -116,7 +117,7 @@ class StatusLine:
                         if v.get(M.CHECKPOINT_ACTIVE) else "idle")
         fields = [f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick}", ck,
                   f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)}",
-                  f"dirty {f(M.MEM_DIRTY_KB, '{:.0f}')}kB", f"tps {f(M.LATENCY_TPS)}", path]
+                  f"dirty {fmt.kib(v.get(M.MEM_DIRTY_KB))}", f"tps {f(M.LATENCY_TPS)}", path]
         try:
             if self.tty:  # fields that do not fit are left out whole: no number loses digits
                 sys.stderr.write("\r\x1b[2K" + fit_fields(fields, os.get_terminal_size(2).columns - 1, " | "))
@@ -145,6 +146,7 @@ class OutputPrinter:
     def __init__(self, workload, status: StatusLine):
         self.workload = workload
         self.status = status
+        self.setup = SetupBar(getattr(workload, "setup_label", "") or f"{workload.kind} set-up", status.enabled)
         self.lock = threading.Lock()  # one writer at a time: these lines or the status line
         self._cursor = 0
         self._stop = threading.Event()
@@ -157,7 +159,8 @@ class OutputPrinter:
 
     def show_status(self, frame: Frame, label: str) -> None:
         with self.lock:
-            self.status.show(frame, label)
+            if not self.setup.active:  # during the set-up its bar is the line shown
+                self.status.show(frame, label)
 
     def close(self) -> None:
         self._stop.set()
@@ -167,14 +170,85 @@ class OutputPrinter:
     def flush(self) -> None:
         with self.lock:
             self._cursor, lines = self.workload.read_output(self._cursor)
-            if not lines:
-                return
+            lines = [x for x in lines if not self.workload.is_progress_line(x[2])]  # the set-up bar says it
             try:
-                if self.status.enabled and self.status.tty:
-                    sys.stderr.write("\r\x1b[2K")
-                    sys.stderr.flush()
-                for _t, _stream, line in lines:
-                    print(line)
-                sys.stdout.flush()
+                if lines:
+                    if self.status.enabled and self.status.tty:
+                        sys.stderr.write("\r\x1b[2K")
+                        sys.stderr.flush()
+                    for _t, _stream, line in lines:
+                        print(line)
+                    sys.stdout.flush()
+                if self.workload.phase == "setup":
+                    self.setup.update(self.workload.progress)
+                elif self.setup.active:
+                    self.setup.done(complete=self.workload.error is None)
             except OSError:
                 pass
+
+
+BAR = 20  # characters of a headless progress bar
+
+
+def bar(fraction: float, width: int = BAR) -> str:
+    fraction = max(0.0, min(1.0, fraction))
+    full = int(fraction * width)
+    return "[" + "#" * full + "-" * (width - full) + f"] {int(fraction * 100):3d}%"
+
+
+class SetupBar:
+    """A long set-up step (a lab's initdb, pgbench -i, pgio's tables) as a bar instead of raw lines:
+    one line redrawn in place on a terminal, a plain line per tenth otherwise (a log stays short)."""
+
+    def __init__(self, label: str, enabled: bool = True, stream=None):
+        self.label = label
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.t0 = time.monotonic()
+        self._tenths = -1
+        self.active = False
+
+    def update(self, fraction: float | None, what: str = "") -> None:
+        if not self.enabled or fraction is None:
+            return
+        self.active = True
+        elapsed = time.monotonic() - self.t0
+        try:
+            if self.tty:
+                text = f"{self.label} {bar(fraction)} {elapsed:.0f} s{' · ' + what if what else ''}"
+                self.stream.write("\r\x1b[2K" + text[: _columns(self.stream) - 1])
+            elif int(fraction * 10) > self._tenths:
+                self._tenths = int(fraction * 10)
+                self.stream.write(f"{self.label}: {self._tenths * 10} % ({elapsed:.0f} s){' ' + what if what else ''}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.enabled = False
+
+    def clear(self) -> None:
+        """Wipe the bar (on a terminal) before another line is printed."""
+        if self.enabled and self.tty and self.active:
+            try:
+                self.stream.write("\r\x1b[2K")
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.enabled = False
+
+    def done(self, complete: bool = True) -> None:
+        """The step ended: its last state stays as one line (100 % when it completed)."""
+        if self.active and complete and self._tenths < 10:
+            self.update(1.0)
+        if self.enabled and self.tty and self.active:
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+        self.active = False
+
+
+def _columns(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 80

@@ -1,10 +1,14 @@
-"""The metric catalog: every public metric name with its unit, kind, pane, meaning, source, label
-and formatter.
+"""The metric catalog: every public metric with everything about it, written once.
 
-This is the data contract: export columns, recording columns and docs/metrics.md all come from
-here (`python -m pgio_tui.metrics_doc` writes the docs page; a test keeps it in step). Code names a
-metric by its constant (MEM_DIRTY_KB, writes(source), disk(device, field), LATENCY_OVER[ms]) and
-shows it with its label and fmt, so a name, a unit or a format is written once.
+A `Metric` holds its name, its typed `Unit` (how values are written, stored and exported), kind,
+pane, meaning, where it comes from (`source`, and `read`: the tick statement's section and column),
+how PostgreSQL publishes it (`published`), its Prometheus name and type (`prom`) and its independent
+`reference` (what the truth suite checks it against). Everything else is derived from here, never
+written beside it: the sampler's counter rates (sampler/rates.COUNTER_RATES), which counters are
+spread (sources/pg_counters.PUBLISHED_AS_WRITTEN), the Prometheus table (export/promnames.py), the
+recording's stored precision (store/schema.quantize) and docs/metrics.md (`python -m
+pgio_tui.metrics_doc`; a test keeps it in step). Code names a metric by its constant (MEM_DIRTY_KB,
+writes(source), disk(device, field), LATENCY_OVER[ms]) and shows it with its label and fmt.
 """
 
 from __future__ import annotations
@@ -13,27 +17,134 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+
+
+class Unit(str):
+    """A metric's unit: equal to its symbol (`m.unit == "ms/s"`), and knowing how its values are
+    written (`fmt`), kept in a recording (`per_tick`: a rate of events, whole events per tick;
+    else `decimals` kept, None for SIGNIFICANT digits) and exported (`to_base`: the factor to
+    Prometheus' base unit, seconds, bytes or ratio)."""
+
+    fmt: Callable[[float | None], str]
+    per_tick: bool
+    decimals: int | None
+    to_base: float
+
+    def __new__(cls, symbol: str, fmt: Callable[[float | None], str] = _format.si, *, per_tick: bool = False,
+                decimals: int | None = None, to_base: float = 1.0) -> Unit:
+        u = super().__new__(cls, symbol)
+        u.fmt, u.per_tick, u.decimals, u.to_base = fmt, per_tick, decimals, to_base
+        return u
+
+    @classmethod
+    def of(cls, symbol: str) -> Unit:
+        """The catalog's unit of that symbol; an unknown one is a rate of events when it ends in /s."""
+        return UNITS.get(symbol) or cls(symbol, per_tick=symbol.endswith("/s"))
+
+
+_MS, _KB = 1e-3, 1024.0
+UNITS: dict[str, Unit] = {u: u for u in (
+    Unit("text", decimals=0),  # a label: stored as it is
+    Unit("0/1", decimals=0), Unit("count", decimals=0), Unit("buffers", decimals=0),
+    Unit("kB", _format.kib, decimals=0, to_base=_KB),
+    Unit("%", _format.pct, decimals=0, to_base=0.01),
+    Unit("0-1", _format.fraction, decimals=3),
+    Unit("s", decimals=3),
+    Unit("requests", decimals=2),
+    Unit("ms", _format.ms, to_base=_MS),  # latencies: SIGNIFICANT digits, never finer than 0.001
+    # Rates of events: a count over the tick / its length, so one event per tick is their resolution.
+    *(Unit(s, per_tick=True) for s in ("1/s", "buffers/s", "blocks/s", "fsyncs/s", "requests/s", "stops/s",
+                                       "bytes/s")),
+    Unit("kB/s", _format.kib, per_tick=True, to_base=_KB),
+    # Time per second is not a count of events: 0.4 ms of fsync in a tick is 0.4, not 0 (kept to 1 us/s).
+    Unit("ms/s", decimals=3, to_base=_MS),
+)}
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """What a metric's figures are checked against, independently of how pgio-tui computes them
+    (the truth suite): one of REFERENCE_KINDS, or a derivation `of` other referenced metrics."""
+
+    kind: str
+    of: tuple[str, ...] = ()
+
+
+REFERENCE_KINDS = {
+    "view": "the view's own column (its delta for a counter) read independently over the same window",
+    "log": "the server log's lines (log_checkpoints, duration: lines)",
+    "pgbench": "pgbench's summary or per-transaction log",
+    "iostat": "iostat -x over the same interval",
+    "proc": "/proc (meminfo, vmstat, pressure, <pid>/io, the process's own CPU times)",
+    "cgroup": "the cgroup's memory.stat",
+    "clock": "the sampler's or the server's clock",
+    "derived": "computed from the named metrics, each checked against its own reference",
+}
+VIEW, LOG, PGBENCH, IOSTAT, PROC, CLOCK = (Reference(k) for k in ("view", "log", "pgbench", "iostat", "proc", "clock"))
+
+
+def derived(*names: str) -> Reference:
+    return Reference("derived", names)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """Where the tick statement (sources/tick_sql.py) returns a value: a section of its RawSample
+    and a column of it, under one name whatever the version (the SQL reads each version's view)."""
+
+    section: str
+    column: str
+
+
+# How PostgreSQL publishes a counter. The checkpointer and background writer publish theirs as they
+# work: shown as sampled. A backend flushes its statistics at most about once a second (before 17
+# buffers_backend in lumps): the sampler spreads its bursts (pgio_tui/publication.py).
+AS_WRITTEN, BURSTY = "as written", "bursty"
+# pg_stat_io rows (Frame.sources) of these backend types are published as written.
+STEADY_PUBLISHERS = ("checkpointer", "background writer")
+
+
+@dataclass(frozen=True, slots=True)
+class Prom:
+    """A metric's Prometheus series (export/promnames.py): the family name without `pgio_` and
+    `_total`, its type, the family's help when it is not the metric's own, and fixed labels. The
+    value is scaled by the unit's `to_base`; a counter of a gauge metric adds the value per tick."""
+
+    name: str
+    type: str = "counter"  # or "gauge"
+    help: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+    note: str = ""  # said after the help (e.g. that a gauge covers one tick only)
+
+
+def gauge(name: str, help: str = "", note: str = "") -> Prom:
+    return Prom(name, "gauge", help, note=note)
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
     name: str
-    unit: str
+    unit: Unit
     kind: str  # "gauge" (a level now), "rate" (per second over the tick), "state" (a label or 0/1)
     pane: str  # checkpoint, writes, memory, devices, latency, waits, reads, wal, database, observer, statements
     help: str
     source: str  # where it comes from, per PostgreSQL version where that differs
     label: str = ""  # its short name on a chart or in a table (default: from its name)
+    reference: Reference | None = None  # its independent check (the truth suite)
+    read: Read | None = None  # the tick statement's column it is read from, when it is one
+    published: str | None = None  # AS_WRITTEN or BURSTY: PostgreSQL counters only
+    prom: Prom | None = None  # its Prometheus series, if it has one
 
     @property
     def fmt(self) -> Callable[[float | None], str]:
-        """How its values are written in a pane or on an axis: by unit (pgio_tui.format.for_unit)."""
-        return _format.for_unit(self.unit)
+        """How its values are written in a pane or on an axis: by unit."""
+        return self.unit.fmt
 
 
 # latency.over_<N>ms: per-tick counts of latencies above these (pgio_tui.workloads.latency counts them).
 LATENCY_THRESHOLDS_MS = (100, 200, 300, 400, 500)
+_PER_TICK = "Of this tick only: never average it, use pgio_transaction_duration_seconds."
 _LAUNCHED = "launched workload only: pgbench per-transaction log, pgio statement times"
 _WAL_IO = "(object wal, context normal: writes zero-filling new segments are left out, as before 18)"
 _BUFCACHE = "every tick while a checkpoint starts, else at most every 10 s (costs ~0.5 us per buffer)"
@@ -71,9 +182,9 @@ IO_PRESSURE_FULL_PCT = "io.pressure_full_pct"
 LATENCY_TPS = "latency.tps"
 LATENCY_MEAN_MS = "latency.mean_ms"
 LATENCY_STDDEV_MS = "latency.stddev_ms"
-LATENCY_P50_MS = "latency.p50_ms"
-LATENCY_P95_MS = "latency.p95_ms"
-LATENCY_P99_MS = "latency.p99_ms"
+LATENCY_PERCENTILES = (50, 95, 99)  # the per-tick percentiles: latency.p<N>_ms, a summary's p<N>
+LATENCY_P: dict[int, str] = {p: f"latency.p{p}_ms" for p in LATENCY_PERCENTILES}
+LATENCY_P50_MS, LATENCY_P95_MS, LATENCY_P99_MS = LATENCY_P.values()
 LATENCY_MAX_MS = "latency.max_ms"
 LATENCY_TXNS = "latency.txns"
 LATENCY_FAILED = "latency.failed"
@@ -96,6 +207,7 @@ WAL_WRITE_TIME_MS_S = "wal.write_time_ms_s"
 WAL_SYNC_TIME_MS_S = "wal.sync_time_ms_s"
 BUFFERS_USED = "buffers.used"
 BUFFERS_DIRTY = "buffers.dirty"
+BUFFERS_EVICTIONS_S = "buffers.evictions_s"
 SESSIONS_ACTIVE = "sessions.active"
 SESSIONS_IO_WAIT = "sessions.io_wait"
 SESSIONS_LOCK_WAIT = "sessions.lock_wait"
@@ -129,8 +241,8 @@ DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT = "r_await_ms", "w_
 DISK_F_S, DISK_F_AWAIT_MS = "f_s", "f_await_ms"  # flushes (cache flush requests: fsync, fdatasync, O_DSYNC)
 
 
-def _m(name, unit, kind, pane, help, source, label=""):
-    return Metric(name, unit, kind, pane, help, source, label or _label(name))
+def _m(name, unit, kind, pane, help, source, label="", *, ref, read=None, published=None, prom=None):
+    return Metric(name, UNITS[unit], kind, pane, help, source, label or _label(name), ref, read, published, prom)
 
 
 def _label(name: str) -> str:
@@ -142,226 +254,307 @@ def _label(name: str) -> str:
     return last
 
 
+# Prometheus help shared by a family's series (one family, several metrics told apart by labels).
+_WRITTEN = "Shared buffers written, by who wrote them (pg_stat_io 16+, pg_stat_bgwriter/checkpointer before)."
+_FSYNCS = "fsync calls, by who made them (backend: the checkpointer's request queue was full)."
+_PSI = "Time during which {} stalled on I/O (/proc/pressure/io)."
+_BT = "backend_type"
+
 CATALOG: tuple[Metric, ...] = (
     # --- checkpoint -------------------------------------------------------------------------
     _m(CHECKPOINT_ACTIVE, "0/1", "state", "checkpoint",
        "1 while a checkpoint is running.",
        "checkpointer wait event (14+: CheckpointWriteDelay/DataFile*; 13: not CheckpointerMain), "
-       "started-vs-finished counters (18: num_done), log start line when readable"),
+       "started-vs-finished counters (18: num_done), log start line when readable",
+       ref=LOG, prom=gauge("checkpoint_active")),
     _m(CHECKPOINT_KIND, "text", "state", "checkpoint",
        "Why the running (or last) checkpoint started: time, wal, requested, immediate, shutdown, end-of-recovery.",
-       "server log `checkpoint starting:` flags when readable; else timed/requested counters"),
+       "server log `checkpoint starting:` flags when readable; else timed/requested counters",
+       ref=LOG),  # Prometheus: pgio_checkpoint_info{kind=...} (export/promnames.py)
     _m(CHECKPOINT_PROGRESS, "0-1", "gauge", "checkpoint",
        "Estimated fraction of the running checkpoint's buffer writes done.",
        "buffers written so far / dirty buffers at start (16+: pg_buffercache_summary(); else the schedule "
-       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="progress"),
+       "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="progress",
+       ref=derived(CHECKPOINT_BUFFERS_WRITTEN, CHECKPOINT_BUFFERS_ESTIMATE), prom=gauge("checkpoint_progress_ratio")),
     _m(CHECKPOINT_BUFFERS_WRITTEN, "buffers", "gauge", "checkpoint",
        "Buffers written by the running checkpoint so far.",
-       "13-16 pg_stat_bgwriter.buffers_checkpoint, 17+ pg_stat_checkpointer.buffers_written, minus the value at start"),
+       "13-16 pg_stat_bgwriter.buffers_checkpoint, 17+ pg_stat_checkpointer.buffers_written, minus the value at start",
+       ref=VIEW, prom=gauge("checkpoint_buffers_written")),
     _m(CHECKPOINT_BUFFERS_ESTIMATE, "buffers", "gauge", "checkpoint",
        "Estimated buffers the running checkpoint will write (dirty buffers when it started).",
-       "16+ pg_buffercache_summary().buffers_dirty sampled at start; null when unknown"),
+       "16+ pg_buffercache_summary().buffers_dirty sampled at start; null when unknown",
+       ref=VIEW, prom=gauge("checkpoint_buffers_estimate")),
     _m(CHECKPOINT_ELAPSED_S, "s", "gauge", "checkpoint",
-       "Seconds since the running checkpoint started.", "sampler clock at detected start"),
+       "Seconds since the running checkpoint started.", "sampler clock at detected start",
+       ref=CLOCK, prom=gauge("checkpoint_elapsed_seconds")),
     _m(CHECKPOINT_TIME_PROGRESS, "0-1", "gauge", "checkpoint",
        "Time since the last checkpoint started, as a fraction of checkpoint_timeout (1 = timed checkpoint due).",
-       "pg_control_checkpoint().checkpoint_time, checkpoint_timeout", label="time"),
+       "pg_control_checkpoint().checkpoint_time, checkpoint_timeout", label="time",
+       ref=VIEW, prom=gauge("checkpoint_time_progress_ratio")),
     _m(CHECKPOINT_WAL_PROGRESS, "0-1", "gauge", "checkpoint",
        "WAL since the last checkpoint's redo point as a fraction of the distance that triggers a WAL checkpoint.",
-       "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)", label="WAL"),
+       "pg_wal_lsn_diff(insert_lsn, redo_lsn) / (floor(max_wal_size/(1+cct)) segments)", label="WAL",
+       ref=VIEW, prom=gauge("checkpoint_wal_progress_ratio")),
     _m(CHECKPOINT_TIMEOUT_S, "s", "gauge", "checkpoint",
        "checkpoint_timeout in force at this tick (a reload mid-session shows here).",
-       "pg_settings, re-read when the settings fingerprint changes"),
+       "pg_settings, re-read when the settings fingerprint changes",
+       ref=VIEW, prom=gauge("checkpoint_timeout_seconds")),
     _m(CHECKPOINT_COMPLETION_TARGET, "0-1", "gauge", "checkpoint",
        "checkpoint_completion_target in force at this tick.",
-       "pg_settings, re-read when the settings fingerprint changes"),
-    # --- buffers written by source ---------------------------------------------------------
+       "pg_settings, re-read when the settings fingerprint changes",
+       ref=VIEW, prom=gauge("checkpoint_completion_target_ratio")),
+    # --- buffers written by source (cumulative: sources/pg_counters.writes_by_source) ---------
     _m(WRITES_CHECKPOINTER, "buffers/s", "rate", "writes",
        "Shared buffers written by the checkpointer.",
-       "16+ pg_stat_io writes (checkpointer, relation); 13-15 pg_stat_bgwriter.buffers_checkpoint"),
+       "16+ pg_stat_io writes (checkpointer, relation); 13-15 pg_stat_bgwriter.buffers_checkpoint",
+       ref=VIEW, published=AS_WRITTEN, prom=Prom("buffers_written", help=_WRITTEN, labels=((_BT, "checkpointer"),))),
     _m(WRITES_BGWRITER, "buffers/s", "rate", "writes",
        "Shared buffers written by the background writer.",
-       "16+ pg_stat_io writes (background writer); 13-15 pg_stat_bgwriter.buffers_clean"),
+       "16+ pg_stat_io writes (background writer); 13-15 pg_stat_bgwriter.buffers_clean",
+       ref=VIEW, published=AS_WRITTEN, prom=Prom("buffers_written", help=_WRITTEN, labels=((_BT, "bgwriter"),))),
     _m(WRITES_BACKEND, "buffers/s", "rate", "writes",
        "Buffers written by client backends (evicting dirty buffers themselves).",
        "16+ pg_stat_io writes (client backend, relation); 13-15 pg_stat_bgwriter.buffers_backend "
-       "(which also counts extensions and writes by autovacuum and other processes)"),
+       "(which also counts extensions and writes by autovacuum and other processes)",
+       ref=VIEW, published=BURSTY, prom=Prom("buffers_written", help=_WRITTEN, labels=((_BT, "backend"),))),
     _m(WRITES_AUTOVACUUM, "buffers/s", "rate", "writes",
-       "Buffers written by autovacuum workers.", "16+ pg_stat_io writes (autovacuum worker); null before 16"),
+       "Buffers written by autovacuum workers.", "16+ pg_stat_io writes (autovacuum worker); null before 16",
+       ref=VIEW, published=BURSTY, prom=Prom("buffers_written", help=_WRITTEN, labels=((_BT, "autovacuum"),))),
     _m(WRITES_OTHER, "buffers/s", "rate", "writes",
        "Buffers written by every other process type (background workers, walsender, startup, ...).",
-       "16+ pg_stat_io writes of the remaining backend types; null before 16"),
+       "16+ pg_stat_io writes of the remaining backend types; null before 16",
+       ref=VIEW, published=BURSTY, prom=Prom("buffers_written", help=_WRITTEN, labels=((_BT, "other"),))),
     _m(FSYNCS_BACKEND, "fsyncs/s", "rate", "writes",
        "fsync calls made by backends themselves (the checkpointer's request queue was full).",
-       "16+ pg_stat_io fsyncs (client backend); 13-15 pg_stat_bgwriter.buffers_backend_fsync"),
+       "16+ pg_stat_io fsyncs (client backend); 13-15 pg_stat_bgwriter.buffers_backend_fsync",
+       ref=VIEW, published=BURSTY, prom=Prom("fsyncs", help=_FSYNCS, labels=((_BT, "backend"),))),
     _m(FSYNCS_CHECKPOINTER, "fsyncs/s", "rate", "writes",
-       "fsync calls made by the checkpointer.", "16+ pg_stat_io fsyncs (checkpointer); null before 16"),
+       "fsync calls made by the checkpointer.", "16+ pg_stat_io fsyncs (checkpointer); null before 16",
+       ref=VIEW, published=AS_WRITTEN, prom=Prom("fsyncs", help=_FSYNCS, labels=((_BT, "checkpointer"),))),
     _m(EXTENDS_BACKEND, "blocks/s", "rate", "writes",
-       "Relation extensions (new blocks) by client backends.", "16+ pg_stat_io extends (client backend); null before 16"),
+       "Relation extensions (new blocks) by client backends.", "16+ pg_stat_io extends (client backend); null before 16",
+       ref=VIEW, published=BURSTY, prom=Prom("buffers_extended", help="Relation extensions (new blocks), by who made them.",
+                                              labels=((_BT, "backend"),))),
     _m(WRITEBACKS_TOTAL, "requests/s", "rate", "writes",
        "Writeback requests (sync_file_range, the *_flush_after settings) by all processes.",
-       "16+ pg_stat_io writebacks; null before 16"),
+       "16+ pg_stat_io writebacks; null before 16",
+       ref=VIEW, published=BURSTY, prom=Prom("writeback_requests")),
     _m(BGWRITER_MAXWRITTEN_S, "stops/s", "rate", "writes",
        "Background writer rounds stopped because bgwriter_lru_maxpages was reached.",
-       "pg_stat_bgwriter.maxwritten_clean"),
+       "pg_stat_bgwriter.maxwritten_clean",
+       ref=VIEW, read=Read("bgwriter", "maxwritten_clean"), published=AS_WRITTEN, prom=Prom("bgwriter_maxwritten_stops")),
     _m(BUFFERS_ALLOC_S, "buffers/s", "rate", "writes",
-       "Buffers allocated (read in or reused).", "pg_stat_bgwriter.buffers_alloc"),
+       "Buffers allocated (read in or reused).", "pg_stat_bgwriter.buffers_alloc",
+       ref=VIEW, read=Read("bgwriter", "buffers_alloc"), published=AS_WRITTEN, prom=Prom("buffers_allocated")),
     # --- kernel memory ---------------------------------------------------------------------
-    _m(MEM_DIRTY_KB, "kB", "gauge", "memory", "Dirty page cache waiting to be written.", "/proc/meminfo Dirty", label="Dirty"),
-    _m(MEM_WRITEBACK_KB, "kB", "gauge", "memory", "Page cache being written back now.", "/proc/meminfo Writeback", label="Writeback"),
+    _m(MEM_DIRTY_KB, "kB", "gauge", "memory", "Dirty page cache waiting to be written.", "/proc/meminfo Dirty",
+       label="Dirty", ref=PROC, prom=gauge("mem_dirty_bytes")),
+    _m(MEM_WRITEBACK_KB, "kB", "gauge", "memory", "Page cache being written back now.", "/proc/meminfo Writeback",
+       label="Writeback", ref=PROC, prom=gauge("mem_writeback_bytes")),
     _m(MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "kB", "gauge", "memory",
        "Dirty level at which the kernel's flusher starts background writeback.",
-       "/proc/vmstat nr_dirty_background_threshold x page size", label="bg"),
+       "/proc/vmstat nr_dirty_background_threshold x page size", label="bg",
+       ref=PROC, prom=gauge("mem_dirty_background_threshold_bytes")),
     _m(MEM_DIRTY_THRESHOLD_KB, "kB", "gauge", "memory",
-       "Dirty level at which writers are throttled hard.", "/proc/vmstat nr_dirty_threshold x page size", label="throttle"),
-    _m(MEM_AVAILABLE_KB, "kB", "gauge", "memory", "Memory available for new work.", "/proc/meminfo MemAvailable", label="available"),
-    _m(MEM_CACHED_KB, "kB", "gauge", "memory", "Page cache size.", "/proc/meminfo Cached", label="cached"),
+       "Dirty level at which writers are throttled hard.", "/proc/vmstat nr_dirty_threshold x page size",
+       label="throttle", ref=PROC, prom=gauge("mem_dirty_threshold_bytes")),
+    _m(MEM_AVAILABLE_KB, "kB", "gauge", "memory", "Memory available for new work.", "/proc/meminfo MemAvailable",
+       label="available", ref=PROC, prom=gauge("mem_available_bytes")),
+    _m(MEM_CACHED_KB, "kB", "gauge", "memory", "Page cache size.", "/proc/meminfo Cached", label="cached",
+       ref=PROC, prom=gauge("mem_cached_bytes")),
     _m(IO_PRESSURE_SOME_PCT, "%", "rate", "memory",
-       "Share of the tick during which at least one task stalled on I/O.", "/proc/pressure/io some total"),
+       "Share of the tick during which at least one task stalled on I/O.", "/proc/pressure/io some total",
+       ref=PROC, prom=Prom("io_pressure_some_stalled_seconds", help=_PSI.format("at least one task"))),
     _m(IO_PRESSURE_FULL_PCT, "%", "rate", "memory",
-       "Share of the tick during which all non-idle tasks stalled on I/O.", "/proc/pressure/io full total"),
+       "Share of the tick during which all non-idle tasks stalled on I/O.", "/proc/pressure/io full total",
+       ref=PROC, prom=Prom("io_pressure_full_stalled_seconds", help=_PSI.format("all non-idle tasks"))),
     # --- latency ---------------------------------------------------------------------------
     _m(LATENCY_TPS, "1/s", "rate", "latency",
        "Transactions per second (the workload's own count when launched by pgio-tui: pgbench transactions, "
        "pgio statements; else the server's commits and rollbacks).",
-       "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback"),
+       "pgbench log; otherwise pg_stat_database xact_commit+xact_rollback",
+       ref=PGBENCH, prom=Prom("transactions")),
     _m(LATENCY_MEAN_MS, "ms", "gauge", "latency",
        "Mean transaction latency over the tick (a launched pgbench's transactions, pgio's statements); "
        "null without a launched workload (see statements.mean_ms).",
-       _LAUNCHED),
+       _LAUNCHED, ref=PGBENCH, prom=gauge("latency_mean_seconds", note=_PER_TICK)),
     _m(LATENCY_STDDEV_MS, "ms", "gauge", "latency",
-       "Standard deviation of transaction latency over the tick.", _LAUNCHED),
-    _m(LATENCY_P50_MS, "ms", "gauge", "latency", "Median latency over the tick.", _LAUNCHED),
-    _m(LATENCY_P95_MS, "ms", "gauge", "latency", "95th percentile latency over the tick.", _LAUNCHED),
-    _m(LATENCY_P99_MS, "ms", "gauge", "latency", "99th percentile latency over the tick.", _LAUNCHED),
-    _m(LATENCY_MAX_MS, "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED),
+       "Standard deviation of transaction latency over the tick.", _LAUNCHED,
+       ref=PGBENCH, prom=gauge("latency_stddev_seconds", note=_PER_TICK)),
+    *(_m(LATENCY_P[p], "ms", "gauge", "latency", f"{'Median' if p == 50 else f'{p}th percentile'} latency over the "
+         "tick.", _LAUNCHED,
+         ref=PGBENCH, prom=gauge(f"latency_p{p}_seconds", note=_PER_TICK)) for p in LATENCY_PERCENTILES),
+    _m(LATENCY_MAX_MS, "ms", "gauge", "latency", "Largest latency over the tick.", _LAUNCHED,
+       ref=PGBENCH, prom=gauge("latency_max_seconds", note=_PER_TICK)),
     _m(LATENCY_TXNS, "count", "gauge", "latency",
        "Transactions (pgio: statements) the tick's latency figures cover; weights for averaging ticks.",
        "workload launched by pgio-tui: pgbench per-transaction log lines (a sample with --sampling-rate), "
-       "pgio statements; null otherwise"),
+       "pgio statements; null otherwise",
+       ref=PGBENCH, prom=Prom("latency_sampled_transactions", help="Transactions (pgio: statements) the latency "
+                              "figures cover (a sample with pgbench --sampling-rate).")),
     _m(LATENCY_FAILED, "count", "gauge", "latency",
        "Transactions that failed in the tick (serialization or deadlock failures, pgbench 15+).",
-       "pgbench per-transaction log (`failed`, `serialization`, `deadlock`)"),
+       "pgbench per-transaction log (`failed`, `serialization`, `deadlock`)",
+       ref=PGBENCH, prom=Prom("transactions_failed")),
     *(_m(LATENCY_OVER[ms], "count", "gauge", "latency",
          f"Transactions (pgio: statements) of the tick slower than {ms} ms.",
-         _LAUNCHED) for ms in LATENCY_THRESHOLDS_MS),
+         _LAUNCHED, ref=PGBENCH)  # Prometheus: the buckets of pgio_transaction_duration_seconds
+      for ms in LATENCY_THRESHOLDS_MS),
     # --- statements (pg_stat_statements): statement execution time, never transaction latency ----
     _m(STATEMENTS_CALLS_S, "1/s", "rate", "latency",
        "Statements completed per second (top-level; utility statements and pgio-tui's own left out), over the "
        "window since the previous read of pg_stat_statements: every tick while that read is cheap, every few "
        "ticks on a server with thousands of entries (null in between: reads stay within the observer's budget).",
-       _PGSS),
+       _PGSS, ref=VIEW, prom=Prom("statements")),
     _m(STATEMENTS_MEAN_MS, "ms", "gauge", "latency",
        "Mean execution time of the statements completed in that window: a statement's time inside the server, "
        "not a transaction's latency (BEGIN/COMMIT/SET and other utility statements, and pgio-tui's own, "
        "are left out so microsecond statements do not pull it down).",
-       _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)"),
+       _PGSS + "; delta total_exec_time / delta calls (total_time on old extension versions)",
+       ref=VIEW, prom=gauge("statement_exec_mean_seconds")),
     _m(STATEMENTS_STDDEV_MS, "ms", "gauge", "latency",
        "Standard deviation of the execution time of the statements completed in that window.",
-       _PGSS + "; from calls, mean and stddev (sum of squares)"),
+       _PGSS + "; from calls, mean and stddev (sum of squares)",
+       ref=VIEW, prom=gauge("statement_exec_stddev_seconds")),
     *(_m(STATEMENTS_LOG_OVER[ms], "count", "gauge", "latency",
          f"Statements, server log: statements of any client that ran longer than {ms} ms, counted from the "
          f"`duration:` lines read at this tick (statement executions; parse/bind phases, auto_explain plans, "
          f"PL/pgSQL RAISE look-alikes and pgio-tui's own left out); null when log_min_duration_statement "
          f"is above {ms} ms (the log misses some).",
          "server log (logging_collector through pg_read_binary_file, or the file on the database host) with "
-         "log_min_duration_statement >= 0; stderr, csvlog, jsonlog", label=f"log>{ms}") for ms in LATENCY_THRESHOLDS_MS),
+         "log_min_duration_statement >= 0; stderr, csvlog, jsonlog", label=f"log>{ms}",
+         ref=LOG, prom=Prom("statements_slower_logged", help="Statements of any client slower than `threshold` "
+                            "seconds, counted from the server log's duration: lines.",
+                            labels=(("threshold", f"{ms / 1000:g}"),)))
+      for ms in LATENCY_THRESHOLDS_MS),
     # --- database --------------------------------------------------------------------------
     _m(PGIO_READS_S, "blocks/s", "rate", "reads",
        "Blocks the pgio workload's statements read from the kernel (shared-buffer misses), per second.",
-       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_fetched - _hit of their table and index, per slice"),
+       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_fetched - _hit of their table and index, per slice",
+       ref=VIEW, prom=Prom("workload_blocks_read")),
     _m(PGIO_HITS_S, "blocks/s", "rate", "reads",
        "Shared-buffer hits of the pgio workload's statements, per second.",
-       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice"),
+       "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice",
+       ref=VIEW, prom=Prom("workload_blocks_hit")),
     _m(DB_BLKS_READ_S, "blocks/s", "rate", "reads",
-       "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read"),
-    _m(DB_BLKS_HIT_S, "blocks/s", "rate", "reads", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit"),
-    _m(DB_XACT_S, "1/s", "rate", "database", "Commits plus rollbacks, all databases.", "pg_stat_database"),
-    _m(DB_TEMP_BYTES_S, "bytes/s", "rate", "database", "Temporary file bytes written.", "pg_stat_database.temp_bytes"),
+       "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read",
+       ref=VIEW, read=Read("db", "blks_read"), published=BURSTY, prom=Prom("db_blocks_read")),
+    _m(DB_BLKS_HIT_S, "blocks/s", "rate", "reads", "Shared-buffer hits, all databases.", "pg_stat_database.blks_hit",
+       ref=VIEW, read=Read("db", "blks_hit"), published=BURSTY, prom=Prom("db_blocks_hit")),
+    _m(DB_XACT_S, "1/s", "rate", "database", "Commits plus rollbacks, all databases.", "pg_stat_database",
+       ref=VIEW, read=Read("db", "xact"), published=BURSTY, prom=Prom("db_transactions")),
+    _m(DB_TEMP_BYTES_S, "bytes/s", "rate", "database", "Temporary file bytes written.", "pg_stat_database.temp_bytes",
+       ref=VIEW, read=Read("db", "temp_bytes"), published=BURSTY, prom=Prom("db_temp_bytes")),
     _m(DB_BLK_READ_TIME_MS_S, "ms/s", "rate", "reads",
-       "Time backends spent reading blocks (needs track_io_timing).", "pg_stat_database.blk_read_time"),
+       "Time backends spent reading blocks (needs track_io_timing).", "pg_stat_database.blk_read_time",
+       ref=VIEW, read=Read("db", "blk_read_time"), published=BURSTY, prom=Prom("db_block_read_seconds")),
     _m(DB_BLK_WRITE_TIME_MS_S, "ms/s", "rate", "database",
-       "Time backends spent writing blocks (needs track_io_timing).", "pg_stat_database.blk_write_time"),
-    _m(DB_BACKENDS, "count", "gauge", "database", "Connected backends.", "pg_stat_database.numbackends"),
+       "Time backends spent writing blocks (needs track_io_timing).", "pg_stat_database.blk_write_time",
+       ref=VIEW, read=Read("db", "blk_write_time"), published=BURSTY, prom=Prom("db_block_write_seconds")),
+    _m(DB_BACKENDS, "count", "gauge", "database", "Connected backends.", "pg_stat_database.numbackends",
+       ref=VIEW, read=Read("db", "backends"), prom=gauge("db_backends")),
     _m(WAL_BYTES_S, "bytes/s", "rate", "wal", "WAL generated.",
-       "pg_wal_lsn_diff of pg_current_wal_insert_lsn() between ticks (all versions)"),
-    _m(WAL_RECORDS_S, "1/s", "rate", "wal", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13"),
-    _m(WAL_FPI_S, "1/s", "rate", "wal", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13"),
+       "pg_wal_lsn_diff of pg_current_wal_insert_lsn() between ticks (all versions)",
+       ref=VIEW, prom=Prom("wal_bytes")),  # the insert position: live, never spread (sampler/postgres_tick.py)
+    _m(WAL_RECORDS_S, "1/s", "rate", "wal", "WAL records.", "14+ pg_stat_wal.wal_records; null on 13",
+       ref=VIEW, read=Read("wal", "wal_records"), published=BURSTY, prom=Prom("wal_records")),
+    _m(WAL_FPI_S, "1/s", "rate", "wal", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13",
+       ref=VIEW, read=Read("wal", "wal_fpi"), published=BURSTY, prom=Prom("wal_fpi")),
     _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "wal", "WAL writes forced because wal_buffers was full.",
-       "14+ pg_stat_wal.wal_buffers_full; null on 13"),
+       "14+ pg_stat_wal.wal_buffers_full; null on 13",
+       ref=VIEW, read=Read("wal", "wal_buffers_full"), published=BURSTY, prom=Prom("wal_buffers_full")),
     _m(WAL_WRITES_S, "1/s", "rate", "wal",
        "WAL write() calls (WAL buffers written out to the kernel), by every process.",
-       f"14-17 pg_stat_wal.wal_write; 18 pg_stat_io.writes {_WAL_IO}; null on 13"),
+       f"14-17 pg_stat_wal.wal_write; 18 pg_stat_io.writes {_WAL_IO}; null on 13",
+       ref=VIEW, read=Read("wal", "wal_write"), published=BURSTY, prom=Prom("wal_writes")),
     _m(WAL_SYNCS_S, "1/s", "rate", "wal",
        "WAL flushes to disk (fsync/fdatasync, or the write itself with open_sync/open_datasync).",
-       f"14-17 pg_stat_wal.wal_sync; 18 pg_stat_io.fsyncs {_WAL_IO}; null on 13"),
+       f"14-17 pg_stat_wal.wal_sync; 18 pg_stat_io.fsyncs {_WAL_IO}; null on 13",
+       ref=VIEW, read=Read("wal", "wal_sync"), published=BURSTY, prom=Prom("wal_syncs")),
     _m(WAL_WRITE_TIME_MS_S, "ms/s", "rate", "wal",
        "Time spent in WAL writes (needs track_wal_io_timing; 0 without it).",
-       f"14-17 pg_stat_wal.wal_write_time; 18 pg_stat_io.write_time {_WAL_IO}; null on 13"),
+       f"14-17 pg_stat_wal.wal_write_time; 18 pg_stat_io.write_time {_WAL_IO}; null on 13",
+       ref=VIEW, read=Read("wal", "wal_write_time"), published=BURSTY, prom=Prom("wal_write_seconds")),
     _m(WAL_SYNC_TIME_MS_S, "ms/s", "rate", "wal",
        "Time spent flushing WAL to disk (needs track_wal_io_timing; 0 without it).",
-       f"14-17 pg_stat_wal.wal_sync_time; 18 pg_stat_io.fsync_time {_WAL_IO}; null on 13"),
+       f"14-17 pg_stat_wal.wal_sync_time; 18 pg_stat_io.fsync_time {_WAL_IO}; null on 13",
+       ref=VIEW, read=Read("wal", "wal_sync_time"), published=BURSTY, prom=Prom("wal_sync_seconds")),
     _m(BUFFERS_USED, "buffers", "gauge", "reads",
        "Shared buffers holding a page (the rest are free); read every few seconds, null in between.",
-       f"16+ pg_buffercache_summary().buffers_used, when the extension is installed; {_BUFCACHE}"),
+       f"16+ pg_buffercache_summary().buffers_used, when the extension is installed; {_BUFCACHE}",
+       ref=VIEW, prom=gauge("shared_buffers_used")),
     _m(BUFFERS_DIRTY, "buffers", "gauge", "reads",
        "Shared buffers modified and not yet written; read every few seconds, null in between.",
-       f"16+ pg_buffercache_summary().buffers_dirty, when the extension is installed; {_BUFCACHE}"),
+       f"16+ pg_buffercache_summary().buffers_dirty, when the extension is installed; {_BUFCACHE}",
+       ref=VIEW, prom=gauge("shared_buffers_dirty")),
+    _m(BUFFERS_EVICTIONS_S, "buffers/s", "rate", "reads",
+       "Shared buffers evicted to make room for another block, by every process: shared_buffers pressure.",
+       "16+ pg_stat_io.evictions (object relation, every backend type and context); null before 16",
+       ref=VIEW, read=Read("iosum", "evictions"), published=BURSTY, prom=Prom("buffers_evicted")),
     # --- waits -----------------------------------------------------------------------------
-    _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity"),
-    _m(SESSIONS_IO_WAIT, "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity", label="IO wait"),
-    _m(SESSIONS_LOCK_WAIT, "count", "gauge", "waits", "Backends waiting on a Lock or LWLock.", "pg_stat_activity", label="lock wait"),
+    _m(SESSIONS_ACTIVE, "count", "gauge", "waits", "Client backends in state active.", "pg_stat_activity",
+       ref=VIEW, prom=gauge("sessions_active")),
+    _m(SESSIONS_IO_WAIT, "count", "gauge", "waits", "Backends waiting on an IO wait event.", "pg_stat_activity",
+       label="IO wait", ref=VIEW, prom=gauge("sessions_io_wait")),
+    _m(SESSIONS_LOCK_WAIT, "count", "gauge", "waits", "Backends waiting on a Lock or LWLock.", "pg_stat_activity",
+       label="lock wait", ref=VIEW, prom=gauge("sessions_lock_wait")),
     _m(AIO_IN_FLIGHT, "count", "gauge", "waits",
        "Asynchronous I/O handles in use (defined, staged, submitted or completed, not yet reclaimed); the "
        "Backends view (B) splits them by state and operation.", "18+ pg_aios (needs pg_read_all_stats)",
-       label="AIO in flight"),
+       label="AIO in flight", ref=VIEW, prom=gauge("aio_in_flight")),
     # --- observer --------------------------------------------------------------------------
-    _m(OBSERVER_COLLECT_MS, "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock"),
+    _m(OBSERVER_COLLECT_MS, "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock",
+       ref=CLOCK, prom=gauge("observer_collect_seconds")),
     _m(OBSERVER_CPU_MS, "ms", "gauge", "observer", "Client CPU time (user+system) used by pgio-tui since the last tick.",
-       "os.times() of this process"),
+       "os.times() of this process",
+       ref=PROC, prom=Prom("observer_cpu_seconds", help="Client CPU time (user+system) used by pgio-tui.")),
     _m(OBSERVER_SERVER_MS, "ms", "gauge", "observer", "Server time spent executing the tick's query.",
-       "clock_timestamp() - statement_timestamp() at the end of the query"),
-    _m(OBSERVER_LATE_MS, "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock"),
+       "clock_timestamp() - statement_timestamp() at the end of the query",
+       ref=CLOCK, prom=gauge("observer_server_seconds")),
+    _m(OBSERVER_LATE_MS, "ms", "gauge", "observer", "How late the tick started against its schedule.", "sampler clock",
+       ref=CLOCK, prom=gauge("observer_late_seconds")),
     _m(OBSERVER_STATEMENTS_MS, "ms", "gauge", "observer",
        "Server time the tick's pg_stat_statements part took (0 on ticks that do not read it).",
-       "clock_timestamp() before and after that part of the tick's query"),
+       "clock_timestamp() before and after that part of the tick's query",
+       ref=CLOCK, prom=gauge("observer_statements_seconds")),
     # --- statements ------------------------------------------------------------------------
     _m(STATEMENTS_WINDOW_S, "s", "gauge", "statements",
        "Seconds the tick's top-statement figures cover (since the previous read of every entry); set only on "
        "ticks that read them: every 10 s at least, less often when pg_stat_statements is large.",
-       "server clock at the two reads of pg_stat_statements(false)"),
+       "server clock at the two reads of pg_stat_statements(false)",
+       ref=CLOCK, prom=gauge("statements_window_seconds")),
 )
 
-_PGSS = "pg_stat_statements(false) delta per queryid over the window (summed over users, databases, top-level)"
+_PGSS_ROWS = "pg_stat_statements(false) delta per queryid over the window (summed over users, databases, top-level)"
 STATEMENT_METRICS: tuple[Metric, ...] = (
-    _m("statement.<queryid>.calls_s", "1/s", "rate", "statements", "Executions completed.", f"calls; {_PGSS}"),
+    _m("statement.<queryid>.calls_s", "1/s", "rate", "statements", "Executions completed.", f"calls; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.time_ms_s", "ms/s", "rate", "statements",
        "Execution time per second (1000 = one backend busy all the time with it).",
-       f"total_exec_time (total_time before 1.8); {_PGSS}"),
+       f"total_exec_time (total_time before 1.8); {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.mean_ms", "ms", "gauge", "statements",
        "Mean execution time over the window (statement latency, not a transaction's).",
-       "delta total_exec_time / delta calls"),
+       "delta total_exec_time / delta calls", ref=VIEW),
     _m("statement.<queryid>.stddev_ms", "ms", "gauge", "statements",
        "Standard deviation of the execution time over the window.",
-       "from the delta of calls x (stddev_exec_time^2 + mean_exec_time^2) (sum of squares)"),
-    _m("statement.<queryid>.rows_s", "1/s", "rate", "statements", "Rows returned or affected.", f"rows; {_PGSS}"),
+       "from the delta of calls x (stddev_exec_time^2 + mean_exec_time^2) (sum of squares)", ref=VIEW),
+    _m("statement.<queryid>.rows_s", "1/s", "rate", "statements", "Rows returned or affected.", f"rows; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.hit_s", "blocks/s", "rate", "statements", "Shared-buffer hits.",
-       f"shared_blks_hit; {_PGSS}"),
+       f"shared_blks_hit; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.read_s", "blocks/s", "rate", "statements",
-       "Blocks read from the kernel (shared-buffer misses).", f"shared_blks_read; {_PGSS}"),
+       "Blocks read from the kernel (shared-buffer misses).", f"shared_blks_read; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.dirtied_s", "blocks/s", "rate", "statements", "Shared buffers dirtied.",
-       f"shared_blks_dirtied; {_PGSS}"),
+       f"shared_blks_dirtied; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.written_s", "blocks/s", "rate", "statements",
        "Shared buffers the statement's backend wrote itself (evicting dirty buffers).",
-       f"shared_blks_written; {_PGSS}"),
+       f"shared_blks_written; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.read_time_ms_s", "ms/s", "rate", "statements", "Time reading blocks (track_io_timing).",
-       f"17+ shared_blk_read_time, 13-16 blk_read_time; {_PGSS}"),
+       f"17+ shared_blk_read_time, 13-16 blk_read_time; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.write_time_ms_s", "ms/s", "rate", "statements",
-       "Time writing blocks (track_io_timing).", f"17+ shared_blk_write_time, 13-16 blk_write_time; {_PGSS}"),
+       "Time writing blocks (track_io_timing).", f"17+ shared_blk_write_time, 13-16 blk_write_time; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.temp_written_s", "blocks/s", "rate", "statements", "Temporary file blocks written.",
-       f"temp_blks_written; {_PGSS}"),
+       f"temp_blks_written; {_PGSS_ROWS}", ref=VIEW),
     _m("statement.<queryid>.wal_bytes_s", "bytes/s", "rate", "statements", "WAL generated.",
-       f"wal_bytes (13+, extension 1.8+); {_PGSS}"),
+       f"wal_bytes (13+, extension 1.8+); {_PGSS_ROWS}", ref=VIEW),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in STATEMENT_METRICS) == STATEMENT_FIELDS
 STATEMENT_UNITS: dict[str, str] = {m.name.rsplit(".", 1)[1]: m.unit for m in STATEMENT_METRICS}
@@ -372,39 +565,76 @@ _BACKEND_IO = "18+ pg_stat_get_backend_io(pid) delta over the tick, summed over 
 BACKEND_METRICS: tuple[Metric, ...] = (
     _m("backend.<pid>.read_bytes_s", "bytes/s", "rate", "backends",
        "Bytes the process made the kernel read from storage (page-cache hits are not counted).",
-       f"read_bytes; {_PROC_IO}"),
+       f"read_bytes; {_PROC_IO}", ref=PROC),
     _m("backend.<pid>.write_bytes_s", "bytes/s", "rate", "backends",
        "Page-cache bytes the process dirtied (the kernel counts a page when it is dirtied, again each "
        "time it is re-dirtied after writeback: a WAL page rewritten by every commit counts whole each "
        "time), not bytes that reached storage; PostgreSQL's own writes are pg_write_bytes_s (18).",
-       f"write_bytes; {_PROC_IO}", label="dirtied"),
+       f"write_bytes; {_PROC_IO}", label="dirtied", ref=PROC),
     _m("backend.<pid>.pg_read_bytes_s", "bytes/s", "rate", "backends",
        "Bytes PostgreSQL read for this backend (from the kernel, page cache or disk), as published "
-       "(a backend flushes its statistics at most about once a second).", f"read_bytes; {_BACKEND_IO}"),
+       "(a backend flushes its statistics at most about once a second).", f"read_bytes; {_BACKEND_IO}",
+       ref=VIEW),
     _m("backend.<pid>.pg_write_bytes_s", "bytes/s", "rate", "backends",
        "Bytes PostgreSQL wrote for this backend (shared buffers it evicted, WAL, temp files: "
        "writes × block size), as published: the buffer-level figure beside write_bytes_s.",
-       f"write_bytes; {_BACKEND_IO}"),
+       f"write_bytes; {_BACKEND_IO}", ref=VIEW),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in BACKEND_METRICS) == BACKEND_RATES
 
-DISK_METRICS: tuple[Metric, ...] = (
-    _m("disk.<device>.r_s", "1/s", "rate", "devices", "Reads completed per second (iostat r/s).", "/proc/diskstats field 1"),
-    _m("disk.<device>.w_s", "1/s", "rate", "devices", "Writes completed per second (iostat w/s).", "/proc/diskstats field 5"),
-    _m("disk.<device>.rkb_s", "kB/s", "rate", "devices", "kB read per second.", "/proc/diskstats field 3 / 2"),
-    _m("disk.<device>.wkb_s", "kB/s", "rate", "devices", "kB written per second.", "/proc/diskstats field 7 / 2"),
-    _m("disk.<device>.r_await_ms", "ms", "gauge", "devices", "Mean time a read took, queue included.",
-       "delta field 4 / delta field 1"),
-    _m("disk.<device>.w_await_ms", "ms", "gauge", "devices", "Mean time a write took, queue included.",
-       "delta field 8 / delta field 5"),
-    _m("disk.<device>.aqu_sz", "requests", "gauge", "devices", "Average queue size.", "delta field 11 / delta ms"),
-    _m("disk.<device>.util_pct", "%", "gauge", "devices",
-       "Share of time the device had I/O in flight (not saturation on SSD/NVMe).", "delta field 10 / delta ms"),
-    _m("disk.<device>.f_s", "1/s", "rate", "devices",
-       "Flush requests completed per second (iostat f/s): fsync/fdatasync reaching the device's cache.",
-       "/proc/diskstats field 16 (kernel 5.5+; whole disks only, 0 on partitions and older kernels)"),
-    _m("disk.<device>.f_await_ms", "ms", "gauge", "devices",
-       "Mean time a flush request took (iostat f_await).", "delta field 17 / delta field 16"),
+
+_IO = "16+ pg_stat_io, object relation, summed over contexts per backend type; null before 16"
+SOURCE_METRICS: tuple[Metric, ...] = (  # Frame.sources, the recording's `io` table; Prometheus: labelled backend_type
+    # Published BURSTY but by STEADY_PUBLISHERS (their rows are as written).
+    _m("io.<backend_type>.reads", "blocks/s", "rate", "io", "Blocks read into shared buffers.", f"reads; {_IO}",
+       ref=VIEW, published=BURSTY, prom=Prom("io_reads", help="Blocks read into shared buffers (pg_stat_io, "
+                                             "relation), by backend type.")),
+    _m("io.<backend_type>.writes", "buffers/s", "rate", "io", "Shared buffers written.", f"writes; {_IO}",
+       ref=VIEW, published=BURSTY),
+    _m("io.<backend_type>.extends", "blocks/s", "rate", "io", "Relation extensions (new blocks).", f"extends; {_IO}",
+       ref=VIEW, published=BURSTY),
+    _m("io.<backend_type>.fsyncs", "fsyncs/s", "rate", "io", "fsync calls.", f"fsyncs; {_IO}",
+       ref=VIEW, published=BURSTY),
+    _m("io.<backend_type>.writebacks", "requests/s", "rate", "io", "Writeback requests.", f"writebacks; {_IO}",
+       ref=VIEW, published=BURSTY),
+    _m("io.<backend_type>.hits", "blocks/s", "rate", "io", "Shared-buffer hits.", f"hits; {_IO}",
+       ref=VIEW, published=BURSTY, prom=Prom("io_hits", help="Shared-buffer hits (pg_stat_io, relation), by "
+                                             "backend type.")),
+    _m("io.<backend_type>.evictions", "buffers/s", "rate", "io", "Buffers evicted to make room for another block.",
+       f"evictions; {_IO}", ref=VIEW, published=BURSTY,
+       prom=Prom("io_evictions", help="Buffers evicted to make room (pg_stat_io, relation), by backend type.")),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
+
+def _disk(field, unit, kind, help, source, prom: Prom) -> Metric:
+    return _m(f"disk.<device>.{field}", unit, kind, "devices", help, source, ref=IOSTAT, prom=prom)
+
+
+DISK_METRICS: tuple[Metric, ...] = (  # Prometheus: labelled device and role
+    _disk("r_s", "1/s", "rate", "Reads completed per second (iostat r/s).", "/proc/diskstats field 1",
+          Prom("disk_reads_completed", help="Reads completed (/proc/diskstats).")),
+    _disk("w_s", "1/s", "rate", "Writes completed per second (iostat w/s).", "/proc/diskstats field 5",
+          Prom("disk_writes_completed", help="Writes completed (/proc/diskstats).")),
+    _disk("rkb_s", "kB/s", "rate", "kB read per second.", "/proc/diskstats field 3 / 2",
+          Prom("disk_read_bytes", help="Bytes read (/proc/diskstats).")),
+    _disk("wkb_s", "kB/s", "rate", "kB written per second.", "/proc/diskstats field 7 / 2",
+          Prom("disk_written_bytes", help="Bytes written (/proc/diskstats).")),
+    _disk("r_await_ms", "ms", "gauge", "Mean time a read took, queue included.", "delta field 4 / delta field 1",
+          gauge("disk_read_await_seconds", "Mean time a read took over the tick, queue included.")),
+    _disk("w_await_ms", "ms", "gauge", "Mean time a write took, queue included.", "delta field 8 / delta field 5",
+          gauge("disk_write_await_seconds", "Mean time a write took over the tick, queue included.")),
+    _disk("aqu_sz", "requests", "gauge", "Average queue size.", "delta field 11 / delta ms",
+          gauge("disk_queue_size", "Average queue size over the tick.")),
+    _disk("util_pct", "%", "gauge", "Share of time the device had I/O in flight (not saturation on SSD/NVMe).",
+          "delta field 10 / delta ms",
+          gauge("disk_utilization_ratio", "Share of the tick the device had I/O in flight (not saturation on SSD/NVMe).")),
+    _disk("f_s", "1/s", "rate",
+          "Flush requests completed per second (iostat f/s): fsync/fdatasync reaching the device's cache.",
+          "/proc/diskstats field 16 (kernel 5.5+; whole disks only, 0 on partitions and older kernels)",
+          Prom("disk_flushes_completed", help="Flush requests completed (/proc/diskstats).")),
+    _disk("f_await_ms", "ms", "gauge", "Mean time a flush request took (iostat f_await).",
+          "delta field 17 / delta field 16",
+          gauge("disk_flush_await_seconds", "Mean time a flush request took over the tick.")),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in DISK_METRICS) == DEVICE_FIELDS == (
     DISK_R_S, DISK_W_S, DISK_RKB_S, DISK_WKB_S, DISK_R_AWAIT_MS, DISK_W_AWAIT_MS, DISK_AQU_SZ, DISK_UTIL_PCT,
@@ -421,3 +651,20 @@ def lookup(name: str) -> Metric | None:
         fld = name.rsplit(".", 1)[-1]
         return next((m for m in DISK_METRICS if m.name.endswith("." + fld)), None)
     return None
+
+
+def counter_rates() -> tuple[tuple[str, str, str], ...]:
+    """(metric, section, column) of every cumulative counter read from a tick statement column."""
+    return tuple((m.name, m.read.section, m.read.column) for m in CATALOG if m.read and m.kind == "rate")
+
+
+def column_gauges() -> tuple[tuple[str, str, str], ...]:
+    """(metric, section, column) of every level read as it is from a tick statement column."""
+    return tuple((m.name, m.read.section, m.read.column) for m in CATALOG if m.read and m.kind != "rate")
+
+
+def published_as_written() -> frozenset[str]:
+    """The counters the sampler shows as sampled (never spread): the catalog's AS_WRITTEN ones and
+    the pg_stat_io rows of STEADY_PUBLISHERS (`checkpointer.writes`, ...)."""
+    return frozenset({m.name for m in CATALOG if m.published == AS_WRITTEN}
+                     | {f"{btype}.{fld}" for btype in STEADY_PUBLISHERS for fld in SOURCE_FIELDS})

@@ -4,12 +4,15 @@ drift from the code: `python -m pgio_tui.metrics_doc > docs/metrics.md` (a test 
 from __future__ import annotations
 
 from pgio_tui.frame import BACKENDS_TOP
-from pgio_tui.metrics import (BACKEND_METRICS, CATALOG, DISK_METRICS, LATENCY_THRESHOLDS_MS, STATEMENT_METRICS,
-                              Metric)
+from pgio_tui.metrics import (AS_WRITTEN, BACKEND_METRICS, CATALOG, DISK_METRICS, LATENCY_THRESHOLDS_MS, REFERENCE_KINDS,
+                              SOURCE_METRICS, STATEMENT_METRICS, Metric)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 # Said under a pane's table: how its figures leave the recording.
-PANE_NOTES = {"backends": [
+PANE_NOTES = {"io": [
+    "Rows of the recording's `io` table (one per backend type and tick with any I/O), not `ticks` columns;",
+    "the checkpointer's and background writer's rows are published as written, the others spread.",
+], "backends": [
     "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",
     "(pid, type, application, database, state, wait event, query start, query_id, these four rates,",
     "the query's text). `pgio-tui diff` (two runs or N) and `pgio-tui report` show each run's kinds of",
@@ -71,20 +74,31 @@ def markdown() -> str:
         "run pays out what is still owed; a session stopped by a key or signal may lack the last",
         "interval's remainder), and the figure lags the work by at most one publication interval. A rise",
         "after more than 15 s of silence is shown at once. The",
-        "checkpointer's and background writer's own counters (`writes.checkpointer`, `writes.bgwriter`,",
-        "`fsyncs.checkpointer`, `bgwriter.maxwritten_s`, `buffers.alloc_s`) are published as they",
-        "work and are never spread: their timing is the point.",
+        "checkpointer's and background writer's own counters",
+        f"({', '.join(f'`{m.name}`' for m in CATALOG if m.published == AS_WRITTEN)}, and their `io` rows)",
+        "are published as they work and are never spread: their timing is the point.",
         "",
     ]
+    lines += ["**Checked against.** Every metric names its independent reference, the figure the truth suite",
+              "compares it with (column *checked against*):", ""]
+    lines += [f"- *{kind}*: {text}." for kind, text in REFERENCE_KINDS.items()]
+    lines += [""]
     panes: dict[str, list[Metric]] = {}
-    for m in CATALOG + DISK_METRICS + STATEMENT_METRICS + BACKEND_METRICS:
+    for m in CATALOG + DISK_METRICS + SOURCE_METRICS + STATEMENT_METRICS + BACKEND_METRICS:
         panes.setdefault(m.pane, []).append(m)
     for pane, ms in panes.items():
-        lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source |", "|---|---|---|---|---|"]
-        lines += [f"| `{m.name}` | {m.unit} | {m.kind} | {m.help} | {m.source} |" for m in ms]
+        lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source | checked against |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| `{m.name}` | {m.unit} | {m.kind} | {m.help} | {m.source} | {_reference(m)} |" for m in ms]
         lines += ["", *PANE_NOTES[pane], ""] if pane in PANE_NOTES else [""]
     return "\n".join(lines)
 
+
+def _reference(m: Metric) -> str:
+    ref = m.reference
+    if ref is None:
+        return ""
+    return ref.kind + (" of " + ", ".join(f"`{n}`" for n in ref.of) if ref.of else "")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ rebuilt by make_conninfo. Free text (an event, a workload's output line) may quo
 string: there every `password=` value is cut as libpq would read it, every URI's `:password@` and
 `password=` parameter too, and any password this process was given (by CONN, -d or PGPASSWORD)
 is replaced wherever it appears.
+
+A statement text (pg_stat_statements, a recording, experiment.json) is SQL: scrub_statement reads
+its string literals as the server does ('' doubled, E'' with backslashes, $tag$…$tag$, and one cut
+short at the end) and masks a literal that follows the word PASSWORD (ALTER/CREATE ROLE … [ENCRYPTED]
+PASSWORD '…', USER MAPPING … OPTIONS (password '…')), and the password inside any literal that holds a
+connection string or URI (dblink, dblink_connect, CREATE SUBSCRIPTION … CONNECTION).
 """
 
 from __future__ import annotations
@@ -59,12 +65,93 @@ def scrub_secrets(text: str) -> str:
         parsed = scrub_conninfo(text)
         if parsed is not None:
             return parsed
-    _remember_env()
-    for secret in _known:
-        text = text.replace(secret, MASK)
+    text = _mask_known(text)
     text = _URI_PASSWORD.sub(r"\1@", text)
     text = _QUERY_PASSWORD.sub(r"\1", text)
     return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
+
+
+# SQL as the server reads it: comments, quoted identifiers, words and the string literals.
+_SQL_TOKEN = re.compile(r"""
+    (?P<comment>--[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|$))
+  | (?P<ident>"(?:[^"]|"")*"?)
+  | (?P<estr>[eE]'(?:[^'\\]|''|\\.?)*'?)
+  | (?P<str>'(?:[^']|'')*'?)
+  | (?P<dollar>(?P<tag>\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$)(?s:.*?)(?:(?P=tag)|$))
+  | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
+""", re.X | re.S)
+_PASSWORD_WORD = re.compile(r'"?(?:ssl)?password"?', re.I)
+_LITERAL_MASK = f"'{MASK}'"
+
+
+def _mask_known(text: str) -> str:
+    _remember_env()
+    for secret in _known:
+        text = text.replace(secret, MASK)
+    return text
+
+
+def _scrub_literal(token: str, kind: str) -> str:
+    """A string literal with the password of a connection string or URI in it masked."""
+    if kind == "dollar":
+        tag = token[:token.index("$", 1) + 1]
+        closed = len(token) >= 2 * len(tag) and token.endswith(tag)
+        body = token[len(tag):len(token) - len(tag) if closed else None]
+        return tag + _conninfo_text(body) + (tag if closed else "")
+    start = 2 if kind == "estr" else 1
+    closed = len(token) > start and token.endswith("'") and not _open_quote(token[start:-1], kind)
+    body = token[start:-1 if closed else None]
+    raw = body.replace("''", "'") if kind == "str" else re.sub(r"\\(.)|''", lambda m: m[1] or "'", body, flags=re.S)
+    if not re.search(r"password|://", raw, re.I):
+        return token
+    new = _conninfo_text(raw)
+    if new == raw:
+        return token
+    new = new.replace("'", "''") if kind == "str" else new.replace("\\", "\\\\").replace("'", "\\'")
+    return token[:start] + new + ("'" if closed else "")
+
+
+def _open_quote(body: str, kind: str) -> bool:
+    """Is the literal's last quote an escaped one (then the literal runs to the end of the text)?"""
+    if kind == "estr":
+        return (len(body) - len(body.rstrip("\\"))) % 2 == 1
+    return False
+
+
+def _conninfo_text(text: str) -> str:
+    """Free text holding connection strings or URIs: every `password=` value and URI password masked."""
+    text = _URI_PASSWORD.sub(lambda m: f"{m[1]}:{MASK}@", text)
+    text = _QUERY_PASSWORD.sub(lambda m: f"{m[1]}password={MASK}" + ("&" if m[0].endswith("&") else ""), text)
+    return _KV_PASSWORD.sub(lambda m: f"password={MASK}" + (" " if m[0][-1:].isspace() else ""), text)
+
+
+def scrub_statement(text: str) -> str:
+    """A statement's text without passwords: the literal after PASSWORD masked, the password in a
+    literal holding a connection string masked, any password this process was given masked. The one
+    scrubber of statement texts: the tracker of pg_stat_statements, the reader of recordings and of
+    experiment folders call it where a text comes in."""
+    text = _mask_known(str(text))
+    if not re.search(r"password|://", text, re.I):
+        return text
+    out: list[str] = []
+    last_word = ""
+    pos = 0
+    for m in _SQL_TOKEN.finditer(text):
+        gap = text[pos:m.start()]
+        if gap.strip(" \t\r\n="):
+            last_word = ""  # PASSWORD counts only right before its literal (blanks, `=` or a comment between)
+        out.append(gap)
+        kind = m.lastgroup if m.lastgroup != "tag" else "dollar"
+        token = m[0]
+        if kind in ("str", "estr", "dollar"):
+            token = _LITERAL_MASK if last_word == "password" else _scrub_literal(token, kind)
+            last_word = ""
+        elif kind != "comment":
+            last_word = "password" if _PASSWORD_WORD.fullmatch(token) else token.lower()
+        out.append(token)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def is_secret_key(name) -> bool:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pgio_tui.errors import PROG, CliError
+from pgio_tui.errors import PROG, CliError, ConnectError
 from pgio_tui.frame import Event, Frame
 from pgio_tui.interfaces import SamplerLike as Sampler
 from pgio_tui.interfaces import WorkloadLike as Workload
@@ -45,7 +45,7 @@ def open_sampler(conninfo: str, interval: float = 1.0, devices: list[str] | None
     except UnknownDevices as exc:
         raise CliError(str(exc)) from None
     except SourceError as exc:
-        raise CliError(f"cannot connect: {exc}") from None
+        raise ConnectError(f"cannot connect: {exc}") from None
     return sampler
 
 
@@ -108,21 +108,28 @@ class Session:
 
     # --- on the loop's thread -------------------------------------------------------------------
 
-    def record(self, path: str, force: bool = False, make_dirs: bool = False) -> None:
+    def record(self, path: str, force: bool = False, make_dirs: bool = False, rotation=None) -> None:
         """Open the recording now: metadata and settings snapshot. CliError when it cannot be.
-        `make_dirs`: create the folder too (the live view's recordings/)."""
+        `make_dirs`: create the folder too (the live view's recordings/). `rotation`
+        (store.rotation.Rotation): `path` is a folder that gets one recording per period."""
         from pgio_tui.secrets import command_line
         from pgio_tui.store.writer import Recorder, RecordingError
         if self._recorder is not None:
             raise CliError(f"already recording to {self.recording}")
+        meta = {**self.sampler.meta(), "command_line": command_line(PROG)}
         try:
-            if make_dirs:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            rec = Recorder(path, force=force, meta={**self.sampler.meta(), "command_line": command_line(PROG)})
+            if rotation is not None:
+                from pgio_tui.store.rotation import RotatingRecorder
+                rec = RotatingRecorder(path, rotation, meta=meta, settings=self.sampler.settings_rows)
+            else:
+                if make_dirs:
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                rec = Recorder(path, force=force, meta=meta)
         except (RecordingError, OSError) as exc:
             raise CliError(str(exc)) from None
         try:
-            rec.set_settings(self.sampler.settings_rows())
+            if rotation is None:
+                rec.set_settings(self.sampler.settings_rows())
         except RecordingError as exc:
             _close_quietly(rec, f"error: {exc}")
             raise CliError(str(exc)) from None

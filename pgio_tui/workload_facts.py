@@ -7,15 +7,25 @@ workload's row (kind, argv, params, exit_code, summary) as the recorder stores i
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any
 
 EXIT_INTERRUPTED = 130  # a workload stopped early (SIGINT), as a shell reports it
+PGBENCH_INIT_DONE = "pgbench -i done"  # a workload's progress notes: events of kind "note" that say
+PGIO_RUN_STARTED = "pgio run started: "  # nothing is degraded (marked {"workload": kind} since)
+
+
+def workload_progress(text: str, data: dict[str, Any]) -> bool:
+    """Whether a "note" event is a workload's progress (pgbench's init done, pgio's sessions
+    launched), not something degraded: marked so by the workload, or, in a recording written
+    before the mark, its text."""
+    return bool(data.get("workload")) or text == PGBENCH_INIT_DONE or text.startswith(PGIO_RUN_STARTED)
 
 
 def workload_command(w: dict[str, Any]) -> str:
     """A recorded workload's command as the user gave it (`pgbench -c 4 -T 60`): the program's
     name without its path, and without the -P/-l/--log-prefix pgio-tui added for its own use."""
+    import shlex  # not at start-up: the live view imports this module for workload_progress
+
     argv = w.get("argv") or []
     if not isinstance(argv, list):
         return str(argv)

@@ -160,6 +160,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "observer.statements_ms": None,  # set by _statements (own random stream)
         "statements.window_s": None,
         "aio.in_flight": None,  # 18+ (set by _aio)
+        "buffers.evictions_s": None,  # 16+: the sum of the io rows' evictions (set with them)
         **_wal_and_buffers(random.Random(tick * 7919 + 13), tick, dt, active),
     }
     assert set(v) == {m.name for m in CATALOG}, "fixture must carry the full catalog"
@@ -318,6 +319,7 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
             frng = random.Random(tick * 104729 + 17)
             f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None, frng) for d, role in devices.items()}
             f.sources = _sources(rng, rate_dt, cp_tick is not None)
+            f.values["buffers.evictions_s"] = sum(row["evictions"] for row in f.sources.values())
         f.device_roles = {d: role for d, role in devices.items() if role}
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]
         if tick and tick % STATEMENT_EVERY == 0:

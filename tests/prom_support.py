@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -45,12 +46,18 @@ def promtool_check_metrics(text: str) -> subprocess.CompletedProcess:
 class Prometheus:
     """A Prometheus server on 127.0.0.1 with a temp data dir, scraping `targets` every second."""
 
-    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s"):
+    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s", backfill: Path | None = None):
+        """`backfill`: an OpenMetrics file (`export --format openmetrics`) made into blocks with
+        promtool in the data directory before the server starts, as docs/prometheus.md says."""
         self.binary = require_tool("prometheus")
         self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         workdir.mkdir(parents=True, exist_ok=True)
+        if backfill is not None:
+            r = subprocess.run([require_tool("promtool"), "tsdb", "create-blocks-from", "openmetrics", str(backfill),
+                                str(workdir / "data")], capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
         config = workdir / "prometheus.yml"
         config.write_text(
             "global:\n"
@@ -79,8 +86,18 @@ class Prometheus:
         raise AssertionError("prometheus never became ready")
 
     def query(self, promql: str, at: float | None = None) -> list[dict]:
-        params = {"query": promql} | ({"time": f"{at:.3f}"} if at is not None else {})
-        _ctype, body = http_get(f"{self.url}/api/v1/query?{urllib.parse.urlencode(params)}")
+        return self._api("query", {"query": promql} | ({"time": f"{at:.3f}"} if at is not None else {}))
+
+    def query_range(self, promql: str, start: float, end: float, step: float = 1.0) -> list[dict]:
+        return self._api("query_range", {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}",
+                                         "step": f"{step:g}"})
+
+    def _api(self, path: str, params: dict) -> list[dict]:
+        """The result, or an AssertionError with Prometheus' own error (a bad query is a 400/422)."""
+        try:
+            _ctype, body = http_get(f"{self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}")
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"{params['query']}: {exc.read().decode()[:500]}") from None
         doc = json.loads(body)
         assert doc["status"] == "success", doc
         return doc["data"]["result"]

@@ -134,10 +134,10 @@ def test_diff_compares_backends_by_type_and_application(runs):
 def test_n_run_diff_and_report(runs, tmp_path, capsys):
     """N runs (A, B and a copy of A) give the same backend rows against the baseline; the report of
     one run lists its top backends, the two-run report compares them; HTML is escaped."""
-    from pgio_tui.analysis.compare_many import compare_many
+    from pgio_tui.analysis.compare import compare_files
     a_path, (da, _, _), b_path, (db, _, _) = runs
     copy = shutil.copy(a_path, tmp_path / "a2.pgio")
-    c = compare_many([a_path, b_path, copy], "start")
+    c = compare_files([a_path, b_path, copy], "start")
     row = c.row("backends", f"client backend ({WRITER}) · dirtied")
     assert row.values[0] == pytest.approx(da[WRITER]["write_bytes"] / MIB)
     assert row.values[1] == pytest.approx(db[WRITER]["write_bytes"] / MIB)

@@ -68,7 +68,8 @@ def test_no_verdict_says_why(tmp_path):
     for r in unjudged:
         assert r.verdict == "" and "too few independent blocks" in r.judgement.why
     md = render(c, "markdown")
-    assert "no verdict: too few independent blocks" in md
+    assert "| – | ?AB |" in md and "too few independent blocks in that run to judge (under 8)" in md  # code, legend
+    assert "no verdict" not in md and "no verdict: too few" in render(c, "json")  # the whole reason in JSON
 
 
 def _run(path: Path, work: int, summary: dict) -> Path:

@@ -8,13 +8,15 @@ import csv
 import io
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from test_diff_fixtures import write_run
 
 from pgio_tui.analysis.compare import compare
-from pgio_tui.analysis.compare_many import compare_many
+from pgio_tui.analysis.compare import compare_files
+from pgio_tui.analysis.settings_diff import SettingChange
 from pgio_tui.cli import main
 from pgio_tui.experiments.plan import Plan, save
 
@@ -50,7 +52,7 @@ def folder(three, tmp_path_factory):
 
 def test_each_column_is_the_two_way_diff(three):
     a, b, a2 = three
-    c = compare_many([a, b, a2], align="workload")
+    c = compare_files([a, b, a2], align="workload")
     ab, aa = compare(a, b, "workload"), compare(a, a2, "workload")
     assert c.letters == ["A", "B", "C"] and c.labels == ["a.pgio", "b.pgio", "a2.pgio"]
     assert len(c.rows) == len(ab.rows)
@@ -59,14 +61,16 @@ def test_each_column_is_the_two_way_diff(three):
             r = c.row(r2.group, r2.name)
             assert r is not None, (r2.group, r2.name)
             assert r.values[0] == r2.a and r.values[col] == r2.b
-            assert r.pairs[col].change_pct == r2.change_pct and r.pairs[col].verdict == r2.verdict
-            assert r.pairs[col].judgement == r2.judgement
+            assert r.change_pct_of(col) == r2.change_pct and r.verdict_of(col) == r2.verdict
+            j, j2 = r.judgement_of(col), r2.judgement
+            assert replace(j, why="") == replace(j2, why="")  # the same verdict, its run named as in the table
+            assert j.why == j2.why.replace(" B ", f" {c.letters[col]} ")
     assert c.row("latency", "tps").values == [100, 120, 100]
-    assert c.row("writes", "backend").pairs[1].verdict == "changed"
-    assert c.row("writes", "backend").pairs[2].change_pct == 0  # A vs A: no change
+    assert c.row("writes", "backend").verdict_of(1) == "changed"
+    assert c.row("writes", "backend").change_pct_of(2) == 0  # A vs A: no change
     # the settings that differ, per run: only B's backend_flush_after and machine
-    assert ("postgres", "backend_flush_after", ["0", "2MB", "0"]) in c.settings
-    assert ("host", ["lab-a", "lab-b", "lab-a"]) in c.machine
+    assert SettingChange("postgres", "backend_flush_after", "0", "2MB", "0") in c.settings
+    assert SettingChange("machine", "host", "lab-a", "lab-b", "lab-a") in c.machine
 
 
 def test_the_baseline_is_chosen_and_becomes_a(three, capsys):
@@ -91,7 +95,7 @@ def test_formats(three, capsys):
     args = ["diff", str(a), str(b), str(a2)]
     assert main([*args, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    c = compare_many([a, b, a2], align="auto")
+    c = compare_files([a, b, a2], align="auto")
     stats = [r for r in rows if not r["group"].startswith(("setting", "machine"))]
     assert len(stats) == 3 * len(c.rows)
     tps = [r for r in stats if r["name"] == "tps"]
@@ -130,7 +134,15 @@ def test_an_experiment_folder(folder, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["runs"][0]["label"] == "backend_flush_after=2MB r1"
     assert main(["diff", str(folder), "--format", "markdown"]) == 0
-    assert "| A | backend_flush_after=0 r1 (baseline) |" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "| A (baseline) | backend_flush_after=0 r1 |" in text
+    assert "| metric | unit | A: 0 r1 | B: 2MB r1 | C: 0 r2 |" in text  # columns named by the setting that differs
+    assert main(["diff", str(folder), "--format", "table"]) == 0
+    text = capsys.readouterr().out
+    assert "002-backend_flush_after=2MB-r1.pgio" in text and "_af…" not in text  # run names whole
+    assert "no verdict" not in text and "?AB" in text  # a short code, said in the legend
+    assert max(map(len, text.splitlines())) <= 200
+    assert "29 s from the workload start (ticks 2-31)" in text  # the runs table not wrapped
 
 
 def test_report_of_n_and_of_a_folder(three, folder, tmp_path, capsys):
@@ -138,7 +150,8 @@ def test_report_of_n_and_of_a_folder(three, folder, tmp_path, capsys):
     assert main(["report", *map(str, three), "-o", str(out), "--baseline", "b.pgio"]) == 0
     html = out.read_text()
     assert "comparison of 3 runs against b.pgio" in html
-    assert html.count("<details") == 3 and html.count('<svg class="cdf"') == 1  # a stack per run, one CDF
+    assert html.count("<details open><summary>A:") == 1 and html.count('<svg class="cdf"') == 1  # one CDF
+    assert html.count("<details><summary>All settings of") == 3 and html.count("<details><summary>") == 5
     assert "<td class=\"n\"><b>100.0 (-16.7 %*)</b></td>" in html  # A's tps against B: changed
     assert "<td>backend_flush_after</td><td>postgres</td><td>2MB</td><td>0</td><td>0</td>" in html
     assert "<script>" in html and "http" not in html.replace("http://www.w3.org", "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgio_tui.commands.experiment_progress import bar
+from pgio_tui.headless import bar
 from pgio_tui.experiments.plan import Plan
 from pgio_tui.experiments.progress import Progress, nominal_s
 

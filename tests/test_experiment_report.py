@@ -376,3 +376,26 @@ def test_pgio_reads_and_sql_elapsed_come_from_the_workloads_own_summary(tmp_path
     assert any("of pgio's statements" in n for n in data["notes"])
     assert any("of the statement's executions" in n for n in data["notes"])
     assert {"pgio_riops", "pgio_hit_ratio", "sql_elapsed"} <= {f["key"] for f in data["figures"]}
+
+
+def test_figures_are_found_by_metric_and_statistic(tmp_path):
+    """Every figure names a statistic the summary has, by (metric, stat): a typo is a figure that is
+    always "—". A statistic's (metric, stat) is unique in its summary. The fixture has no latency
+    histograms (so no percentile of transactions) and no pgio workload."""
+    from collections import Counter
+
+    from pgio_tui import metrics as M
+    from pgio_tui.analysis.summary import summarize
+    from pgio_tui.experiments.figures import FIGURES, run_figures, run_window
+    from pgio_tui.store.reader import Recording
+
+    path = write_fixture(tmp_path / "r.pgio", n=60, incidents=False)
+    with Recording(path) as rec:
+        s = summarize(rec, run_window(rec))
+    assert [k for k, n in Counter(st.id for st in s.stats).items() if n > 1] == []
+    values = run_figures(path).values
+    missing = {f.key for f in FIGURES if f.of is not None and values[f.key] is None}
+    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s"}
+    assert values["pgdata_util"] == s.find(M.disk("nvme0n1", M.DISK_UTIL_PCT), "mean").value \
+        == s.value("devices", "PGDATA util mean")
+

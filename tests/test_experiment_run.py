@@ -129,6 +129,7 @@ def test_ctrl_c_restores_keeps_finished_runs_and_resume_completes(make_cluster, 
             proc.kill()
     assert proc.returncode == 130, output
     assert "experiment resume" in output and "Traceback" not in output
+    assert output.count("flag: ended early: stopped by the user") == 1, output  # with the run's line, once
     plan = json.loads(plan_file.read_text())
     assert [r["state"] for r in plan["runs"]] == ["done", "interrupted", "planned", "planned"]
     assert plan["restored"] is True

@@ -75,3 +75,20 @@ def test_sources_summary_is_the_window_mean_of_the_recorded_rows(fixture_file):
     want = sum((b.sources.get("client backend", {}).get("reads") or 0) * (b.t - a.t)
                for a, b in zip(inside, inside[1:])) / span
     assert got["client backend"]["reads"] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.asyncio
+async def test_every_extra_view_goes_the_one_way(fixture_file, utc):
+    """Each view of tui/views.py: its key shows it over the monitor, another view's key switches
+    (one view on the monitor, never a stack of them), its key again goes back."""
+    from pgio_tui.tui.views import EXTRA_VIEWS
+
+    app = make_app(fixture_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for v, w in zip(EXTRA_VIEWS, EXTRA_VIEWS[1:] + EXTRA_VIEWS[:1]):
+            await pilot.press(v.key)
+            assert app.screen.extra_view is v and app.screen_stack[-2] is app.monitor
+            await pilot.press(w.key)
+            assert app.screen.extra_view is w and app.screen_stack[-2] is app.monitor
+            await pilot.press(w.key)
+            assert isinstance(app.screen, MonitorScreen)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from prom_support import Prometheus, http_get, promtool_check_metrics, require_tool
 
-from pgio_tui.export.grafana import dashboard
+from pgio_tui.export.grafana import dashboard, queries
+from pgio_tui.cli import main
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.schema import quantize
 from pgio_tui.workloads.cluster import free_port
@@ -92,9 +93,7 @@ def test_prometheus_scrapes_record_listen(pg_cluster, tmp_path):
             "pgio_observer_collect_seconds", "pgio_wal_bytes_total", "pgio_mem_dirty_bytes",
             "pgio_disk_reads_completed_total", "pgio_up")}
         target = prom.query('up{job="pgio-tui"}')
-        board = dashboard()
-        exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
-        exprs.append(board["annotations"]["list"][0]["expr"].replace("== 1", ">= 0"))  # no checkpoint may run
+        exprs = [e.replace("== 1", ">= 0") for e in queries(dashboard())]  # no checkpoint may run just then
         empty = [e for e in exprs if not prom.query(_grafana_vars(e), at=at)]
     finally:
         stop_load.set()
@@ -106,7 +105,8 @@ def test_prometheus_scrapes_record_listen(pg_cluster, tmp_path):
     # every chart of the dashboard is valid PromQL (prom.query checks), with data unless this run
     # cannot have any: latency needs a launched workload, statement figures pg_stat_statements
     # (not loaded on this cluster), progress a checkpoint running at a tick, waits a backend caught waiting
-    may_be_empty = ("pgio_latency_", "pgio_statement", "pgio_checkpoint_progress_ratio", "pgio_wait_sessions")
+    may_be_empty = ("pgio_latency_", "pgio_transaction_duration", "pgio_statement", "pgio_checkpoint_progress_ratio",
+                    "pgio_wait_sessions")
     assert [e for e in empty if not any(n in e for n in may_be_empty)] == [], "\n".join(empty)
     assert all(v == "1" for _ts, v in series["pgio_up"][0]["values"])
 
@@ -184,3 +184,93 @@ def test_backfill_with_promtool_reads_back_the_recording(fixture_file, tmp_path)
             total += f.values["wal.bytes_s"] * f.dt
             assert at(wal, f.t) == pytest.approx(total, rel=1e-12)
             assert at(util, f.t) == pytest.approx(f.devices["nvme0n1"]["util_pct"] / 100, rel=1e-12)
+
+
+def _p99_bucket(seconds: float) -> tuple[float, float]:
+    """The `le` bucket a value falls in: histogram_quantile answers within it."""
+    from pgio_tui.export.histograms import BOUNDS_S
+    lo = max((b for b in BOUNDS_S if b < seconds), default=0.0)
+    hi = min((b for b in BOUNDS_S if b >= seconds), default=float("inf"))
+    return lo, hi
+
+
+def _recorded_p99(rec, start_t: float, end_t: float) -> float:
+    """The recording's own p99 over the ticks taken in (start_t, end_t], in seconds."""
+    first = rec.tick_at(start_t) + 1
+    return rec.latency_histogram(first, rec.tick_at(end_t)).percentile(99) / 1000
+
+
+def _checkpoint_now(cluster, stop: threading.Event, at_s: float) -> None:
+    if not stop.wait(at_s):
+        with cluster.connect(autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+
+
+P99 = "histogram_quantile(0.99, rate(pgio_transaction_duration_seconds_bucket[1m]))"
+
+
+def test_dashboard_on_a_live_scrape_and_a_backfill(make_cluster, tmp_path):
+    """pgbench launched by `bench --headless --listen`, scraped by one Prometheus; its recording
+    (checkpoints of two kinds or more, a gap: the recorder stopped for 3 s) backfilled into another.
+    Every dashboard query runs on both over the whole run (as Grafana does) with data; the p99 of
+    the histogram is the recording's own, within the bucket it falls in."""
+    require_tool("prometheus")
+    cluster = make_cluster(max_wal_size="32MB", checkpoint_timeout="30s",
+                           shared_preload_libraries="pg_stat_statements")
+    with cluster.connect(autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    port, out = free_port(), tmp_path / "bench.pgio"
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "pgio_tui", "bench", "pgbench", "-h", str(cluster.sockdir), "-p", str(cluster.port),
+         "-U", "postgres", "-d", "postgres", "--headless", "--record", str(out), "--init-scale", "5",
+         "--listen", f"127.0.0.1:{port}", "--", "-T", "75", "-c", "2", "-j", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stop = threading.Event()
+    live = backfilled = None
+    try:
+        _wait_for_endpoint(f"http://127.0.0.1:{port}/metrics", bench, timeout=120)
+        live = Prometheus(tmp_path / "live", [f"127.0.0.1:{port}"])
+        threading.Thread(target=_checkpoint_now, args=(cluster, stop, 20), daemon=True).start()
+        time.sleep(40)
+        bench.send_signal(signal.SIGSTOP)  # the recorder misses ticks: a gap
+        time.sleep(3)
+        bench.send_signal(signal.SIGCONT)
+        assert bench.wait(150) == 0, bench.stderr.read()
+    finally:
+        stop.set()
+        if bench.poll() is None:
+            bench.kill()
+    try:
+        with Recording(out) as rec:
+            start_t, end_t = rec.start_t, rec.end_t
+            kinds = {c["kind"] for c in rec.checkpoints()}
+            gaps = rec.events(["gap"])
+            at = end_t - 5
+            recorded = _recorded_p99(rec, at - 60, at)
+        assert len(kinds) >= 2 and gaps, (kinds, gaps)
+        om = tmp_path / "bench.om"
+        assert main(["export", str(out), "--format", "openmetrics", "-o", str(om)]) == 0
+        backfilled = Prometheus(tmp_path / "backfill", [], backfill=om)
+        exprs = queries(dashboard())
+        figures = {}
+        for name, prom in (("live", live), ("backfill", backfilled)):
+            empty = [e for e in exprs if not prom.query_range(_grafana_vars(e), start_t, end_t, 1.0)]
+            assert empty == [], f"{name}: {len(empty)} of {len(exprs)} queries without data:\n" + "\n".join(empty)
+            spans = prom.query_range(_grafana_vars(exprs[-1]), start_t, end_t, 1.0)
+            shown = {}
+            for s in spans:
+                for ts, _v in s["values"]:
+                    shown.setdefault(ts, []).append(s["metric"]["kind"])
+            assert all(len(k) == 1 for k in shown.values()), "two kinds at once"
+            got = prom.query(P99, at=at)
+            assert got, f"{name}: no p99"
+            figures[name] = float(got[0]["value"][1])
+        lo, hi = _p99_bucket(recorded)
+        print(f"\np99 over the minute before {at:.0f}: recording {recorded * 1000:.2f} ms (bucket {lo * 1000:g}-"
+              f"{hi * 1000:g} ms); live {figures['live'] * 1000:.2f} ms, backfill {figures['backfill'] * 1000:.2f} ms; "
+              f"{len(exprs)} queries with data on both; checkpoint kinds {sorted(kinds)}")
+        assert lo <= figures["backfill"] <= hi and lo <= figures["live"] <= hi, (recorded, figures)
+    finally:
+        for prom in (live, backfilled):
+            if prom is not None:
+                prom.stop()

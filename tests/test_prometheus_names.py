@@ -16,7 +16,8 @@ from pgio_tui.export.promnames import FAMILIES, Converter, exposed_names, markdo
 from pgio_tui.metrics import BY_NAME, DISK_METRICS
 from pgio_tui.store.reader import Recording
 
-BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event"}
+BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event",
+                  "le"}
 
 
 def test_names_follow_prometheus_conventions():
@@ -30,7 +31,8 @@ def test_names_follow_prometheus_conventions():
 
 def test_every_catalog_metric_with_a_number_has_a_prometheus_name(fixture_file):
     from pgio_tui.export.promnames import DISK_RULES, RULES
-    mapped = {r.metric for r in RULES} | {"checkpoint.kind"}
+    from pgio_tui.metrics import LATENCY_OVER
+    mapped = {r.metric for r in RULES} | {"checkpoint.kind"} | set(LATENCY_OVER.values())  # histogram buckets
     assert set(BY_NAME) <= mapped, set(BY_NAME) - mapped
     assert {r.metric for r in DISK_RULES} == {m.name.rsplit(".", 1)[1] for m in DISK_METRICS}
 
@@ -153,7 +155,11 @@ def test_dashboard_file_is_generated_from_the_names():
     titles = " ".join(p["title"] for p in board["panels"])
     for pane in ("Checkpoint", "Buffers written", "Dirty", "Devices", "Latency", "Waits"):
         assert pane in titles
-    assert "pgio_checkpoint_active" in board["annotations"]["list"][0]["expr"]
+    annotation = board["annotations"]["list"][0]
+    assert "expr" not in annotation and "pgio_checkpoint_active" in annotation["target"]["expr"]  # Grafana's current form
+    assert board["schemaVersion"] == 42
+    (ds,) = board["__inputs"]  # the import asks for the data source; the variable starts on it
+    assert ds["pluginId"] == "prometheus" and f"${{{ds['name']}}}" in json.dumps(board["templating"])
 
 
 def test_docs_list_every_prometheus_name():
@@ -183,3 +189,10 @@ def test_page_is_prometheus_clients_own_rendering(fixture_file, accept):
             assert exporter.page(accept)[0] == encoder(registry), frame.tick
             series.add(tuple(labels for family, labels, _v in samples if family.name == "pgio_wait_sessions"))
     assert len(series) > 3  # the series did change
+
+
+def test_the_server_label_names_a_machine_not_a_socket():
+    """A server reached by a unix socket or loopback is the client's machine (naming.machine_of)."""
+    assert server_label({"host": "/var/run/postgresql", "port": 5432, "client_host": "db1"}) == "db1:5432"
+    assert server_label({"host": "127.0.0.1", "port": 5433, "client_host": "db1"}) == "db1:5433"
+    assert server_label({"host": "db2.example.net", "port": 5432, "client_host": "mon"}) == "db2.example.net:5432"

@@ -98,7 +98,7 @@ def test_decimate_keeps_gaps():
     points = [(float(i), None if 1000 <= i < 1200 else 2.0) for i in range(3600)]
     out = svg.decimate(points, 0, 3599, columns=100)
     assert any(y is None for _, y in out)
-    d = svg._path(out, lambda x: x / 10, lambda y: 50 - y)
+    d = svg.path_data(out, lambda x: x / 10, lambda y: 50 - y)
     assert d.count("M") == 2  # the line breaks at the gap
 
 

@@ -21,6 +21,7 @@ from fixture_recording import synthetic_frames
 from pgio_tui.analysis.compare import compare
 from pgio_tui.analysis.formats import FORMATS, render
 from pgio_tui.analysis.report import build
+from pgio_tui import metrics as M
 from pgio_tui.metrics import lookup
 from pgio_tui.session import Session, open_sampler
 from pgio_tui.store import schema
@@ -144,8 +145,12 @@ def test_real_recording_reads_back_every_figure(pg_cluster, tmp_path):
     # 2. The same file as schema 2 stored it: identical Frames and output everywhere.
     (tmp_path / "v2").mkdir()
     old = as_schema_2(path, tmp_path / "v2" / "run.pgio")
-    frozen = objects(FROZEN_V2)
-    assert {k: v for k, v in objects(old).items() if k in frozen} == frozen  # a genuine schema-2 layout
+    frozen, got = objects(FROZEN_V2), objects(old)
+    # a genuine schema-2 layout; `ticks` has a column per catalog metric, and metrics added since
+    # fixture-v2 was frozen are more columns (added without a version bump), none changed
+    frozen_ticks, got_ticks = dict(frozen.pop(("table", "ticks"))[1]), dict(got[("table", "ticks")][1])
+    assert {k: v for k, v in got.items() if k in frozen} == frozen
+    assert {c: got_ticks.get(c) for c in frozen_ticks} == frozen_ticks
     with Recording(old) as rec2, Recording(path) as rec3:
         assert rec2.schema_version == 2
         assert list(rec2.frames()) == list(rec3.frames())
@@ -197,3 +202,37 @@ def test_crafted_scales_are_ignored(tmp_path):
         f = rec.frame(3)
         assert f.values["checkpoint.kind"] == "time" and f.values["latency.mean_ms"] == raw
         assert [v for _, _, v in rec.series("latency.mean_ms")][3] == raw
+
+
+def test_time_per_second_keeps_its_sub_millisecond_part(tmp_path):
+    """ms/s figures are time, not events: 0.4 ms of WAL fsync in a one-second tick is 0.4, not 0
+    (before, every .../s unit was kept to one unit per tick and these read back 0)."""
+    assert schema.quantize(0.4, "ms/s", 1.0) == 0.4 and schema.quantize(0.4, "1/s", 1.0) == 0.0
+    frames = list(synthetic_frames(4, incidents=False))
+    timings = (M.WAL_SYNC_TIME_MS_S, M.WAL_WRITE_TIME_MS_S, M.DB_BLK_READ_TIME_MS_S, M.DB_BLK_WRITE_TIME_MS_S)
+    for f in frames:
+        f.values.update(dict.fromkeys(timings, 0.4))
+    path = tmp_path / "r.pgio"
+    with Recorder(path, meta={"interval_s": 1.0}) as w:
+        for f in frames:
+            w.write(f)
+    with Recording(path) as rec:
+        assert all(rec.meta["scales"][name] == 1000 for name in timings)
+        for f in rec.frames():
+            assert {name: f.values[name] for name in timings} == dict.fromkeys(timings, 0.4), f.tick
+        assert [v for _, _, v in rec.series(M.WAL_SYNC_TIME_MS_S)] == [0.4] * len(frames)
+
+
+@pytest.mark.parametrize("name", ["fixture-v1.sqlite", "fixture-v2.sqlite"])
+def test_old_recordings_read_their_timings_as_written(name):
+    """Files written before ms/s kept decimals (their meta holds no scale for them) read each
+    ms/s value exactly as the file holds it."""
+    path = FROZEN_V2.parent / name
+    with sqlite3.connect(path) as c:
+        cols = [r[1] for r in c.execute("PRAGMA table_info(ticks)") if r[1].endswith("_ms_s")]
+        raw = {r[0]: dict(zip(cols, r[1:])) for r in
+               c.execute(f"SELECT tick, {', '.join(schema.quote(col) for col in cols)} FROM ticks")}
+    assert M.DB_BLK_READ_TIME_MS_S in cols and sum(v[M.DB_BLK_READ_TIME_MS_S] or 0 for v in raw.values()) > 0
+    with Recording(path) as rec:
+        back = {f.tick: {col: f.values.get(col) for col in cols} for f in rec.frames()}
+    assert back == raw

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 APP = """
 from textual.app import App
 from textual.widgets import Static
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 
 class Keys(QuietInput, App):
     BINDINGS = [("escape", "key('esc')", "esc"), ("x", "key('x')", "x"), ("q", "quit", "quit")]

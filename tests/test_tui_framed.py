@@ -11,7 +11,7 @@ from textual.theme import Theme
 
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.widgets import framed
+from pgio_tui.tui.textual_private import framed
 from pgio_tui.tui.widgets.lines import LinesView
 
 pytestmark = pytest.mark.asyncio

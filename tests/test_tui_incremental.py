@@ -50,7 +50,7 @@ def test_kept_drawing_equals_a_drawing_from_scratch_every_tick():
     n = 420
     frames = _frames(n)
     history = FrameHistory(capacity=CAPACITY)
-    panes = [cls(id=key) for key, _short, cls in PANES]
+    panes = [cls(id=cls.SPEC.name) for cls in PANES]
     compared, frozen, scales = 0, None, set()
     for k, (f, (window, pause, (width, height))) in enumerate(zip(frames, _plan(len(frames)))):
         history.push(f)

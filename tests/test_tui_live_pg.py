@@ -128,8 +128,8 @@ def test_end_to_end_in_tmux(make_cluster, tmp_path):
         _tmux("send-keys", "-t", target, "Space")
         _wait_screen(target, lambda s: "PAUSED" in s)
         _tmux("send-keys", "-t", target, "Space")
-        _tmux("send-keys", "-t", target, "-")
-        _wait_screen(target, lambda s: "⧗10m" in s and "PAUSED" not in s)
+        _tmux("send-keys", "-t", target, *["+"] * 8, "-")  # in to the shortest step (10 s), one out
+        _wait_screen(target, lambda s: "⧗20s" in s and "PAUSED" not in s)
         _tmux("resize-window", "-t", target, "-x", "200", "-y", "60")
         screen = _wait_screen(target, lambda s: "6 Waits" in s and "1 Checkpoint" in s and "4 Devices" in s)
         assert "Ckpt  2 Writes" not in screen  # no tabs: every pane at once

@@ -13,7 +13,7 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.feed import LiveFeed
 from pgio_tui.tui.screens.dialogs import ConfirmScreen, HelpScreen, PromptScreen
-from pgio_tui.tui.screens.monitor import MonitorScreen
+from pgio_tui.tui.screens.monitor import WINDOWS, MonitorScreen, fitted_window
 from pgio_tui.tui.session import session_from_sampler
 from pgio_tui.tui.widgets.lines import LinesView
 
@@ -47,11 +47,12 @@ async def test_keys_switch_panes_zoom_theme_help(tmp_path):
         assert visible() == ["memory"]
         await pilot.press("6")
         assert visible() == ["waits"]
-        assert scr.window_s == 300
+        w = WINDOWS.index(scr.window_s)  # a session shorter than 5 min: fitted to it
+        assert scr.fitted and scr.window_s == fitted_window(scr.span()) < 300
         await pilot.press("plus")
-        assert scr.window_s == 120
+        assert scr.window_s == WINDOWS[max(0, w - 1)] and not scr.fitted
         await pilot.press("minus", "minus", "minus")
-        assert scr.window_s == 1800
+        assert scr.window_s == WINDOWS[max(0, w - 1) + 3]
         before = app.theme
         await pilot.press("t")
         assert app.theme != before

@@ -1,4 +1,4 @@
-"""terminal.py and widgets/direct.py: the updates a live session sends, cropped to the changed cells
+"""terminal.py and textual_private/direct.py: the updates a live session sends, cropped to the changed cells
 (by Textual's compositor, or straight from a view's rows), leave the terminal showing exactly what a
 full repaint shows. Checked on a small terminal emulator fed the bytes."""
 
@@ -13,10 +13,11 @@ import pytest
 from rich.color import ColorSystem
 from fixture_recording import synthetic_frames
 
-from pgio_tui.tui import terminal
+from pgio_tui.tui import textual_private
+from pgio_tui.tui.textual_private import terminal
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.widgets import direct
+from pgio_tui.tui.textual_private import direct
 
 FRESH = "PGIO_TEST_FRESH_COLOURS"  # set in the interpreter that runs one colour system
 TOKEN = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|(\n)|(.)", re.S)
@@ -101,6 +102,25 @@ async def run(size, ticks=40, warm=300, keys=None, each=False, color_system=None
                 assert screen.cells == full_repaint(app, size).cells, (size, k)
         reference = full_repaint(app, size)
     return screen, reference, sent
+
+
+@pytest.mark.asyncio
+async def test_with_the_fast_path_off_textual_paints_every_tick_its_own_way():
+    """The fallback (Textual's own drawing): run where the fast path is off, by
+    tests/test_tui_fast_path_off.py; nothing of it is installed, and every tick shows what a full
+    repaint shows."""
+    if textual_private.on():
+        pytest.skip("runs where the fast path is off (tests/test_tui_fast_path_off.py)")
+    from textual._compositor import ChopsUpdate, Compositor
+
+    before = dict(direct.sent)
+    screen, reference, sent = await run((80, 24), ticks=20, each=True)
+    assert not terminal._installed and direct.sent == before
+    assert ChopsUpdate.render_segments is not terminal.render_segments
+    assert Compositor.render_partial_update is not terminal.render_partial_update
+    kinds = [n for n, _ in sent]
+    assert not any(k.startswith("DirectUpdate") for k in kinds) and kinds.count("ChopsUpdate") >= 10
+    assert screen.cells == reference.cells
 
 
 @pytest.mark.asyncio

@@ -179,7 +179,8 @@ async def test_start_pgbench_from_the_dialog_see_its_latency_stop_it(pg_cluster,
             # done = the stop went into a sampled frame; the app's history has it one delivery later
             await wait_for(pilot, lambda: "workload_stop" in [e.event.kind for e in app.history.events], timeout=10)
             assert "workload_start" in [e.event.kind for e in app.history.events]
-            await pilot.press(*["plus"] * 5)  # a 1-minute window: start and stop in columns of their own
+            await pilot.press(*["plus"] * 8, *["minus"] * 3)  # in to 10 s, out to a 1-minute window:
+            # start and stop in columns of their own
             assert app.monitor.window_s == 60
             await pilot.pause(0.6)
             for pane in ("writes", "memory", "latency"):  # the time axis of every chart marks both

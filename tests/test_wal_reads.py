@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from view_counters import settled
+from view_counters import quiet_window
 
 from pgio_tui import metrics as M
 from pgio_tui.sampler import Sampler
@@ -51,24 +51,16 @@ def test_wal_figures_equal_independent_view_deltas(make_cluster):
     sampler.open()
     try:
         assert sampler.pg.features.io_wal == (major >= 18)
-        for _attempt in range(3):  # a background process publishing mid-window: take another window
-            before = settled(lambda: _raw_wal(probe, major), "WAL counters")
-            sampler.sample(0, 0.0)
-            if _raw_wal(probe, major) != before:
-                continue
-            with cluster.connect() as work:  # commits: WAL writes and flushes by this backend
+
+        def work(attempt: int, before) -> None:
+            with cluster.connect() as conn:  # commits: WAL writes and flushes by this backend
                 for i in range(200):
-                    work.execute("INSERT INTO w VALUES (%s, repeat('x', 500))", (i + 1000 * _attempt,))
-                work.execute("CHECKPOINT")
-                work.execute("UPDATE w SET pad = pad || 'y' WHERE id % 10 = 0")  # full-page images
+                    conn.execute("INSERT INTO w VALUES (%s, repeat('x', 500))", (i + 1000 * attempt,))
+                conn.execute("CHECKPOINT")
+                conn.execute("UPDATE w SET pad = pad || 'y' WHERE id % 10 = 0")  # full-page images
             _published(probe, major, before)
-            after = settled(lambda: _raw_wal(probe, major), "WAL counters")
-            sampler._final = True  # the window's last tick: pay out every burst (publication.py)
-            frame = sampler.sample(1, 1.0)
-            if _raw_wal(probe, major) == after:
-                break
-        else:
-            pytest.fail("the server never stayed quiet around a tick")
+
+        before, after, frame = quiet_window(sampler, lambda: _raw_wal(probe, major), work, "WAL counters")
     finally:
         sampler.close()
         probe.close()

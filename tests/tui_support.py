@@ -108,3 +108,8 @@ async def wait_for(pilot, predicate, timeout: float = 10.0, step: float = 0.05) 
             raise AssertionError("condition not met in time")
         await pilot.pause(step)
         waited += step
+
+
+def screen_text(app) -> list[str]:
+    """What the terminal shows now, line by line (the screen's full update, as text)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]

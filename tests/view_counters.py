@@ -52,3 +52,22 @@ def settled_writes(conn) -> dict:
     right after `pgbench -i -s 5` and CHECKPOINT lacked that checkpoint's writes in 2 of 3 tries
     (1,091 and 1,075 buffers; 1,091 is the very shortfall a CI run once recorded)."""
     return settled(lambda: raw_writes(conn), "writes by source")
+
+
+def quiet_window(sampler, read: Callable[[], T], work: Callable[[int, T], None], what: str,
+                 tries: int = 3) -> tuple[T, T, object]:
+    """(before, after, frame): the view's settled counters around `work(attempt, before)` and the
+    sampler's tick over exactly that window (its last: every burst paid out). A background process
+    publishing just before or after a tick spoils the window: another one is taken."""
+    for attempt in range(tries):
+        before = settled(read, what)
+        sampler.sample(0, 0.0)
+        if read() != before:
+            continue
+        work(attempt, before)
+        after = settled(read, what)
+        sampler._final = True  # the window's last tick: pay out every burst (publication.py)
+        frame = sampler.sample(1, 1.0)
+        if read() == after:
+            return before, after, frame
+    pytest.fail("the server never stayed quiet around a tick")

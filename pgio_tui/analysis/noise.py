@@ -93,6 +93,7 @@ class Judgement:
     high_pct: float | None
     beyond_noise: bool | None  # None: not judged (too few units, no value)
     why: str = ""  # why a judged statistic got no verdict, for the user
+    few: str = ""  # the sides with too few independent blocks to judge: "A", "B" or "AB"
 
 
 NOT_JUDGED = Judgement(None, None, None, None, None)
@@ -186,18 +187,20 @@ def resampled(e: Estimate, seed: int) -> list[float] | None:
     return [max(floor, value + (v - value) * w) for v in raw]
 
 
-def judge(a: Estimate | None, b: Estimate | None) -> Judgement:
+def judge(a: Estimate | None, b: Estimate | None, names: tuple[str, str] = ("A", "B")) -> Judgement:
     """The 95 % interval of B/A − 1 (when no draw of A is 0; else only that of B − A), and
-    whether the interval excludes 0."""
+    whether the interval excludes 0. `names`: what the runs are called where no verdict is said."""
     if a is None or b is None:
         return NOT_JUDGED
     if a.value() is None or b.value() is None:
         return NOT_JUDGED
     ra, rb = resampled(a, SEED), resampled(b, SEED + 1)
     if not ra or not rb:
-        short = [label for label, r in (("A", ra), ("B", rb)) if not r]
+        short = [side for side, r in (("A", ra), ("B", rb)) if not r]
+        named = [names[0] if side == "A" else names[1] for side in short]
         return Judgement(None, None, None, None, None,
-                         f"no verdict: too few independent blocks in {' and '.join(short)} (under {MIN_BLOCKS})")
+                         f"no verdict: too few independent blocks in {' and '.join(named)} (under {MIN_BLOCKS})",
+                         "".join(short))
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
     lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))

@@ -1,9 +1,11 @@
-"""`pgio-tui report FILE [FILE2] -o report.html`: one self-contained HTML file to share.
+"""`pgio-tui report FILE… -o report.html`: one self-contained HTML file to share.
 
 The charts are inline SVG made here (svg.py), the styles and the one small script (a cursor shared
 by every chart) are inline in report.html: the file opens offline, in a mail attachment preview,
-and prints. Two files make a comparison: the same charts with A solid and B dashed on the aligned
-time axis, the diff table (compare.py) and the settings that differ.
+and prints. One file is its report; more make the comparison of compare.py against the first (the
+baseline), its table written by formats.py as `diff` writes it: two runs overlaid on the aligned
+time axis (A solid, B dashed), more as one chart stack per run on one x scale (N overlaid runs are
+unreadable past two). `page()`, `table()` and `cdf_section()` are the experiment report's too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import pgio_tui
 from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
-from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused
-from pgio_tui.analysis.formats import change, interval, window_text
+from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused, letter
+from pgio_tui.analysis.formats import (CHANGED, NOISE, legend, run_lines, stats_cells, stats_columns,
+                                       verdict)
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
 from pgio_tui.analysis.summary import device_labels, summarize
 from pgio_tui.analysis.summary_model import KB_PER_MIB, Summary
-from pgio_tui.format import number
+from pgio_tui.format import DASH, number
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command, workload_outcome
 
@@ -154,25 +157,39 @@ def _legend(chart: svg.Chart, two: bool) -> str:
     return f'<div class="legend">{items}</div>'
 
 
-def cdf_section(runs: list[Run]) -> str:
-    dists = []
-    for run in runs:
-        exact = latency_cdf.from_histogram(run.hist) if run.hist is not None else None
-        if exact is not None:
-            dists.append(exact)
-            continue
+def colour(i: int) -> str:
+    return svg.PALETTE[i % len(svg.PALETTE)]
+
+
+def run_distribution(run: Run):
+    """The run's latency distribution: its transactions when the recording holds histograms, else
+    the per-tick figures weighted by transactions (latency_cdf)."""
+    d = latency_cdf.from_histogram(run.hist) if run.hist is not None else None
+    if d is None:
         weights = [(t or 0.0) * dt for t, dt in zip(run.cols.get(M.LATENCY_TPS) or [0.0] * len(run.x), run.dt)]
-        if not any(weights):
-            weights = [1.0] * len(run.x)
-        dists.append(latency_cdf.distribution(run.cols, weights))
-    found = [(run, d) for run, d in zip(runs, dists) if d is not None]
+        d = latency_cdf.distribution(run.cols, weights if any(weights) else [1.0] * len(run.x))
+    return d
+
+
+def cdf_section(found: list[tuple[str, Any, str, bool]], title: str, what: str) -> str:
+    """The latency CDF: one curve per (label, distribution, colour, dashed), a legend, a heading."""
     if not found:
         return ""
-    x_max = max(d.top() for _, d in found)
-    curves = [svg.Line(run.label, d.curve(x_max), svg.PALETTE[0], dashed=run.label == "B") for run, d in found]
-    return (f"<h2>Latency distribution</h2><p class=muted>Share of {escape(found[0][1].what)} at or below a latency"
-            f"{'; A solid, B dashed' if len(runs) > 1 else ''}. See docs/diff.md for how it is estimated.</p>"
-            + svg.cdf_chart("latency CDF", "ms", curves, x_max))
+    x_max = max(d.top() for _, d, _, _ in found)
+    curves = [svg.Line(label, d.curve(x_max), color, dashed=dashed) for label, d, color, dashed in found]
+    items = "".join(f'<span><i class="{"d" if dashed else ""}" style="color:{color}"></i>{escape(label)}</span>'
+                    for label, _, color, dashed in found)
+    return (f"<h2>{escape(title)}</h2><p class=muted>{escape(what)}</p>"
+            f'<div class="legend">{items}</div>' + svg.cdf_chart("latency CDF", "ms", curves, x_max))
+
+
+def runs_cdf(runs: list[Run]) -> str:
+    found = [(run.label, d, colour(i), len(runs) == 2 and i == 1)
+             for i, run in enumerate(runs) if (d := run_distribution(run)) is not None]
+    if not found:
+        return ""
+    return cdf_section(found, "Latency distribution", f"Share of {found[0][1].what} at or below a latency"
+                       f"{', one curve per run' if len(runs) > 1 else ''} (docs/diff.md says how it is estimated).")
 
 
 # --- tables -------------------------------------------------------------------------------------
@@ -181,20 +198,37 @@ def _td(text: str, cls: str = "") -> str:
     return f'<td class="{cls}">{escape(text)}</td>' if cls else f"<td>{escape(text)}</td>"
 
 
+def table(head: list[str] | tuple[str, ...], rows: list[str], cls: str = "") -> str:
+    """A table from its column names and rows already made (`<tr>…</tr>`); wide ones scroll inside
+    a box of the page's width instead of running off it."""
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    return f'<div class="wide"><table{f" class={cls}" if cls else ""}><tr>{th}</tr>{"".join(rows)}</table></div>'
+
+
 def comparison_table(c: Comparison) -> str:
-    rows = ["<table><tr><th>metric</th><th>unit</th><th>A</th><th>B</th><th>change</th>"
-            "<th>95 % interval</th><th>verdict</th></tr>"]
+    """The diff table of formats.py, bold where a run changed beyond the noise."""
+    cols = stats_columns(c)
+    rows = []
     for group, items in c.groups().items():
-        rows.append(f'<tr class="g"><td colspan="7">{escape(group)}</td></tr>')
+        rows.append(f'<tr class="g"><td colspan="{len(cols)}">{escape(group)}</td></tr>')
         for r in items:
-            rows.append(f'<tr class="{r.verdict}">' + _td(r.name) + _td(r.unit) + _td(number(r.a, r.unit), "n")
-                        + _td(number(r.b, r.unit), "n") + _td(change(r), "n") + _td(interval(r.judgement, r.unit), "n")
-                        + _td(r.verdict, "v") + "</tr>")
-    return "".join(rows) + "</table>"
+            texts = stats_cells(c, r)
+            if len(c.summaries) == 2:
+                v = texts[-1]
+                cls = v if v in (CHANGED, NOISE) else ""
+                tds = [_td(texts[0]), _td(texts[1])] + [_td(x, "n") for x in texts[2:6]] + [_td(v, "v")]
+                rows.append(f'<tr class="{cls}">' + "".join(tds) + "</tr>")
+                continue
+            tds = [_td(texts[0]), _td(texts[1])]
+            for i, x in enumerate(texts[2:]):
+                changed = i and verdict(r, i, c.letters) == CHANGED
+                tds.append(f'<td class="n"><b>{escape(x)}</b></td>' if changed else _td(x, "n"))
+            rows.append("<tr>" + "".join(tds) + "</tr>")
+    return table([name for name, _ in cols], rows)
 
 
 def summary_table(s: Summary) -> str:
-    rows = ["<table><tr><th>metric</th><th>unit</th><th>value</th><th></th></tr>"]
+    rows = []
     group = None
     for st in s.stats:
         if st.group != group:
@@ -202,21 +236,21 @@ def summary_table(s: Summary) -> str:
             rows.append(f'<tr class="g"><td colspan="4">{escape(group)}</td></tr>')
         rows.append("<tr>" + _td(st.name) + _td(st.unit) + _td(number(st.value, st.unit), "n")
                     + _td(st.note, "v") + "</tr>")
-    return "".join(rows) + "</table>"
+    return table(("metric", "unit", "value", ""), rows)
 
 
-def settings_table(changes, two: bool) -> str:
+def settings_table(changes, letters: list[str]) -> str:
+    """Settings with a value per run (one run: all its settings)."""
     if not changes:
         return "<p>none</p>"
-    head = "<tr><th>setting</th><th>kind</th><th>A</th><th>B</th></tr>" if two else \
-        "<tr><th>setting</th><th>kind</th><th>value</th></tr>"
-    body = "".join("<tr>" + _td(s.name) + _td(s.category) + _td(s.a or "–") + (_td(s.b or "–") if two else "")
-                   + "</tr>" for s in changes)
-    return f"<table>{head}{body}</table>"
+    head = ("setting", "kind", *letters) if len(letters) > 1 else ("setting", "kind", "value")
+    return table(head, ["<tr>" + _td(s.name) + _td(s.category) + "".join(_td(v or DASH) for v in s.values) + "</tr>"
+                        for s in changes])
 
 
 def workload_section(runs: list[Run], workloads: list[list[dict]]) -> str:
-    """Each run's workload: the command as given, how it ended, and its own summary as it printed it."""
+    """Each run's workload: the command as given, how it ended, and its own summary as it printed
+    it (a line per line: escaped one by one, so the line breaks stay line breaks)."""
     parts = []
     for run, ws in zip(runs, workloads):
         for w in ws:
@@ -224,82 +258,107 @@ def workload_section(runs: list[Run], workloads: list[list[dict]]) -> str:
             parts.append(f"<h3>{escape(who + workload_command(w))}</h3><p>{escape(workload_outcome(w))}</p>")
             lines = w.get("report") or []
             if lines:
-                parts.append("<pre>" + escape("\n".join(lines)) + "</pre>")
+                parts.append("<pre>" + "\n".join(escape(line) for line in lines) + "</pre>")
     return ("<h2>Workload</h2>" + "".join(parts)) if parts else ""
 
 
-def _runs_table(runs: list[Run]) -> str:
-    def cells(label: str, fn) -> str:
-        return f"<tr><th>{escape(label)}</th>" + "".join(_td(fn(r)) for r in runs) + "</tr>"
-    head = "<tr><th></th>" + "".join(f"<th>{r.label}</th>" for r in runs) + "</tr>" if len(runs) > 1 else ""
-    return ("<table>" + head
-            + cells("file", lambda r: r.summary.path.name)
-            + cells("host", lambda r: machine_host(r.summary.meta) or "–")
-            + cells("server", lambda r: str(r.summary.meta.get("server_version", "–")))
-            + cells("recorded", lambda r: str(r.summary.meta.get("created_at", "–")))
-            + cells("window", lambda r: window_text(r.summary))
-            + cells("devices", lambda r: ", ".join(f"{k} {v}" for k, v in device_labels(r.summary.role_devices).items())
-                    or "–")
-            + "</table>")
+def runs_table(summaries: list[Summary], labels: list[str]) -> str:
+    """A line per run (formats.run_lines, as `diff` prints it), and when each was recorded."""
+    head, lines = run_lines(summaries, labels)
+    rows = ["<tr>" + "".join(_td(x) for x in line) + _td(str(s.meta.get("created_at", DASH))) + "</tr>"
+            for line, s in zip(lines, summaries)]
+    return table((*head, "recorded"), rows)
 
 
 # --- the page -----------------------------------------------------------------------------------
 
-def build(paths: list[str | os.PathLike], align: str | None = None) -> str:
-    """The report of one recording, or the comparison of two, as one HTML document."""
-    if not 1 <= len(paths) <= 2:
-        raise ValueError("a report takes one or two recordings")
+def page(title: str, body: list[str]) -> str:
+    """The self-contained HTML document around `body` (report.html: styles, the charts' cursor)."""
+    template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
+    return template.substitute(title=escape(title), body="\n".join(b for b in body if b),
+                               version=escape(pgio_tui.__version__))
+
+
+def build(paths: list[str | os.PathLike], align: str | None = None, baseline: int = 0,
+          labels: list[str] | None = None) -> str:
+    """The report of one recording, or the comparison of several against paths[baseline], as one
+    HTML document."""
+    if not paths:
+        raise ValueError("a report takes one or more recordings")
     with gc_paused():
-        recs = [Recording(p) for p in paths]
+        recs: list[Recording] = []
         try:
+            for p in paths:
+                recs.append(Recording(p))
             align = resolve(align or DEFAULT_ALIGN, *recs)
-            workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
             comparison = None
-            if len(recs) == 2:
-                comparison = compare_recordings(recs[0], recs[1], align)
-                summaries = [comparison.a, comparison.b]
+            if len(recs) > 1:
+                comparison = compare_recordings(recs, align, baseline, labels)
+                recs = [recs[baseline]] + [r for i, r in enumerate(recs) if i != baseline]  # as it orders them
+                summaries = comparison.summaries
             else:
                 summaries = [summarize(recs[0], window(recs[0], align))]
-            runs = [_load_run(rec, label, s) for rec, label, s in zip(recs, "AB", summaries)]
+            workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
+            runs = [_load_run(rec, letter(i), s) for i, (rec, s) in enumerate(zip(recs, summaries))]
         finally:
             for rec in recs:
                 rec.close()
         return render(runs, comparison, align, workloads)
 
 
+def timeline(runs: list[Run], labels: list[str]) -> str:
+    """One or two runs: their charts overlaid (B dashed); more: one stack per run, one x scale."""
+    x1 = max((r.summary.window.length for r in runs), default=1.0) or 1.0
+    if len(runs) <= 2:
+        out = ["<h2>Timeline</h2><div class=charts><div id=readout></div>"]
+        spans = [r.summary.checkpoint_spans for r in runs]
+        out += [_legend(ch, len(runs) == 2) + svg.time_chart(ch, 0.0, x1, spans) for ch in charts(runs)]
+        return "".join(out) + "</div>"
+    out = ["<h2>Timelines</h2><p class=muted>One stack per run, the same time axis; checkpoints shaded.</p>"
+           "<div class=charts><div id=readout></div>"]
+    for run, label in zip(runs, labels):
+        out.append(f"<details{' open' if run is runs[0] else ''}><summary>{escape(run.label)}: "
+                   f"{escape(label)}</summary>")
+        spans = [run.summary.checkpoint_spans]
+        out += [_legend(ch, False) + svg.time_chart(ch, 0.0, x1, spans) for ch in charts([run])]
+        out.append("</details>")
+    return "".join(out) + "</div>"
+
+
 def render(runs: list[Run], comparison: Comparison | None, align: str,
            workloads: list[list[dict]] | None = None) -> str:
-    two = comparison is not None
-    names = " vs ".join(r.summary.path.name for r in runs)
-    title = f"pgio-tui {'comparison' if two else 'report'}: {names}"
-    x1 = max((r.summary.window.length for r in runs), default=1.0) or 1.0
-    spans = [r.summary.checkpoint_spans for r in runs]
-    how = " (A solid, B dashed; checkpoints shaded: A top half, B bottom half)" if two else " (checkpoints shaded)"
+    c = comparison
+    if c is None:
+        title = f"pgio-tui report: {runs[0].summary.path.name}"
+        how = " (checkpoints shaded)"
+        labels = [runs[0].summary.path.name]
+    elif len(runs) == 2:
+        title = f"pgio-tui comparison: {' vs '.join(r.summary.path.name for r in runs)}"
+        how = " (A solid, B dashed; checkpoints shaded: A top half, B bottom half)"
+        labels = c.labels
+    else:
+        title = f"pgio-tui comparison of {len(runs)} runs against {c.labels[0]}"
+        how = ""
+        labels = c.labels
+    summaries = [r.summary for r in runs]
     body = [f"<h1>{escape(title)}</h1>",
-            f'<p class="muted">Time axis: seconds from the {escape(ORIGIN[align])}{how}.</p>', _runs_table(runs)]
-    if two:
-        body += ["<h2>What changed</h2>",
-                 '<p class="muted">Verdict: <b>changed</b> when the 95 % block-bootstrap interval of B − A '
-                 "excludes 0, <i>noise</i> when it does not (docs/diff.md).</p>", comparison_table(comparison)]
+            f'<p class="muted">Time axis: seconds from the {escape(ORIGIN[align])}{how}.</p>',
+            runs_table(summaries, labels)]
+    if c is not None:
+        body += ["<h2>What changed</h2>", f'<p class="muted">{escape(legend(c))}</p>', comparison_table(c)]
     else:
-        body += ["<h2>Summary</h2>", summary_table(runs[0].summary)]
-    body.append(workload_section(runs, workloads or []))
-    body.append("<h2>Timeline</h2><div class=charts><div id=readout></div>")
-    for ch in charts(runs):
-        body.append(_legend(ch, two) + svg.time_chart(ch, 0.0, x1, spans))
-    body.append("</div>")
-    body.append(cdf_section(runs))
-    if two:
-        body += ["<h2>Settings that differ</h2>", settings_table(comparison.settings, True),
-                 "<h2>Machine</h2>", settings_table(comparison.machine, True) if comparison.machine
-                 else f"<p>same machine ({escape(machine_host(runs[0].summary.meta) or '?')})</p>"]
-        body += [f"<details><summary>All settings of {r.label}</summary>"
-                 f"{settings_table(all_settings(r.summary), False)}</details>" for r in runs]
-        notes = comparison.notes
+        body += ["<h2>Summary</h2>", summary_table(summaries[0])]
+    body += [workload_section(runs, workloads or []), timeline(runs, labels), runs_cdf(runs)]
+    if c is not None:
+        body += ["<h2>Settings that differ</h2>", settings_table(c.settings, c.letters), "<h2>Machine</h2>",
+                 settings_table(c.machine, c.letters) if c.machine
+                 else f"<p>same machine ({escape(machine_host(c.a.meta) or '?')})</p>"]
+        body += [f"<details><summary>All settings of {escape(r.label)}</summary>"
+                 f"{settings_table(all_settings(r.summary), [r.label])}</details>" for r in runs]
+        notes = c.notes
     else:
-        body += ["<h2>Settings</h2>", settings_table(all_settings(runs[0].summary), False)]
-        notes = runs[0].summary.notes
+        body += ["<h2>Settings</h2>", settings_table(all_settings(summaries[0]), ["value"])]
+        notes = summaries[0].notes
     if notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
-    return template.substitute(title=escape(title), body="\n".join(body), version=pgio_tui.__version__)
+    return page(title, body)

@@ -20,12 +20,26 @@ MACHINE_SETTINGS = (CPU_COUNT, MEM_TOTAL_KB, "kernel.osrelease")
 _BYTE_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "MB": 1024 ** 2, "16MB": 16 * 1024 ** 2, "GB": 1024 ** 3}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SettingChange:
+    """A setting's value in each run (None: not recorded in that run), the baseline first."""
+
     category: str  # postgres | kernel | device | machine
     name: str
-    a: str | None  # None: not recorded in that run
-    b: str | None
+    values: tuple[str | None, ...]
+
+    def __init__(self, category: str, name: str, *values: str | None):
+        object.__setattr__(self, "category", category)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "values", tuple(values))
+
+    @property
+    def a(self) -> str | None:
+        return self.values[0]
+
+    @property
+    def b(self) -> str | None:
+        return self.values[1] if len(self.values) > 1 else None
 
 
 def show(value: Any, unit: str | None = None) -> str:
@@ -123,37 +137,20 @@ def _order(key: tuple[str, str]) -> tuple[int, str]:
     return (CATEGORIES.index(cat) if cat in CATEGORIES else len(CATEGORIES), name)
 
 
-def settings_changes(a: Summary, b: Summary) -> list[SettingChange]:
-    """Settings whose value differs (or that only one run recorded), PostgreSQL first."""
-    sa, _ = _flat(a)
-    sb, _ = _flat(b)
-    keys = sorted(set(sa) | set(sb), key=_order)
-    return [SettingChange(cat, name, sa.get((cat, name)), sb.get((cat, name)))
-            for cat, name in keys if sa.get((cat, name)) != sb.get((cat, name))]
-
-
-def machine_changes(a: Summary, b: Summary) -> list[SettingChange]:
-    """Machine facts that differ; empty when both runs come from the same machine."""
-    _, ma = _flat(a)
-    _, mb = _flat(b)
-    return [SettingChange("machine", k, ma.get(k), mb.get(k)) for k in sorted(set(ma) | set(mb), key=_machine_order)
-            if ma.get(k) != mb.get(k)]
-
-
-def settings_across(summaries: list[Summary]) -> list[tuple[str, str, list[str | None]]]:
-    """(category, name, value per run) of the settings that are not the same in every run (or
-    that some run did not record), PostgreSQL first: the N-way form of settings_changes."""
+def settings_across(summaries: list[Summary]) -> list[SettingChange]:
+    """The settings that are not the same in every run (or that some run did not record),
+    PostgreSQL first."""
     flat = [_flat(s)[0] for s in summaries]
     keys = sorted(set().union(*flat), key=_order)
-    return [(cat, name, vals) for cat, name in keys
+    return [SettingChange(cat, name, *vals) for cat, name in keys
             if len(set(vals := [f.get((cat, name)) for f in flat])) > 1]
 
 
-def machine_across(summaries: list[Summary]) -> list[tuple[str, list[str | None]]]:
-    """(fact, value per run) of the machine facts that differ; empty when all ran on one machine."""
+def machine_across(summaries: list[Summary]) -> list[SettingChange]:
+    """The machine facts that differ; empty when all ran on one machine."""
     flat = [_flat(s)[1] for s in summaries]
     keys = sorted(set().union(*flat), key=_machine_order)
-    return [(k, vals) for k in keys if len(set(vals := [f.get(k) for f in flat])) > 1]
+    return [SettingChange("machine", k, *vals) for k in keys if len(set(vals := [f.get(k) for f in flat])) > 1]
 
 
 def _machine_order(name: str) -> tuple[int, str]:
@@ -161,10 +158,10 @@ def _machine_order(name: str) -> tuple[int, str]:
 
 
 def all_settings(s: Summary) -> list[SettingChange]:
-    """Every setting of one run (as SettingChange with b None), for a one-file report."""
+    """Every setting of one run (one value each), for a one-file report."""
     settings, machine = _flat(s)
-    rows = [SettingChange(cat, name, settings[(cat, name)], None) for cat, name in sorted(settings, key=_order)]
-    return rows + [SettingChange("machine", k, machine[k], None) for k in sorted(machine, key=_machine_order)]
+    rows = [SettingChange(cat, name, settings[(cat, name)]) for cat, name in sorted(settings, key=_order)]
+    return rows + [SettingChange("machine", k, machine[k]) for k in sorted(machine, key=_machine_order)]
 
 
 def changes_during(s: Summary) -> list[str]:

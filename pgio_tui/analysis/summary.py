@@ -31,8 +31,8 @@ from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio
 from pgio_tui.analysis.summary_io import READS_METRICS, WAL_METRICS, add_reads, add_wal
 from pgio_tui.analysis.summary_latency import add_latency, add_whole_run_latency
-from pgio_tui.analysis.summary_model import (KB_PER_MIB, ROLE_LABELS, Summary, Ticks, add_stat, has_values,
-                                             percent_of, total_estimate)
+from pgio_tui.analysis.summary_model import (ALL_WRITES, CHECKPOINTS, KB_PER_MIB, ROLE_LABELS, Summary, Ticks,
+                                             add_stat, has_values, percent_of, total_estimate)
 from pgio_tui.analysis.backends import BACKENDS_NOTE, backend_rows
 from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.stats import percentile
@@ -83,7 +83,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
     if pgio:
         _pgio(s, ticks, pgio[0])
     for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
-        add_stat(s, "statements", f"{label} · {figure}", unit, value)
+        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {label}")
     _backends(s, rec, win)
     return s
 
@@ -149,7 +149,7 @@ def _backends(s: Summary, rec: Recording, win) -> None:
     """The busiest kinds of backend (type and application: pids differ between runs), MiB read and written."""
     rows = backend_rows(rec, win)
     for label, figure, unit, value in rows:
-        add_stat(s, "backends", f"{label} · {figure}", unit, value)
+        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {label}")
     if rows:
         s.notes.append(BACKENDS_NOTE)
 
@@ -166,14 +166,14 @@ def _writes(s: Summary, t: Ticks) -> None:
         est = total_estimate(per_tick[src])
         add_stat(s, "writes", src, "buffers", est.value(), est, M.writes(src), stat="total")
     est = total_estimate(all_)
-    add_stat(s, "writes", "all sources", "buffers", est.value(), est)
+    add_stat(s, "writes", "all sources", "buffers", est.value(), est, stat="total", of=ALL_WRITES)
     for src in present:
         est = Estimate((per_tick[src], all_), percent_of)
         add_stat(s, "writes", f"{src} share", "%", est.value(), est, M.writes(src), stat="share")
     if t.has(M.FSYNCS_BACKEND):
         col = [(v or 0.0) * dt for v, dt in zip(t.col(M.FSYNCS_BACKEND), t.dt)]
         est = total_estimate(col)
-        add_stat(s, "writes", "backend fsyncs", "fsyncs", est.value(), est, M.FSYNCS_BACKEND)
+        add_stat(s, "writes", "backend fsyncs", "fsyncs", est.value(), est, M.FSYNCS_BACKEND, stat="total")
 
 
 # --- checkpoints ---------------------------------------------------------------------------------
@@ -230,20 +230,22 @@ def _checkpoints(s: Summary, rec: Recording, done: list[dict[str, Any]], win: Wi
     kinds = Counter(str(c.get("kind") or "unknown") for c in cps)
     if partial:
         kinds[partial[1] or "unknown"] += 1
-    add_stat(s, "checkpoints", "count", "checkpoints", float(len(cps) + (partial is not None)))
+    add_stat(s, "checkpoints", "count", "checkpoints", float(len(cps) + (partial is not None)), stat="count",
+             of=CHECKPOINTS)
     for kind, n in sorted(kinds.items()):
-        add_stat(s, "checkpoints", f"count ({kind})", "checkpoints", float(n))
+        add_stat(s, "checkpoints", f"count ({kind})", "checkpoints", float(n), stat=f"count {kind}", of=CHECKPOINTS)
     for key, name, unit in (("write_s", "write mean", "s"), ("sync_s", "sync mean", "s"),
                             ("total_s", "total mean", "s"), ("buffers", "buffers mean", "buffers")):
         vals = [float(c[key]) for c in cps if c.get(key) is not None]
         if vals:
             est = Estimate((vals, [1.0] * len(vals)), ratio, independent=True)  # checkpoints: independent units
-            add_stat(s, "checkpoints", name, unit, est.value(), est,
+            add_stat(s, "checkpoints", name, unit, est.value(), est, stat=f"{key} mean", of=CHECKPOINTS,
                      note="of finished checkpoints" if partial else "")
     if partial:
-        add_stat(s, "checkpoints", "running at end", "checkpoints", 1.0)
+        add_stat(s, "checkpoints", "running at end", "checkpoints", 1.0, stat="running at end", of=CHECKPOINTS)
         add_stat(s, "checkpoints", "running at end: elapsed (partial)", "s", win.end_t - partial[0],
-                 note="still running when the window ended: a lower bound of its duration")
+                 note="still running when the window ended: a lower bound of its duration",
+                 stat="running elapsed", of=CHECKPOINTS)
     if not cps and not partial:
         s.notes.append("checkpoints: none started in the window")
     elif not cps:
@@ -268,7 +270,7 @@ def _memory(s: Summary, t: Ticks) -> None:
             continue
         above = [dt if d is not None and th is not None and d > th else 0.0 for d, th, dt in zip(dirty, thr, t.dt)]
         est = total_estimate(above)
-        add_stat(s, "memory", f"time Dirty > {label} threshold", "s", est.value(), est, metric)
+        add_stat(s, "memory", f"time Dirty > {label} threshold", "s", est.value(), est, metric, stat="time above")
 
 
 # --- devices -------------------------------------------------------------------------------------
@@ -345,4 +347,4 @@ def _pgio(s: Summary, t: Ticks, workload: dict[str, Any]) -> None:
         if value is None and est is not None:
             value = est.value()
         if value is not None:
-            add_stat(s, "pgio", name, "1/s", value, est, metric, note)
+            add_stat(s, "pgio", name, "1/s", value, est, metric, note, stat="mean", of=own)

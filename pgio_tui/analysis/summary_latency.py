@@ -38,7 +38,7 @@ def add_latency(s: Summary, t: Ticks) -> None:
         num = [(r or 0.0) * dt for r, dt in zip(tps, t.dt)]
         den = [dt if r is not None else 0.0 for r, dt in zip(tps, t.dt)]
         est = Estimate((num, den), ratio)
-        add_stat(s, "latency", "tps", "1/s", est.value(), est, M.LATENCY_TPS)
+        add_stat(s, "latency", "tps", "1/s", est.value(), est, M.LATENCY_TPS, stat="mean")
 
     def weighted(metric: str, name: str) -> None:
         col = t.col(metric)
@@ -46,7 +46,7 @@ def add_latency(s: Summary, t: Ticks) -> None:
             return
         w = [wi if v is not None else 0.0 for v, wi in zip(col, weights)]
         est = Estimate(([(v or 0.0) * wi for v, wi in zip(col, w)], w), ratio)
-        add_stat(s, "latency", name, "ms", est.value(), est, metric)
+        add_stat(s, "latency", name, "ms", est.value(), est, metric, stat="mean")
 
     weighted(M.LATENCY_MEAN_MS, "mean")
     sd = t.col(M.LATENCY_STDDEV_MS)
@@ -55,12 +55,12 @@ def add_latency(s: Summary, t: Ticks) -> None:
         nm = [ni * (m or 0.0) for ni, m in zip(n, mean)]
         nq = [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n, mean, sd)]
         est = Estimate((n, nm, nq), pooled_stddev)
-        add_stat(s, "latency", "stddev", "ms", est.value(), est, M.LATENCY_STDDEV_MS)
+        add_stat(s, "latency", "stddev", "ms", est.value(), est, M.LATENCY_STDDEV_MS, stat="pooled")
     for p, metric in PERCENTILE_METRICS.items():
         weighted(metric, p)
     mx = [v for v in t.col(M.LATENCY_MAX_MS) if v is not None]
     if mx:
-        add_stat(s, "latency", "max", "ms", max(mx), None, M.LATENCY_MAX_MS)
+        add_stat(s, "latency", "max", "ms", max(mx), None, M.LATENCY_MAX_MS, stat="max")
 
     for ms, metric in M.LATENCY_OVER.items():
         col = t.col(metric)
@@ -69,23 +69,33 @@ def add_latency(s: Summary, t: Ticks) -> None:
             per_s = m is not None and m.unit.endswith("/s")
             counts = [(v or 0.0) * (dt if per_s else 1.0) for v, dt in zip(col, t.dt)]
             est = total_estimate(counts)
-            add_stat(s, "latency", f"over {ms} ms", what, est.value(), est, metric)
+            add_stat(s, "latency", f"over {ms} ms", what, est.value(), est, metric, stat="total")
         elif has_values(mean):
             over = [1.0 if v is not None and v > ms else 0.0 for v in mean]
             est = total_estimate(over)
-            add_stat(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, M.LATENCY_MEAN_MS)
+            add_stat(s, "latency", f"ticks mean > {ms} ms", "ticks", est.value(), est, M.LATENCY_MEAN_MS,
+                     stat=f"ticks over {ms}")
 
 
-def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True) -> None:
-    """Give a latency statistic its exact value (the workload's own, or from transactions)."""
+LATENCY_STATS = {"tps": (M.LATENCY_TPS, "mean"), "mean": (M.LATENCY_MEAN_MS, "mean"),
+                 "stddev": (M.LATENCY_STDDEV_MS, "pooled"), **{p: (m, "mean") for p, m in PERCENTILE_METRICS.items()}}
+OF_TRANSACTIONS = "of transactions"  # the statistic of a percentile taken over every transaction of the run
+
+
+def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimate: bool = True,
+             stat: str | None = None) -> None:
+    """Give a latency statistic its exact value (the workload's own, or from transactions; `stat`
+    says when that makes it another statistic of its metric)."""
     if value is None:
         return
+    metric, default = LATENCY_STATS[name]
     st = s.get("latency", name)
     if st is None:
         unit = "1/s" if name == "tps" else "ms"
-        add_stat(s, "latency", name, unit, float(value), None, None, note)
+        add_stat(s, "latency", name, unit, float(value), None, None, note, stat=stat or default, of=metric)
         return
     st.value, st.note = float(value), note
+    st.stat, st.of = stat or st.stat, metric
     if not keep_estimate:
         st.estimate = None
 
@@ -137,4 +147,4 @@ def add_whole_run_latency(s: Summary, rec: Recording, win: Window, workload: dic
             s.notes.append("latency percentiles: per tick, weighted (no latency histogram recorded)")
         return
     for p in PERCENTILES:
-        _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False)
+        _replace(s, p, hist.percentile(float(p[1:])), "from transactions", keep_estimate=False, stat=OF_TRANSACTIONS)

@@ -19,10 +19,12 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.store.stored_rows import Setting
 
 GROUPS = ("latency", "statements", "writes", "checkpoints", "memory", "reads", "wal", "devices", "pgio", "backends")
-PERCENTILES = ("p50", "p95", "p99")
-PERCENTILE_METRICS = {"p50": M.LATENCY_P50_MS, "p95": M.LATENCY_P95_MS, "p99": M.LATENCY_P99_MS}
+PERCENTILE_METRICS = {f"p{p}": metric for p, metric in M.LATENCY_P.items()}  # the catalog's percentile set
+PERCENTILES = tuple(PERCENTILE_METRICS)
 ROLE_LABELS = {"data": "PGDATA", "wal": "WAL", "tblspc": "TBLSPC"}
 KB_PER_MIB = 1024
+ALL_WRITES = "writes"  # the family every writes.<source> belongs to: its "total" is all sources together
+CHECKPOINTS = "checkpoint"  # the family of the checkpoint.* metrics: its statistics are of finished checkpoints
 
 
 @dataclass(slots=True)
@@ -34,11 +36,18 @@ class Stat:
     estimate: Estimate | None = None  # None: not judged against noise (percentiles, max, counts)
     metric: str | None = None  # the recorded metric it comes from, for charts
     note: str = ""
-    stat: str = ""  # which statistic of `metric` it is where a metric has several rows: mean, p95, max, total, share
+    stat: str = ""  # which statistic of `metric` it is: mean, p95, max, total, share …
+    of: str = ""  # the catalog key (or family, e.g. "checkpoint") it is a statistic of, where not `metric`
 
     @property
     def key(self) -> tuple[str, str]:
+        """The row it is in a comparison: a device's rows pair by role, whatever the device is named."""
         return self.group, self.name
+
+    @property
+    def id(self) -> tuple[str, str]:
+        """(metric, statistic): what the statistic is, never its display text (experiments/figures.py)."""
+        return self.of or self.metric or self.group, self.stat
 
 
 @dataclass(slots=True)
@@ -60,6 +69,10 @@ class Summary:
     def value(self, group: str, name: str) -> float | None:
         s = self.get(group, name)
         return None if s is None else s.value
+
+    def find(self, metric: str, stat: str) -> Stat | None:
+        """The statistic `stat` of `metric` (a catalog key, or a family such as "checkpoint")."""
+        return next((s for s in self.stats if s.id == (metric, stat)), None)
 
 
 def percent_of(sums: Sequence[float]) -> float | None:
@@ -90,5 +103,5 @@ class Ticks:
 
 
 def add_stat(s: Summary, group: str, name: str, unit: str, value, estimate=None, metric=None, note="",
-             stat="") -> None:
-    s.stats.append(Stat(group, name, unit, value, estimate, metric, note, stat))
+             stat="", of="") -> None:
+    s.stats.append(Stat(group, name, unit, value, estimate, metric, note, stat, of))

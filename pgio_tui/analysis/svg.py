@@ -88,8 +88,9 @@ def label(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 or v == int(v) else f"{v:.3g}"
 
 
-def _path(points: Sequence[Point], sx, sy) -> str:
-    """Whole-pixel path with relative moves; equal-value runs collapse to their ends."""
+def path_data(points: Sequence[Point], sx, sy) -> str:
+    """The `d` of an SVG path through points already in chart units (sx, sy map them to pixels):
+    whole pixels, relative moves, equal-value runs collapsed to their ends, a gap at a None."""
     px = [(round(sx(x)), None if y is None else round(sy(y))) for x, y in points]
     keep = []
     for i, p in enumerate(px):
@@ -155,7 +156,7 @@ def time_chart(chart: Chart, x0: float, x1: float, spans: Sequence[Sequence[tupl
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(y):.0f}" y2="{sy(y):.0f}" stroke="{color}"'
                      f'{dash}><title>{escape(name)} {label(y)} {escape(chart.unit)}</title></line>')
     for ln in chart.lines:
-        d = _path(decimate(ln.points, x0, x1), sx, sy)
+        d = path_data(decimate(ln.points, x0, x1), sx, sy)
         if d:
             dash = ' stroke-dasharray="5 3"' if ln.dashed else ""
             parts.append(f'<path d="{d}" stroke="{ln.color}"{dash}><title>{escape(ln.label)}</title></path>')
@@ -188,7 +189,7 @@ def cdf_chart(title: str, unit: str, curves: list[Line], x_max: float, height: i
         parts.append(f'<text x="{sx(v):.0f}" y="{height - 4}" class="xl">{label(v)}</text>')
         v += step
     for c in curves:
-        d = _path(c.points, sx, sy)
+        d = path_data(c.points, sx, sy)
         dash = ' stroke-dasharray="5 3"' if c.dashed else ""
         parts.append(f'<path d="{d}" stroke="{c.color}"{dash}><title>{escape(c.label)}</title></path>')
     parts.append(_title(title, unit) + "</svg>")

@@ -6,7 +6,7 @@ import argparse
 
 from pgio_tui.commands.common import check_overwrite, conninfo_of
 from pgio_tui.commands.launched import run_session
-from pgio_tui.errors import PROG, CliError
+from pgio_tui.errors import PROG, CliError, ConnectError
 from pgio_tui.session import open_sampler
 from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.launch import make_pgbench, make_pgio
@@ -22,12 +22,10 @@ def run(args: argparse.Namespace) -> int:
     conninfo = conninfo_of(args)
     try:
         return _run(args, conninfo)
-    except CliError as exc:
-        if str(exc).startswith("cannot connect"):
-            raise CliError(f"{exc}; no server to use? --lab runs the workload on a throwaway lab cluster, e.g. "
+    except ConnectError as exc:
+        raise ConnectError(f"{exc}; no server to use? --lab runs the workload on a throwaway lab cluster, e.g. "
                            f"{PROG} bench {args.workload} --lab" + (" -- -T 60" if args.workload == "pgbench" else "")
                            ) from None
-        raise
 
 
 def _on_lab(args: argparse.Namespace) -> int:
@@ -67,6 +65,7 @@ def _run(args: argparse.Namespace, conninfo: str) -> int:
         raise CliError(str(exc)) from None
     try:
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless,
-                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording)
+                           theme=getattr(args, "theme", None), keep_recording=args.keep_recording,
+                           listen=args.listen)
     finally:
         sampler.close()

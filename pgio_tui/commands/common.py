@@ -55,15 +55,74 @@ def check_overwrite(path: str | None, force: bool) -> None:
             raise CliError(str(exc)) from None
 
 
-def open_recording(path: str):
-    """An open Recording, or CliError saying why not."""
-    from pgio_tui.store.reader import Recording, RecordingError
+def open_recording(path: str, args: argparse.Namespace | None = None):
+    """An open Recording (a folder of rotated ones: a Timeline of the files that --from/--to in
+    `args` reach, when they are dates), or CliError saying why not."""
+    from pgio_tui.store.reader import RecordingError
+    from pgio_tui.store.timeline import open_recording as open_any
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file")
     try:
-        return Recording(path)
+        return open_any(path, *_dates(args))
     except RecordingError as exc:
         raise CliError(str(exc)) from None
+
+
+def _dates(args: argparse.Namespace | None) -> tuple[float | None, float | None]:
+    """--from/--to given as dates (they need no recording to be read): which files to open."""
+    from pgio_tui.store.player import parse_jump
+    out = []
+    for text in (getattr(args, "from_t", None), getattr(args, "to_t", None)):
+        try:  # a date is the same moment whatever the recording's times; the other forms are not
+            at = [parse_jump(text, start_t=t, end_t=t, now_t=t) for t in (0.0, 1e9)] if text else [None]
+        except ValueError:
+            at = [None]  # said by window_of, with the recording open
+        out.append(at[0] if len(set(at)) == 1 else None)
+    return out[0], out[1]
+
+
+def window_of(rec, args: argparse.Namespace) -> tuple[int | None, int | None]:
+    """The ticks of --from/--to (None, None without them), or CliError."""
+    from pgio_tui.store.player import parse_jump
+    from pgio_tui.store.reader import RecordingError
+    from pgio_tui.store.timeline import tick_window
+    times = []
+    for flag, text in (("--from", getattr(args, "from_t", None)), ("--to", getattr(args, "to_t", None))):
+        try:
+            times.append(None if text is None else parse_jump(text, start_t=rec.start_t, end_t=rec.end_t,
+                                                                now_t=rec.end_t))
+        except ValueError as exc:
+            raise CliError(f"{flag}: {exc}") from None
+    try:
+        return tick_window(rec, *times)
+    except RecordingError as exc:
+        raise CliError(str(exc)) from None
+
+
+def windowed_paths(paths: list[str], args: argparse.Namespace, scratch: str) -> list[str]:
+    """`paths` with each folder of rotated recordings, and with --from/--to each recording, as one
+    file of that window copied into `scratch` (diff and report read single files)."""
+    from pgio_tui.store.reader import RecordingError
+    from pgio_tui.store.rotation import is_rotation_folder
+    from pgio_tui.store.timeline import copy_window
+    windowed = getattr(args, "from_t", None) is not None or getattr(args, "to_t", None) is not None
+    out = []
+    for i, path in enumerate(paths):
+        if not (is_rotation_folder(path) or (windowed and os.path.isfile(path))):
+            out.append(path)
+            continue
+        if not windowed:  # days of ticks copied would take minutes
+            raise CliError(f"{path} is an always-on recorder's folder: give the window to read with --from/--to")
+        copy = os.path.join(scratch, f"{i}-{os.path.basename(os.path.normpath(path))}")
+        copy = copy if copy.endswith(".pgio") else copy + ".pgio"
+        with open_recording(path, args) as rec:
+            start, end = window_of(rec, args)
+            try:
+                copy_window(rec, copy, start, end)
+            except RecordingError as exc:
+                raise CliError(str(exc)) from None
+        out.append(copy)
+    return out
 
 
 def open_exporter(listen: tuple[str, int] | None, sampler):

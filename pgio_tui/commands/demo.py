@@ -73,18 +73,26 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
 
 
-def start_lab(what: str, settings: dict):
-    """A started lab cluster (private, removed by remove_lab) for `what`: demo, bench --lab."""
+def start_lab(what: str, settings: dict, bindir=None):
+    """A started lab cluster (private, removed by remove_lab) for `what`: demo, bench --lab,
+    experiment --lab; its steps on a headless bar."""
+    from pgio_tui.headless import SetupBar
     from pgio_tui.workloads.cluster import Cluster
-    cluster = Cluster(settings=settings, name=f"pgio-{what}", temp_dir=_demo_dir())
+    cluster = Cluster(bindir=bindir, settings=settings, name=f"pgio-{what}", temp_dir=_demo_dir())
+    steps = SetupBar(f"{PROG}: {what}: lab cluster")
     try:
         _say(f"{PROG}: {what}: starting a lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
+        steps.update(0.0, "initdb")
         cluster.init()
+        steps.update(0.7, "starting")
         cluster.start()
+        steps.update(0.9, "pg_stat_statements")
+        _statement_stats(cluster)
+        steps.done()
     except BaseException:
+        steps.done(complete=False)
         remove_lab(what, cluster)
         raise
-    _statement_stats(cluster)
     return cluster
 
 

@@ -9,21 +9,27 @@ import signal
 from pathlib import Path
 
 from pgio_tui.errors import PROG, CliError, say
-from pgio_tui.experiments.plan import PLAN_FILE, Plan, PlanError, load, parse_set, save
+from pgio_tui.experiments.plan import PLAN_FILE, RUNS_DIR, Plan, PlanError, load, os_settings, parse_set, save
+from pgio_tui.private import make_dir, write_text
 
 LAB_SETTINGS = {"log_autovacuum_min_duration": "0"}
 DEFAULT_LAB_SCALE = 10
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return {"run": _run, "resume": _resume, "report": _report}[args.action](args)
+    except _one_line_errors() as exc:
+        raise CliError(_first_line(exc)) from None
+
+
+def _one_line_errors() -> tuple[type[Exception], ...]:
+    """What the experiment's layers raise for the user: one line each."""
     from pgio_tui.experiments.page_cache import PageCacheError
     from pgio_tui.experiments.settings import SettingsError
     from pgio_tui.workloads.base import WorkloadError
     from pgio_tui.workloads.pg_binaries import ClusterError
-    try:
-        return {"run": _run, "resume": _resume, "report": _report}[args.action](args)
-    except (PlanError, SettingsError, WorkloadError, ClusterError, PageCacheError) as exc:
-        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    return PlanError, SettingsError, WorkloadError, ClusterError, PageCacheError
 
 
 # --- run and resume -----------------------------------------------------------------------------
@@ -32,7 +38,7 @@ def _run(args: argparse.Namespace) -> int:
     folder = Path(args.output)
     if (folder / PLAN_FILE).exists():
         raise CliError(f"{folder} holds an experiment already: continue it with `{PROG} experiment resume "
-                       f"{folder}`, or choose another -o DIR")
+                       f"{folder}`, or start over: remove it (rm -r {folder}) or choose another -o DIR")
     if folder.exists() and any(folder.iterdir()):
         raise CliError(f"{folder} exists and is not empty: choose a new -o DIR")
     from pgio_tui.experiments import workloads
@@ -58,10 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     from pgio_tui.experiments.runner import check_host
     check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
     plan.make_runs()
-    folder.mkdir(parents=True, exist_ok=True)
-    save(plan, folder)
-    say(f"{PROG}: experiment: {len(plan.runs)} runs ({args.order}) into {folder}")
-    return _execute(plan, folder, args)
+    return _execute(plan, folder, args, new=True)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -77,7 +80,9 @@ def _resume(args: argparse.Namespace) -> int:
     return _execute(plan, folder, args)
 
 
-def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
+def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = False) -> int:
+    """The runs; with `new`, the folder is made once the settings' values are checked on the server,
+    and removed again when the experiment fails before its first recorded run."""
     from pgio_tui.commands.common import conninfo_of
     from pgio_tui.experiments import runner, workloads
     from pgio_tui.experiments import settings as guc
@@ -85,7 +90,7 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
     from pgio_tui.experiments.progress import Progress
     shown = Reporter(Progress(plan, folder), quiet=args.quiet)
     previous = _term_as_interrupt()
-    cluster = None
+    cluster = made = None
     try:
         lab = bool(plan.target.get("lab"))
         if lab:
@@ -94,8 +99,13 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
         else:
             conninfo = conninfo_of(args)
             restart = guc.server_restart(conninfo) if args.allow_restart else None
+        if new:  # every name and value, before the first change
+            guc.check_values(conninfo, {n: v for n, v in plan.sweep.items() if n not in os_settings()})
         runner.check_target(plan, conninfo, lab=lab, restart_allowed=bool(args.allow_restart))
-        workloads.setup(plan.workload, conninfo, say=shown.say)
+        if new:
+            made = _make_folder(plan, folder)
+            say(f"{PROG}: experiment: {len(plan.runs)} runs ({plan.order}) into {folder}")
+        workloads.setup(plan.workload, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
         if getattr(args, "tui", False):
             _in_tui(plan, folder, target, conninfo, shown, args)
@@ -109,6 +119,14 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
         say(f"{PROG}: experiment interrupted: {done} of {len(plan.runs)} runs kept; continue with "
             f"`{PROG} experiment resume {folder}`")
         return 130
+    except Exception as exc:
+        if made is None or any(r.file for r in plan.runs):
+            raise
+        _unmake_folder(folder, made)  # failed before its first recorded run: nothing to resume
+        if not isinstance(exc, (CliError, *_one_line_errors())):
+            raise
+        raise (type(exc) if isinstance(exc, CliError) else CliError)(
+            f"{_first_line(exc)}; nothing was kept: correct the command and run it again") from None
     finally:
         if cluster is not None:
             cluster.destroy()
@@ -122,21 +140,49 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _setup_bar():
+    """workloads.setup's progress as a headless bar (headless.SetupBar), one per step."""
+    from pgio_tui.headless import SetupBar
+    bars: dict[str, SetupBar] = {}
+
+    def progress(label: str, fraction: float | None) -> None:
+        if fraction is None:
+            if label in bars:
+                bars.pop(label).done(complete=False)  # its last figure stays: 100 % when it completed
+            return
+        bars.setdefault(label, SetupBar(f"{PROG}: experiment: {label}")).update(fraction)
+    return progress
+
+
+def _make_folder(plan: Plan, folder: Path) -> bool:
+    """DIR and its experiment.json; True when DIR itself was made here (it may exist, empty)."""
+    created = not folder.exists()
+    make_dir(folder)
+    save(plan, folder)
+    return created
+
+
+def _unmake_folder(folder: Path, created: bool) -> None:
+    """What _make_folder and the runner wrote, when no run was recorded: a failed start leaves nothing."""
+    import shutil
+    shutil.rmtree(folder / RUNS_DIR, ignore_errors=True)
+    for name in (PLAN_FILE, f"{PLAN_FILE}.tmp"):
+        (folder / name).unlink(missing_ok=True)
+    if created:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # something else was put there meanwhile: left as it is
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _lab(plan: Plan):
-    from pgio_tui.commands.demo import _demo_dir
-    from pgio_tui.workloads.cluster import Cluster
+    from pgio_tui.commands.demo import start_lab
     from pgio_tui.workloads.pg_binaries import find_bindir
-    bindir = find_bindir(plan.target.get("pg_version"))
-    cluster = Cluster(bindir=bindir, settings=LAB_SETTINGS, name="pgio-experiment", temp_dir=_demo_dir())
-    say(f"{PROG}: experiment: lab cluster (PostgreSQL {cluster.version}) in {cluster.datadir}")
-    cluster.init()
-    cluster.start()
-    try:
-        with cluster.connect() as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    except Exception:  # noqa: BLE001 - a build without contrib: no per-statement figures
-        pass
-    return cluster
+    return start_lab("experiment", LAB_SETTINGS, bindir=find_bindir(plan.target.get("pg_version")))
 
 
 def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argparse.Namespace) -> None:
@@ -206,7 +252,6 @@ def _term_as_interrupt() -> dict:
 # --- report -------------------------------------------------------------------------------------
 
 def _report(args: argparse.Namespace) -> int:
-    import os
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
     plan = load(args.dir)
@@ -223,10 +268,8 @@ def _report(args: argparse.Namespace) -> int:
         print(text, end="")
         return 0
     out = Path(args.output)
-    tmp = out.with_name(f".{out.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
+        write_text(out, text)
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
     say(f"{PROG}: experiment: {fmt} report written to {out}")

@@ -7,20 +7,12 @@ from __future__ import annotations
 import os
 import sys
 
+from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.experiments.progress import Progress
 from pgio_tui.format import fit_fields
 from pgio_tui.frame import Frame
-from pgio_tui.headless import StatusLine
-
-BAR = 20
-
-
-def bar(fraction: float, width: int = BAR) -> str:
-    fraction = max(0.0, min(1.0, fraction))
-    full = int(fraction * width)
-    return "[" + "#" * full + "-" * (width - full) + f"] {int(fraction * 100):3d}%"
-
+from pgio_tui.headless import StatusLine, bar
 
 class ProgressBar(StatusLine):
     """A StatusLine (headless.run_headless draws it every tick) that shows the experiment's
@@ -39,7 +31,7 @@ class ProgressBar(StatusLine):
         if frame is not None:
             tps, dirty = frame.values.get(M.LATENCY_TPS), frame.values.get(M.MEM_DIRTY_KB)
             fields.append(f"tps {'-' if tps is None else f'{tps:.0f}'}")
-            fields.append(f"dirty {'-' if dirty is None else f'{dirty / 1024:.0f}'} MiB")
+            fields.append(f"dirty {fmt.kib(dirty)}")
         return fit_fields(fields, width)
 
     def show(self, frame: Frame, path: str) -> None:

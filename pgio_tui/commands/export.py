@@ -1,6 +1,6 @@
-"""`pgio-tui export FILE [--format csv|json|openmetrics] [--metrics GLOB] [-o OUT]`: one row per tick
-(openmetrics: Prometheus samples with timestamps, for backfilling); `--backends`: one row per
-recorded backend per tick (csv or json)."""
+"""`pgio-tui export FILE|DIR [--format csv|json|openmetrics] [--metrics GLOB] [--from T] [--to T] [-o OUT]`:
+one row per tick (openmetrics: Prometheus samples with timestamps, for backfilling); `--backends`:
+one row per recorded backend per tick (csv or json). DIR: a folder of `record --rotate` files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from pgio_tui.commands.common import open_recording
+from pgio_tui.commands.common import open_recording, window_of
 from pgio_tui.errors import CliError
 
 
@@ -19,14 +19,19 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--backends writes csv or json, not {args.format}; use --format csv or --format json")
         if args.metrics:
             raise CliError("--backends writes every backend column; leave out --metrics")
-    rec = open_recording(args.file)
+    rec = open_recording(args.file, args)
+    try:
+        start, end = window_of(rec, args)
+    except CliError:
+        rec.close()
+        raise
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
         if args.backends:
             from pgio_tui.export.backends import export_backends
-            export_backends(rec, out, fmt=args.format)
+            export_backends(rec, out, fmt=args.format, start_tick=start, end_tick=end)
         else:
-            export(rec, out, fmt=args.format, metrics=args.metrics)
+            export(rec, out, fmt=args.format, metrics=args.metrics, start_tick=start, end_tick=end)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     except BrokenPipeError:  # `pgio-tui export f | head`

@@ -15,18 +15,29 @@ from pgio_tui.workloads.base import Workload
 
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
-                headless: bool = False, theme: str | None = None, keep_recording: bool = False) -> int:
+                headless: bool = False, theme: str | None = None, keep_recording: bool = False,
+                listen: tuple[str, int] | None = None) -> int:
     """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code.
     The caller has checked `record` against --force before connecting (commands.common.check_overwrite).
-    The recording ends with the workload unless `keep_recording`."""
+    The recording ends with the workload unless `keep_recording`. `listen`: serve /metrics too
+    (headless only), the workload's latency histogram with it."""
     if headless or not sys.stdout.isatty():
-        session = Session(sampler, workload=workload)
-        if record:
-            session.record(record, force)
-        run_headless(session, label=record or "not recorded", keep_recording=keep_recording)
+        from pgio_tui.commands.common import open_exporter
+        exporter = open_exporter(listen, sampler)
+        try:
+            session = Session(sampler, workload=workload, consumers=[exporter.on_frame] if exporter else [])
+            if record:
+                session.record(record, force)
+            run_headless(session, label=record or "not recorded", keep_recording=keep_recording)
+        finally:
+            if exporter is not None:
+                exporter.close()
         rc = 0
         whole = False  # its output, report included, was printed as it came
     else:
+        if listen is not None:
+            from pgio_tui.errors import CliError
+            raise CliError("--listen serves /metrics from a headless run: add --headless")
         from pgio_tui.tui.live import run_monitor
         workload.start()
         try:

@@ -1,4 +1,6 @@
-"""`pgio-tui replay [FILE|FOLDER] [--speed X] [--start T] [--theme NAME]`: a recording in the TUI."""
+"""`pgio-tui replay [FILE|FOLDER] [--speed X] [--start|--at T] [--theme NAME]`: a recording in the TUI;
+a folder of `record --rotate` files plays as one timeline (store/timeline.py), any other folder
+is a list to pick from."""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ from pgio_tui.errors import CliError
 
 def run(args: argparse.Namespace) -> int:
     from pgio_tui.store.player import parse_jump
-    from pgio_tui.store.reader import Recording, RecordingError
+    from pgio_tui.store.reader import RecordingError
     from pgio_tui.tui.app import RECORDINGS_DIR
 
+    from pgio_tui.store.rotation import is_rotation_folder
+    from pgio_tui.store.timeline import open_recording
+
     target = args.file or RECORDINGS_DIR
-    if os.path.isdir(target):
+    if os.path.isdir(target) and not is_rotation_folder(target):
         from pgio_tui.tui.screens.picker import pick_recording
         try:
             picked = pick_recording(target, theme=args.theme)
@@ -27,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"no FILE given and no {RECORDINGS_DIR}/ folder here: give a recording or a "
                        "folder of recordings")
     try:
-        rec = Recording(target)
+        rec = open_recording(target)  # a folder of rotated recordings: one timeline
     except RecordingError as exc:
         raise CliError(str(exc)) from None
     with rec:

@@ -1,8 +1,9 @@
 """`pgio-tui report FILE… | DIR -o report.html`: one self-contained HTML file — one recording's
-report (analysis/report.py), two compared, or N against a baseline (analysis/report_many.py).
+report, or N compared against a baseline (analysis/report.py).
 An experiment folder alone is its experiment report (per setting value, experiments/html.py, the
 HTML of `experiment report DIR -o FILE.html`); with other recordings, or `--baseline FILE`, its
-finished runs are N recordings like any others."""
+finished runs are N recordings like any others. A folder of `record --rotate` files, and with
+--from/--to every input, is reported as its window (one file copied for it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ from pgio_tui.errors import PROG, CliError
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from pgio_tui.commands.common import windowed_paths
+    with tempfile.TemporaryDirectory(prefix="pgio-tui-") as scratch:  # the windows, while they are read
+        args.inputs = windowed_paths(list(getattr(args, "inputs", None) or [f for f in (args.a, args.b) if f]),
+                                     args, scratch)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pgio_tui.analysis.align import AlignError
     from pgio_tui.experiments.inputs import InputError, gather
     from pgio_tui.store.reader import RecordingError
@@ -29,21 +40,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{', '.join(map(str, got.folders))}: no finished run to report yet")
     check_overwrite(args.output, args.force)
     try:
-        if len(got.files) > 2 or got.folders:
-            from pgio_tui.analysis.report_many import build_many
-            html = build_many(got.files, args.align, got.baseline, got.labels) if len(got.files) > 1 else None
-        else:
-            html = None
-        if html is None:
-            from pgio_tui.analysis.report import build
-            files = got.files if got.baseline == 0 else [got.files[1], got.files[0]]
-            html = build(files, args.align)
+        from pgio_tui.analysis.report import build
+        html = build(got.files, args.align, got.baseline, got.labels)
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(html)
-    print(f"{PROG}: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
-    return 0
+    return _write(args.output, html)
 
 
 def _per_setting(folder: str, baseline: str | None) -> bool:
@@ -72,7 +73,15 @@ def _experiment(folder: str, args: argparse.Namespace) -> int:
     if not any(r.runs for r in res.rows):
         raise CliError(f"{folder}: no finished run to report yet; `{PROG} experiment resume {folder}` runs them")
     check_overwrite(args.output, args.force)
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(render(res, "html"))
-    print(f"{PROG}: wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} kB)")
+    return _write(args.output, render(res, "html"))
+
+
+def _write(path: str, html: str) -> int:
+    """The report, private like the recordings it is made of (0600)."""
+    from pgio_tui.private import write_text
+    try:
+        write_text(path, html)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"{PROG}: wrote {path} ({os.path.getsize(path) / 1024:.0f} kB)")
     return 0

@@ -11,7 +11,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from pgio_tui.analysis.svg import _path, decimate, label, nice_step, time_step
+from pgio_tui.analysis.svg import decimate, label, nice_step, path_data, time_step
 from pgio_tui.format import clock
 from pgio_tui.safe_text import html_text as escape
 from pgio_tui.stats import percentile
@@ -76,7 +76,7 @@ def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: fl
     while t <= span + 1e-9:
         parts.append(f'<text x="{sx(t):.0f}" y="{MINI_H - 3}" class="xl">{clock(t)}</text>')
         t += step
-    d = _path(decimate(points, 0.0, span, plot_w // 2), sx, sy)
+    d = path_data(decimate(points, 0.0, span, plot_w // 2), sx, sy)
     if d:
         parts.append(f'<path d="{d}" stroke="{color}"/>')
     parts.append(f'<text x="{M_LEFT}" y="11" class="t">{escape(title)} <tspan class="u">({escape(unit)})</tspan>'

@@ -25,51 +25,65 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import AlignError, Window, aligned_columns, window
 from pgio_tui.analysis.statements import one_line
-from pgio_tui.analysis.summary import device_labels, summarize
-from pgio_tui.analysis.summary_model import PERCENTILES, Summary
+from pgio_tui.analysis.summary import summarize
+from pgio_tui.analysis.summary_latency import OF_TRANSACTIONS
+from pgio_tui.analysis.summary_model import ALL_WRITES, CHECKPOINTS, PERCENTILE_METRICS, Summary
 from pgio_tui.store.reader import Recording
 
-FROM_TRANSACTIONS = "from transactions"  # the note summary_latency gives percentiles of the run's histogram
 BYTES_PER_MIB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Figure:
+    """One figure: its key in the tables, JSON and CSV, how it is shown, and where it comes from:
+    `of`, the summary's statistic (metric, stat) — for a device figure the metric's field, on the
+    device that holds `role` — or None for the figures worked out here (see run_figures)."""
+
     key: str
     label: str
     unit: str
     group: str
     text: str = ""  # a statement figure: the statement's text (server text: shown escaped)
+    of: tuple[str, str] | None = None
+    role: str = ""
+
+
+def _device(prefix: str, role: str, name: str) -> tuple[Figure, ...]:
+    return (Figure(f"{prefix}_util", f"{name} util", "%", "devices", of=(M.DISK_UTIL_PCT, "mean"), role=role),
+            Figure(f"{prefix}_write", f"{name} write", "MiB/s", "devices", of=(M.DISK_WKB_S, "mean"), role=role),
+            Figure(f"{prefix}_w_await", f"{name} w_await", "ms", "devices", of=(M.DISK_W_AWAIT_MS, "mean"), role=role))
 
 
 FIGURES = (
-    Figure("tps", "tps", "1/s", "latency"),
-    Figure("lat_mean", "latency mean", "ms", "latency"),
-    Figure("lat_stddev", "latency stddev", "ms", "latency"),
-    *(Figure(f"lat_{p}", f"latency {p}", "ms", "latency") for p in PERCENTILES),
-    *(Figure(f"over_{ms}", f"latency over {ms} ms", "transactions", "latency") for ms in M.LATENCY_THRESHOLDS_MS),
+    Figure("tps", "tps", "1/s", "latency", of=(M.LATENCY_TPS, "mean")),
+    Figure("lat_mean", "latency mean", "ms", "latency", of=(M.LATENCY_MEAN_MS, "mean")),
+    Figure("lat_stddev", "latency stddev", "ms", "latency", of=(M.LATENCY_STDDEV_MS, "pooled")),
+    # a mean of per-tick percentiles is not a percentile: only those of the run's transactions
+    *(Figure(f"lat_{p}", f"latency {p}", "ms", "latency", of=(m, OF_TRANSACTIONS))
+      for p, m in PERCENTILE_METRICS.items()),
+    # "ticks mean > N ms" (no per-transaction counts) is another statistic: left out
+    *(Figure(f"over_{ms}", f"latency over {ms} ms", "transactions", "latency", of=(M.LATENCY_OVER[ms], "total"))
+      for ms in M.LATENCY_THRESHOLDS_MS),
     Figure("sql_elapsed", "statement elapsed", "s", "sql"),
-    *(Figure(f"writes_{s}", f"buffers written: {s}", "buffers", "writes") for s in M.WRITE_SOURCES),
-    Figure("writes_all", "buffers written: all sources", "buffers", "writes"),
-    *(Figure(f"share_{s}", f"share written: {s}", "%", "writes") for s in M.WRITE_SOURCES),
-    Figure("dirty_mean", "Dirty mean", "MiB", "memory"),
-    Figure("dirty_max", "Dirty max", "MiB", "memory"),
-    Figure("writeback_mean", "Writeback mean", "MiB", "memory"),
-    Figure("writeback_max", "Writeback max", "MiB", "memory"),
-    Figure("dirty_above_bg", "time Dirty > background threshold", "s", "memory"),
-    Figure("pgdata_util", "PGDATA util", "%", "devices"),
-    Figure("pgdata_write", "PGDATA write", "MiB/s", "devices"),
-    Figure("pgdata_w_await", "PGDATA w_await", "ms", "devices"),
+    *(Figure(f"writes_{s}", f"buffers written: {s}", "buffers", "writes", of=(M.writes(s), "total"))
+      for s in M.WRITE_SOURCES),
+    Figure("writes_all", "buffers written: all sources", "buffers", "writes", of=(ALL_WRITES, "total")),
+    *(Figure(f"share_{s}", f"share written: {s}", "%", "writes", of=(M.writes(s), "share")) for s in M.WRITE_SOURCES),
+    Figure("dirty_mean", "Dirty mean", "MiB", "memory", of=(M.MEM_DIRTY_KB, "mean")),
+    Figure("dirty_max", "Dirty max", "MiB", "memory", of=(M.MEM_DIRTY_KB, "max")),
+    Figure("writeback_mean", "Writeback mean", "MiB", "memory", of=(M.MEM_WRITEBACK_KB, "mean")),
+    Figure("writeback_max", "Writeback max", "MiB", "memory", of=(M.MEM_WRITEBACK_KB, "max")),
+    Figure("dirty_above_bg", "time Dirty > background threshold", "s", "memory",
+           of=(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "time above")),
+    *_device("pgdata", "PGDATA", "PGDATA"),
     Figure("pgdata_r_s", "PGDATA reads", "1/s", "devices"),
-    Figure("pgdata_r_await", "PGDATA r_await", "ms", "devices"),
-    Figure("wal_util", "WAL device util", "%", "devices"),
-    Figure("wal_write", "WAL device write", "MiB/s", "devices"),
-    Figure("wal_w_await", "WAL device w_await", "ms", "devices"),
-    Figure("checkpoints", "checkpoints", "checkpoints", "checkpoints"),
-    Figure("checkpoint_total_s", "checkpoint duration mean", "s", "checkpoints"),
+    Figure("pgdata_r_await", "PGDATA r_await", "ms", "devices", of=(M.DISK_R_AWAIT_MS, "mean"), role="PGDATA"),
+    *_device("wal", "WAL", "WAL device"),
+    Figure("checkpoints", "checkpoints", "checkpoints", "checkpoints", of=(CHECKPOINTS, "count")),
+    Figure("checkpoint_total_s", "checkpoint duration mean", "s", "checkpoints", of=(CHECKPOINTS, "total_s mean")),
     Figure("wal_mib", "WAL generated", "MiB", "wal"),
-    Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio"),
-    Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio"),
+    Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio", of=(M.PGIO_READS_S, "mean")),
+    Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio", of=(M.PGIO_HITS_S, "mean")),
     Figure("pgio_hit_ratio", "pgio hit ratio", "%", "pgio"),
 )
 GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Statement (sql workload)",
@@ -79,9 +93,7 @@ GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Stat
 LATENCY_UNIT = {"pgio": "pgio's statements (pgio times each one)", "sql": "the statement's executions"}
 TOP_STATEMENTS = 5  # statements in the report: the experiment's top by total time over all runs
 LABEL_WIDTH = 48  # statement text in a figure's label (the HTML shows it whole)
-
-_LATENCY = {"tps": "tps", "lat_mean": "mean", "lat_stddev": "stddev", **{f"lat_{p}": p for p in PERCENTILES}}
-_DEVICE = {"util": "util mean", "write": "write MiB/s mean", "w_await": "w_await mean", "r_await": "r_await mean"}
+_LATENCY = [f.key for f in FIGURES if f.group == "latency"]
 
 
 @dataclass(slots=True)
@@ -113,13 +125,9 @@ def run_figures(path: str | Path) -> RunFigures:
         out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win)
         workloads = rec.workloads()
         out.workload = workloads[0] if workloads else {}
-        _latency(out.values, s)
-        _writes(out.values, s)
-        _memory(out.values, s)
-        _devices(out, s)
-        _checkpoints(out.values, s)
+        _from_summary(out, s)
         _integrated(out.values, rec, win, s.role_devices.get("PGDATA"))
-        _pgio(out.values, s)
+        _pgio(out.values)
         out.values["sql_elapsed"] = sql_elapsed(out.workload)
         unit = LATENCY_UNIT.get(out.workload.get("kind"))
         if unit and any(out.values.get(k) is not None for k in _LATENCY):
@@ -132,50 +140,22 @@ def run_figures(path: str | Path) -> RunFigures:
     return out
 
 
-def _latency(v: dict, s: Summary) -> None:
-    for key, name in _LATENCY.items():
-        st = s.get("latency", name)
-        if st is None or (name in PERCENTILES and st.note != FROM_TRANSACTIONS):
-            continue  # a mean of per-tick percentiles is not a percentile: left out
-        v[key] = st.value
-    for ms in M.LATENCY_THRESHOLDS_MS:  # "ticks mean > N ms" (no per-transaction counts) is left out
-        v[f"over_{ms}"] = s.value("latency", f"over {ms} ms")
-
-
-def _writes(v: dict, s: Summary) -> None:
-    for src in M.WRITE_SOURCES:
-        v[f"writes_{src}"] = s.value("writes", src)
-        v[f"share_{src}"] = s.value("writes", f"{src} share")
-    v["writes_all"] = s.value("writes", "all sources")
-
-
-def _memory(v: dict, s: Summary) -> None:
-    for key, name in (("dirty_mean", "Dirty mean"), ("dirty_max", "Dirty max"), ("writeback_mean", "Writeback mean"),
-                      ("writeback_max", "Writeback max"), ("dirty_above_bg", "time Dirty > background threshold")):
-        v[key] = s.value("memory", name)
-
-
-def _device_label(s: Summary, role: str) -> str | None:
-    """The summary's label of the device that holds `role` ("PGDATA+WAL" when they share one)."""
-    return next((label for label in device_labels(s.role_devices) if role in label.split("+")), None)
-
-
-def _devices(out: RunFigures, s: Summary) -> None:
-    data, wal = _device_label(s, "PGDATA"), _device_label(s, "WAL")
-    for prefix, label in (("pgdata", data), ("wal", wal)):
-        if label is None or (prefix == "wal" and label == data):
-            continue  # pg_wal on PGDATA's device: its figures are PGDATA's, shown once
-        for key, name in _DEVICE.items():
-            if f"{prefix}_{key}" in out.values:
-                out.values[f"{prefix}_{key}"] = s.value("devices", f"{label} {name}")
-    if data is not None and data == wal:
-        out.notes.append(f"pg_wal is on PGDATA's device ({s.role_devices.get('PGDATA')}): the PGDATA figures "
-                         "include WAL writes")
-
-
-def _checkpoints(v: dict, s: Summary) -> None:
-    v["checkpoints"] = s.value("checkpoints", "count")
-    v["checkpoint_total_s"] = s.value("checkpoints", "total mean")
+def _from_summary(out: RunFigures, s: Summary) -> None:
+    """Every figure with a source: its statistic in the summary, found by (metric, stat)."""
+    devices = s.role_devices
+    shared = devices.get("WAL") is not None and devices.get("WAL") == devices.get("PGDATA")
+    for f in FIGURES:
+        if f.of is None:
+            continue
+        metric, stat = f.of
+        if f.role:
+            if f.role not in devices or (f.role == "WAL" and shared):
+                continue  # pg_wal on PGDATA's device: its figures are PGDATA's, shown once
+            metric = M.disk(devices[f.role], metric)
+        st = s.find(metric, stat)
+        out.values[f.key] = None if st is None else st.value
+    if shared:
+        out.notes.append(f"pg_wal is on PGDATA's device ({devices['PGDATA']}): the PGDATA figures include WAL writes")
 
 
 def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> None:
@@ -196,11 +176,8 @@ def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> Non
             v["pgdata_r_s"] = math.fsum(x * dt for x, dt in zip(col, c.dt) if x is not None) / den
 
 
-def _pgio(v: dict, s: Summary) -> None:
-    if not s.pgio:
-        return
-    reads, hits = s.value("pgio", "RIOPS"), s.value("pgio", "CACHE_HITS/s")
-    v["pgio_riops"], v["pgio_hits_s"] = reads, hits
+def _pgio(v: dict) -> None:
+    reads, hits = v["pgio_riops"], v["pgio_hits_s"]
     if reads is not None and hits is not None and reads + hits > 0:
         v["pgio_hit_ratio"] = 100 * hits / (reads + hits)
 

@@ -5,19 +5,17 @@ baseline), the results table (the text report's lines, grouped, with verdicts), 
 flags, and charts drawn here as inline SVG: per run, PGDATA's util / write MiB/s / w_await over time
 as small multiples on shared scales; the latency CDF of every setting combination (all its
 repeats' transactions); a heat map per figure for a two-setting grid; Writeback against latency per
-run with their correlation. Styles come from the recording report's page (analysis/report.html);
-no external asset, no script of its own. Every text from a recording or the plan is escaped.
+run with their correlation. The page, its styles and the latency CDF are the recording report's
+(analysis/report.py); no external asset, no script of its own. Every text from a recording or the
+plan is escaped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.resources import files
-from string import Template
 
-import pgio_tui
 from pgio_tui import metrics as M
-from pgio_tui.analysis import latency_cdf, svg
+from pgio_tui.analysis import latency_cdf, report, svg
 from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
 from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
@@ -134,7 +132,11 @@ def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
         [f for f in shown.values() if f.group == "statements" and not f.key.endswith("_calls")]
     if not figs:
         return ""
-    head = "".join(f'<th title="{escape(f.text)}">{escape(f.label)} ({escape(f.unit)})</th>' if f.text else
+    numbers = statement_numbers(res)  # a statement's column: its number in the list below the results
+
+    def name(f) -> str:
+        return f"#{numbers[f.text]} {f.label.rsplit(' · ', 1)[-1]}" if f.text else f.label
+    head = "".join(f'<th title="{escape(f.text)}">{escape(name(f))} ({escape(f.unit)})</th>' if f.text else
                    f"<th>{escape(f.label)} ({escape(f.unit)})</th>" for f in figs)
     out = [f"<table><tr><th>settings</th><th>n</th>{head}</tr>"]
     for r in res.rows:
@@ -153,13 +155,19 @@ def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
         out.append(f"<tr><td>{escape(r.label + base)}</td><td class=n>{n}</td>{''.join(cells)}</tr>")
     if keys is None:
         return ("<h3>Statements at a glance</h3><p class=muted>pg_stat_statements' execution time of the top "
-                "statements (hover a heading for the whole text).</p>" + "".join(out) + "</table>")
+                "statements: #1, #2 … as numbered under the results (hover a heading for the whole text).</p>"
+                + "".join(out) + "</table>")
     return ("<h2>At a glance</h2><p class=muted>Mean of the repeats and change against the baseline; <b>bold</b>: "
             "changed beyond the noise (the verdicts are in the table below).</p>" + "".join(out) + "</table>")
 
 
+def statement_numbers(res: Results) -> dict[str, int]:
+    """The statements of the report, numbered 1, 2 … in the order they are listed."""
+    return {t: i for i, t in enumerate(dict.fromkeys(f.text for f in res.shown() if f.text), 1)}
+
+
 def statements_section(res: Results) -> str:
-    texts = list(dict.fromkeys(f.text for f in res.shown() if f.text))
+    texts = list(statement_numbers(res))
     if not texts:
         return ""
     return ("<h3>Statements in the table (whole text)</h3><ol>"
@@ -221,16 +229,10 @@ def cdf_section(res: Results, series: list[Series]) -> str:
                     merged.max_ms = max(merged.max_ms or 0.0, s.hist.max_ms)
         d = latency_cdf.from_histogram(merged)
         if d is not None:
-            found.append((row.label, d, svg.PALETTE[i % len(svg.PALETTE)], merged.count))
-    if not found:
-        return ""
-    x_max = max(d.top() for _, d, _, _ in found)
-    curves = [svg.Line(label, d.curve(x_max), color) for label, d, color, _ in found]
-    legend = "".join(f'<span><i style="color:{c}"></i>{escape(label)} ({n:,} transactions)</span>'
-                     for label, _, c, n in found)
-    return ("<h2>Latency distribution per setting</h2><p class=muted>Share of transactions at or below a latency, "
-            "all repeats of a setting together (their per-transaction histograms, within 0.5 %).</p>"
-            f'<div class="legend">{legend}</div>' + svg.cdf_chart("latency CDF", "ms", curves, x_max))
+            found.append((f"{row.label} ({merged.count:,} transactions)", d, report.colour(i), False))
+    return report.cdf_section(found, "Latency distribution per setting", "Share of transactions at or below a "
+                              "latency, all repeats of a setting together (their per-transaction histograms, within "
+                              "0.5 %).")
 
 
 def heat_maps(res: Results) -> str:
@@ -298,6 +300,4 @@ def page(res: Results) -> str:
             "<h2>Runs</h2>", runs_table(res, series)]
     if res.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")
-    template = Template(files("pgio_tui.analysis").joinpath("report.html").read_text(encoding="utf-8"))
-    return template.substitute(title=escape(title), body="\n".join(b for b in body if b),
-                               version=escape(pgio_tui.__version__))
+    return report.page(title, body)

@@ -25,6 +25,7 @@ import psycopg
 
 from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
+from pgio_tui.secrets import scrub_statement
 from pgio_tui.sources import pg_counters
 from pgio_tui.sources.kernel import KernelSource
 from pgio_tui.sources.pgfeatures import own, ran, run_own  # the statement figures leave the watch out
@@ -272,6 +273,6 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
         return []  # not in shared_preload_libraries, or a server older than 13's column names
     # "own": a statement this process ran (its query id, pgfeatures.ran()), whatever its text says
     mine = ran()
-    return [{"queryid": q, "query": text, "calls": int(calls), "total_ms": round(float(total), 3),
+    return [{"queryid": q, "query": scrub_statement(text), "calls": int(calls), "total_ms": round(float(total), 3),
              "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6), "own": int(q) in mine}
             for q, text, calls, total, mean, sd in rows]

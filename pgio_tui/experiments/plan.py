@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
+import math
 import random
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pgio_tui import private
 
 PLAN_FILE = "experiment.json"
 RUNS_DIR = "runs"
@@ -26,6 +28,8 @@ READS = (1, 2)  # formats this version reads
 PAGE_CACHE = "os.page_cache"
 OS_SETTINGS = (PAGE_CACHE,)  # swept like settings, applied by the OS (experiments/page_cache.py)
 WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
+MAX_RUNS = 2000  # runs of one plan (combinations × repeats): a day of 40 s runs; a folder's file holds no more
+MAX_SETTINGS = 32  # settings swept at once
 DIRTY_WAIT_S = 60.0  # default longest wait before a run for Dirty under the background threshold
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
@@ -114,6 +118,10 @@ class Plan:
             raise PlanError("give at least one --set NAME=V1,V2,...")
         if self.repeat < 1:
             raise PlanError("--repeat must be 1 or more")
+        runs = math.prod(len(v) for v in self.sweep.values()) * self.repeat
+        if runs > MAX_RUNS or len(self.sweep) > MAX_SETTINGS:
+            raise PlanError(f"{runs:,} runs of {len(self.sweep)} settings: at most {MAX_RUNS:,} runs "
+                            f"of {MAX_SETTINGS} settings")
         if self.order not in ORDERS:
             raise PlanError(f"--order: one of {', '.join(ORDERS)}")
         if self.warmup_s < 0:
@@ -142,25 +150,10 @@ def os_settings() -> tuple[str, ...]:
 
 def save(plan: Plan, folder: str | Path) -> None:
     """experiment.json, replaced atomically (a crash leaves the old one or the new one)."""
-    path = Path(folder) / PLAN_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(plan), indent=2) + "\n")
-    os.replace(tmp, path)
+    private.write_text(Path(folder) / PLAN_FILE, json.dumps(asdict(plan), indent=2) + "\n")
 
 
 def load(folder: str | Path) -> Plan:
-    path = Path(folder) / PLAN_FILE
-    try:
-        data = json.loads(path.read_text())
-        if data.get("format") not in READS:
-            raise PlanError(f"{path}: format {data.get('format')!r}, this version reads "
-                            f"{' and '.join(map(str, READS))}")
-        runs = [Run(**r) for r in data.pop("runs")]
-        plan = Plan(**data)
-        plan.runs = runs
-        plan.format = FORMAT  # saved again with this version's fields
-    except FileNotFoundError:
-        raise PlanError(f"{folder}: no {PLAN_FILE}; is it an experiment folder?") from None
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise PlanError(f"{path}: not a readable experiment plan ({type(exc).__name__})") from None
-    return plan
+    """The plan of an experiment folder, read as untrusted input (experiments/folder_check.py)."""
+    from pgio_tui.experiments.folder_check import read_plan
+    return read_plan(folder)

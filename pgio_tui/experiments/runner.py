@@ -22,6 +22,7 @@ from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
 from pgio_tui.experiments.plan import Plan, Run, os_settings, save
 from pgio_tui.workloads.base import WorkloadError, connection_failed
+from pgio_tui.private import make_dir
 
 # RunOne(kind, path): kind "discard" (after init, not kept), "warmup" (before a run, not kept) or
 # "run" (recorded to path). Returns (state, note): state "done", "interrupted" or "failed".
@@ -211,7 +212,7 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
     run.hygiene = prep
     start_flags = hygiene.start_flags(prep, plan.dirty_wait_s)
     path = folder / plan.run_file(run)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent)
     if path.exists():  # an interrupted earlier attempt: kept beside, never overwritten
         n = 1
         while path.with_suffix(f".interrupted-{n}.pgio").exists():
@@ -234,7 +235,5 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
         flags.append(hygiene.flag("unwatched", f"the run's window could not be checked: {exc}"))
     if target.cap is not None:
         run.page_cache = {**(run.page_cache or {}), "at_end": target.cap.usage()}
-    run.flags = flags
-    for f in flags:
-        say(f"run {run.index}: flag: {f['text']}")
+    run.flags = flags  # said once, with the run's line (experiments/progress.py, Progress.finished)
     save(plan, folder)

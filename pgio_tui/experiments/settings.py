@@ -152,3 +152,109 @@ def server_restart(conninfo: str) -> Restart:
             last = (r.stderr or r.stdout or "").strip().splitlines()
             raise SettingsError(f"pg_ctl restart failed: {last[-1] if last else f'exit status {r.returncode}'}")
     return restart
+
+
+# --- checking the values before anything runs ---------------------------------------------------
+
+# PostgreSQL's units (guc.c): memory in bytes, time in milliseconds; case-sensitive, as the server's.
+_MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+_TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_BOOL_WORDS = ("true", "false", "yes", "no")  # any prefix of these, as the server's parse_bool
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+
+
+def check_values(conninfo: str, sweep: dict[str, list[str]]) -> None:
+    """Every swept setting exists and can be set, and every value is one the server takes, before
+    anything runs; SettingsError naming the first bad one. Settings a session may change are tried
+    with SET LOCAL in a transaction that is rolled back (the server's own check, hooks included);
+    the others (reload, restart) against pg_settings: vartype, min_val/max_val, enumvals, unit."""
+    import difflib
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        facts = {r[0]: r for r in conn.execute(
+            "select name, vartype, unit, min_val, max_val, enumvals, context from pg_settings").fetchall()}
+        for name, values in sweep.items():
+            if name not in facts:
+                near = difflib.get_close_matches(name, facts, n=1)
+                raise SettingsError(f"--set {name}: no such setting in pg_settings"
+                                    + (f"; did you mean {near[0]}?" if near else ""))
+            _, vartype, unit, lo, hi, enumvals, context = facts[name]
+            if context == "internal":
+                raise SettingsError(f"--set {name}: read-only (fixed when the cluster was created or built)")
+            for value in values:
+                why = (_server_refuses(conn, name, value) if context in ("user", "superuser")
+                       else _refused(value, vartype, unit, lo, hi, enumvals))
+                if why:
+                    raise SettingsError(f"--set {name}={value}: {why}")
+
+
+def _server_refuses(conn: psycopg.Connection, name: str, value: str) -> str | None:
+    try:
+        with conn.transaction(force_rollback=True):
+            conn.execute(sql.SQL("SET LOCAL {} = {}").format(_ident(name), sql.Literal(value)))
+    except psycopg.errors.InsufficientPrivilege:
+        return None  # ALTER SYSTEM needs a superuser anyway: read_originals says so
+    except psycopg.Error as exc:
+        return exc.diag.message_primary or str(exc)
+    return None
+
+
+def _refused(value: str, vartype: str, unit: str | None, lo: str | None, hi: str | None,
+             enumvals: list[str] | None) -> str | None:
+    """Why the server would refuse `value` (None: it would take it), from pg_settings' facts."""
+    import re
+    text = value.strip()
+    if vartype == "bool":
+        return None if _is_bool(text) else "not a boolean (on, off, true, false, yes, no, 1, 0)"
+    if vartype == "enum":
+        choices = list(enumvals or [])
+        if text.lower() in (c.lower() for c in choices):
+            return None
+        if {"on", "off"} & {c.lower() for c in choices} and _is_bool(text):
+            return None  # the hidden spellings of on/off (true, yes, 1, ...)
+        return f"not one of {', '.join(choices)}"
+    if vartype not in ("integer", "real"):
+        return None  # a string: only the server's hooks know (ALTER SYSTEM checks it at the first run)
+    m = re.fullmatch(rf"({_NUMBER}|0[xX][0-9a-fA-F]+)\s*([A-Za-z]*)", text)
+    if not m:
+        return "not a number" + (f" (in {unit}, or with a unit)" if unit else "")
+    digits = m.group(1)
+    if digits[:2].lower() == "0x":
+        number = float(int(digits, 16))
+    elif vartype == "integer" and re.fullmatch(r"0[0-7]+", digits):
+        number = float(int(digits, 8))  # strtol's base 0, as the server reads it
+    else:
+        number = float(digits)
+    if m.group(2):
+        scaled = _to_base_unit(number, m.group(2), unit)
+        if isinstance(scaled, str):
+            return scaled
+        number = scaled
+    if vartype == "integer":
+        number = float(round(number))  # a fraction is rounded (PostgreSQL 12+)
+    if lo is not None and hi is not None and not float(lo) <= number <= float(hi):
+        return f"out of range: {lo} to {hi}{_unit_hint(unit)}"
+    return None
+
+
+def _is_bool(text: str) -> bool:
+    low = text.lower()
+    if low in ("1", "0", "on", "off") or (len(low) >= 2 and "off".startswith(low)):
+        return True
+    return bool(low) and any(word.startswith(low) for word in _BOOL_WORDS)
+
+
+def _to_base_unit(number: float, given: str, unit: str | None) -> float | str:
+    """number × `given` in the setting's unit (pg_settings.unit: 8kB, kB, MB, ms, s, min ...), or why not."""
+    import re
+    m = re.fullmatch(r"(\d*)\s*([A-Za-z]+)", unit or "")
+    base, base_unit = (int(m.group(1) or 1), m.group(2)) if m else (1, "")
+    for table, kind in ((_MEMORY_UNITS, "memory"), (_TIME_UNITS, "time")):
+        if base_unit in table:
+            if given not in table:
+                return f"unit {given!r}: this setting's units are {', '.join(table)}"
+            return number * table[given] / (table[base_unit] * base)
+    return f"unit {given!r}: this setting takes a number without unit"
+
+
+def _unit_hint(unit: str | None) -> str:
+    return f" (in {unit})" if unit else ""

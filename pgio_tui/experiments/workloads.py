@@ -128,27 +128,49 @@ def with_duration(args: list[str], seconds: float) -> list[str]:
     return [*out, "-T", str(max(1, round(seconds)))]
 
 
-def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None) -> None:
+def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None, progress=None) -> None:
     """Once before the runs (and before each with --reinit): pgbench -i -s N, or pgio's tables.
-    Not part of any recording."""
+    Not part of any recording. `progress(label, fraction)` is told how far it is (fraction None:
+    it ended); without it, `say` gets one line when it starts."""
     if spec["kind"] == "pgbench":
         scale = spec.get("init_scale")
         if not scale:
             return
+        from collections import deque
         from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench
-        say(f"pgbench -i -s {scale}")
+        from pgio_tui.workloads.pgbench_output import init_percent
+        label = f"pgbench -i -s {scale}"
+        if progress is None:
+            say(label)
         env, conn_args = connection(conninfo)
-        r = subprocess.run([str(find_pgbench()), "-i", "-q", "-s", str(scale), *conn_args], capture_output=True,
-                           text=True, env={**os.environ, **env})
-        if r.returncode != 0:
-            raise WorkloadError(f"pgbench -i failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
+        proc = subprocess.Popen([str(find_pgbench()), "-i", "-s", str(scale), *conn_args], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                                env={**os.environ, **env})
+        last: deque[str] = deque(maxlen=20)
+        for line in proc.stderr:
+            pct = init_percent(line.rstrip("\n"))
+            if pct is None:
+                last.append(line.strip())
+            elif progress is not None:
+                progress(label, pct)
+        rc = proc.wait()
+        if progress is not None:
+            progress(label, None)
+        if rc != 0:
+            raise WorkloadError(f"pgbench -i failed: {([x for x in last if x] or ['no message'])[-1]}")
     elif spec["kind"] == "pgio":
         from pgio_tui.workloads.pgio import PgioWorkload
         from pgio_tui.workloads.pgio_config import PgioConfig
         config = PgioConfig(**{**spec["config"], "run_time": 1.0}, setup=True)
-        say(f"pgio setup: {config.schemas} table(s) of {config.scale} blocks")
+        label = f"pgio setup: {config.schemas} table(s) of {config.scale} blocks"
+        if progress is None:
+            say(label)
         w = PgioWorkload(conninfo, config)
         w.start()
-        w.wait()
+        while not w.wait(0.2):
+            if progress is not None and w.phase == "setup" and w.progress is not None:
+                progress(label, w.progress)
+        if progress is not None:
+            progress(label, None)
         if w.error:
             raise WorkloadError(f"pgio setup failed: {w.error}")

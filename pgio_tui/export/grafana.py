@@ -3,7 +3,14 @@ Prometheus names in promnames so the dashboard cannot drift from the endpoint.
 
 `python -m pgio_tui.export.grafana > docs/grafana/pgio-tui.json` writes it; a test keeps it in step.
 Checkpoint spans are annotations; `instance`, `server` and `device` are variables ("All" matches
-series without the label too, as backfilled recordings have no `instance`).
+series without the label too, as backfilled recordings have no `instance`). Grafana's import asks
+for the Prometheus data source (`__inputs`); the `datasource` variable starts on it.
+
+Every query works on live scrapes and on backfilled recordings alike. A backfill has no staleness
+markers: a series that stopped (the checkpoint kind that changed) stays visible for Prometheus'
+lookback (5 min), so the checkpoint annotation keeps, per server, only the kind series with the
+newest sample. Latency is the histogram (histogram_quantile over the rate of its buckets, summed
+over the servers selected); the per-tick percentiles have their own panel, named as such.
 """
 
 from __future__ import annotations
@@ -11,8 +18,11 @@ from __future__ import annotations
 import json
 
 from pgio_tui.export.promnames import FAMILIES
+from pgio_tui.metrics import LATENCY_PERCENTILES
 
+INPUT = "DS_PROMETHEUS"  # Grafana's import replaces ${DS_PROMETHEUS} with the data source picked
 DS = {"type": "prometheus", "uid": "${datasource}"}
+SCHEMA_VERSION = 42
 SEL = 'instance=~"$instance", server=~"$server"'
 DEV = SEL + ', device=~"$device"'
 
@@ -57,6 +67,23 @@ def _variable(name: str, query: str, label: str) -> dict:
             "allValue": ".*", "current": {"text": "All", "value": "$__all"}, "sort": 1}
 
 
+def checkpoint_span() -> str:
+    """1 while a checkpoint runs, labelled with its kind: of the kind series of each server, the one
+    with the newest sample (a backfilled series that stopped stays visible for 5 minutes)."""
+    info = f"{_name('checkpoint_info')}{{{SEL}}}"
+    newest = (f"timestamp({info}) == on (instance, server) group_left () "
+              f"max by (instance, server) (timestamp({info}))")
+    return (f"({info} and on (instance, server, kind) ({newest})) "
+            f"* on (instance, server) group_left () ({_name('checkpoint_active')}{{{SEL}}} == 1)")
+
+
+def queries(board: dict) -> list[str]:
+    """Every PromQL expression of the dashboard: the charts', the annotation's and the variables'."""
+    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+    exprs += [a["target"]["expr"] for a in board["annotations"]["list"]]
+    return exprs
+
+
 def dashboard() -> dict:
     y = 0
 
@@ -94,13 +121,25 @@ def dashboard() -> dict:
         _panel("Devices: utilization", [
             _q(f"{_name('disk_utilization_ratio')}{{{DEV}}}", "{{device}} {{role}}")], "percentunit", y, x=16, w=8,
             max_=1))
+    duration = _name("transaction_duration_seconds")
+    buckets = f"sum by (le) (rate({duration}_bucket{{{SEL}}}[$__rate_interval]))"
     panels += row(
-        _panel("Latency (per tick)", [
-            _q(f"{_name(f'latency_{s}_seconds')}{{{SEL}}}", f"{s} {{{{server}}}}")
-            for s in ("mean", "p50", "p95", "p99", "max")], "s", y, w=16,
-            desc="Transaction latency of each tick (a workload pgio-tui launched): not aggregatable into a "
-                 "longer percentile."),
-        _panel("Transactions", [_q(_rate("transactions_total"), "tps {{server}}")], "reqps", y, x=16, w=8))
+        _panel("Latency", [
+            *(_q(f"histogram_quantile({q}, {buckets})", f"p{round(q * 100)}") for q in (0.5, 0.95, 0.99)),
+            _q(f"sum(rate({duration}_sum{{{SEL}}}[$__rate_interval])) / "
+               f"sum(rate({duration}_count{{{SEL}}}[$__rate_interval]))", "mean")], "s", y, w=10,
+            desc="Transaction latency of a workload pgio-tui launched, over each step and every server "
+                 "selected (histogram_quantile over the histogram's buckets: within a bucket of the exact "
+                 "percentile)."),
+        _panel("Latency per tick", [
+            _q(f"{_name(f'latency_{s}_seconds')}{{{SEL}}}", f"tick {s} {{{{server}}}}") for s in ("p99", "max")],
+            "s", y, x=10, w=6, desc="p99 and max of the tick a scrape saw: one tick, not the step; never "
+                                    "average them (use the Latency panel)."),
+        _panel("Transactions", [
+            _q(_rate("transactions_total"), "tps {{server}}"),
+            _q(f"sum(rate({duration}_count{{{SEL}}}[$__rate_interval])) - "
+               f'sum(rate({duration}_bucket{{{SEL}, le="0.1"}}[$__rate_interval]))', "slower than 100 ms")],
+            "reqps", y, x=16, w=8, overrides=[_dashed("slower.*")]))
     panels += row(
         _panel("Statement execution time (pg_stat_statements, not transactions)", [
             _q(f"{_name('statement_exec_mean_seconds')}{{{SEL}}}", "mean {{server}}")], "s", y, w=16,
@@ -121,18 +160,25 @@ def dashboard() -> dict:
         p["id"] = i
         for ref, t in zip("ABCDEFGH", p["targets"]):
             t["refId"] = ref
-    checkpoint_span = (f"{_name('checkpoint_info')}{{{SEL}}} * on (instance, server) "
-                       f"({_name('checkpoint_active')}{{{SEL}}} == 1)")
     return {
+        "__inputs": [{"name": INPUT, "label": "Prometheus", "description": "where pgio-tui's series are "
+                      "(scraped, or backfilled from recordings)", "type": "datasource", "pluginId": "prometheus",
+                      "pluginName": "Prometheus"}],
+        "__requires": [{"type": "grafana", "id": "grafana", "name": "Grafana", "version": "12.0.0"},
+                       {"type": "datasource", "id": "prometheus", "name": "Prometheus", "version": "1.0.0"},
+                       {"type": "panel", "id": "timeseries", "name": "Time series", "version": ""}],
         "title": "pgio-tui: PostgreSQL I/O", "uid": "pgio-tui", "editable": True, "graphTooltip": 1,
-        "schemaVersion": 39, "version": 1, "time": {"from": "now-1h", "to": "now"}, "refresh": "10s",
-        "tags": ["postgresql", "pgio-tui"],
+        "schemaVersion": SCHEMA_VERSION, "version": 1, "time": {"from": "now-1h", "to": "now"},
+        "refresh": "10s", "tags": ["postgresql", "pgio-tui"],
         "annotations": {"list": [{
             "name": "Checkpoints", "enable": True, "datasource": DS, "iconColor": "rgba(255, 176, 0, 0.5)",
-            "expr": checkpoint_span, "titleFormat": "checkpoint: {{kind}}",
-            "textFormat": "{{server}}", "useValueForTime": False}]},
+            "target": {"refId": "Anno", "datasource": DS, "expr": checkpoint_span(), "range": True,
+                       "instant": False, "editorMode": "code"},
+            "titleFormat": "checkpoint: {{kind}}", "textFormat": "{{server}}", "tagKeys": "kind",
+            "useValueForTime": False}]},
         "templating": {"list": [
-            {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus"},
+            {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+             "current": {"text": "Prometheus", "value": "${%s}" % INPUT}},
             _variable("instance", f"label_values({_name('up')}, instance)", "instance"),
             _variable("server", f'label_values({_name("up")}{{instance=~"$instance"}}, server)', "server"),
             _variable("device", f"label_values({_name('disk_queue_size')}{{{SEL}}}, device)", "device")]},

@@ -81,22 +81,23 @@ class _Layout:
     is not laid out again — the labels are bounded, so is this cache)."""
 
     def __init__(self, encoder, family: Family, trailer: bytes):
-        self.encoder, self.family, self.trailer = encoder, family, trailer
+        self.encoder, self.trailer = encoder, trailer
         self.header = self._text(_Samples([], family))
-        self.lines: dict[Labels, str] = {}
+        self.lines: dict[tuple[str, Labels], str] = {}  # (sample name: a histogram has three, labels)
 
     def _text(self, collector: _Samples) -> str:
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)
         return self.encoder(registry).removesuffix(self.trailer).decode()
 
-    def line(self, labels: Labels) -> str:
-        line = self.lines.get(labels)
+    def line(self, family: Family, labels: Labels) -> str:
+        key = (family.sample_name, labels)
+        line = self.lines.get(key)
         if line is None:
-            text = self._text(_Samples([(self.family, labels, 0.0)]))
+            text = self._text(_Samples([(family, labels, 0.0)]))
             if not text.startswith(self.header) or not text.endswith(" 0.0\n"):
-                raise ValueError(f"{self.family.name}: unexpected layout {text!r}")
-            line = self.lines[labels] = text[len(self.header):-len("0.0\n")]  # keeps the space
+                raise ValueError(f"{family.name}: unexpected layout {text!r}")
+            line = self.lines[key] = text[len(self.header):-len("0.0\n")]  # keeps the space
         return line
 
 
@@ -195,19 +196,21 @@ class Exporter:
             self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
         layouts, trailer = self._layouts[ctype]
         parts: list[str] = []
-        family = lines = layout = None
+        family = name = lines = layout = None
         for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam
-                layout = layouts.get(fam.name)
-                if layout is None:
-                    layout = layouts[fam.name] = _Layout(encoder, fam, trailer)
-                parts.append(layout.header)
-                lines = layout.lines
+                if fam.name != name:  # a histogram's _bucket, _count and _sum: one family, one header
+                    name = fam.name
+                    layout = layouts.get(name)
+                    if layout is None:
+                        layout = layouts[name] = _Layout(encoder, fam, trailer)
+                    parts.append(layout.header)
+                    lines = layout.lines
             text = repr(value)
             if text[-1] in "fn" or (value > 0 and text.find(".") > 6):  # inf, nan; Go's exponents from 1e6
                 text = floatToGoString(value)
-            parts += (lines.get(labels) or layout.line(labels), text, "\n")
+            parts += (lines.get((fam.sample_name, labels)) or layout.line(fam, labels), text, "\n")
         return "".join(parts).encode() + trailer
 
     def close(self) -> None:

@@ -1,5 +1,7 @@
 """Our metric catalog under Prometheus names: the one mapping shared by the live /metrics endpoint
 and `export --format openmetrics`, so a backfilled recording and a scrape give the same series.
+Made from each catalog entry's `prom` (name, type, help, labels) and its unit's `to_base`
+(pgio_tui/metrics.py); only the series of no single metric (checkpoint kind, waits, up) are here.
 
 Prometheus conventions: a `pgio_` prefix, base units (seconds, bytes, ratios 0-1), `_total`
 counters for cumulative quantities so rate() and increase() work, gauges for levels and states.
@@ -13,11 +15,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pgio_tui import metrics as M
+from pgio_tui.export import histograms
 from pgio_tui.frame import Frame
-from pgio_tui.metrics import BY_NAME
+from pgio_tui.naming import machine_of
 from pgio_tui.safe_text import printable
 
 PREFIX = "pgio_"
@@ -27,13 +30,14 @@ Labels = tuple[tuple[str, str], ...]
 @dataclass(frozen=True, slots=True)
 class Family:
     name: str  # counters without `_total`, as OpenMetrics names the family
-    type: str  # "gauge" or "counter"
+    type: str  # "gauge", "counter" or "histogram"
     unit: str  # "seconds", "bytes", "ratio" or "": the name ends with it
     help: str
+    suffix: str = ""  # a histogram's samples: one Family each for _bucket, _count and _sum
 
     @property
     def sample_name(self) -> str:
-        return self.name + "_total" if self.type == "counter" else self.name
+        return self.name + "_total" if self.type == "counter" else self.name + self.suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,138 +64,45 @@ def _family(name: str, type: str, help: str) -> Family:
     return fam
 
 
-def _gauge(metric: str, name: str, scale: float = 1.0, help: str | None = None, **labels: str) -> None:
-    RULES.append(Rule(metric, _family(name, "gauge", help or BY_NAME[metric].help), "level", scale,
-                      tuple(labels.items())))
+def _rule(m: M.Metric, metric: str | None = None) -> Rule:
+    """A catalog metric's series (its `prom`): a gauge is a level, a counter of a rate adds rate x dt,
+    a counter of a per-tick count adds the count; values scaled to the base unit by the unit."""
+    p = m.prom
+    assert p is not None
+    how = "level" if p.type == "gauge" else "rate" if m.kind == "rate" else "count"
+    help = " ".join(filter(None, (p.help or m.help, p.note)))
+    return Rule(metric or m.name, _family(p.name, p.type, help), how, m.unit.to_base, p.labels)
 
 
-def _counter(metric: str, name: str, help: str | None = None, scale: float = 1.0, how: str = "rate",
-             **labels: str) -> None:
-    RULES.append(Rule(metric, _family(name, "counter", help or BY_NAME[metric].help), how, scale,
-                      tuple(labels.items())))
+# Series of no single catalog metric, placed after the metrics of a pane.
+CHECKPOINT_INFO = Family(PREFIX + "checkpoint_info", "gauge", "",
+                         "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
+WAITS = Family(PREFIX + "wait_sessions", "gauge", "", "Backends sampled in a wait event (CPU/Running: not waiting).")
+UP = Family(PREFIX + "up", "gauge", "", "1 when the last tick reached PostgreSQL, 0 when it did not.")
+TRANSACTION_DURATION = Family(PREFIX + histograms.NAME, "histogram", "seconds", histograms.HELP)
+_DURATION = {s: replace(TRANSACTION_DURATION, suffix=s) for s in histograms.SUFFIXES}
+_AFTER_PANE = {"checkpoint": CHECKPOINT_INFO, "waits": WAITS, "statements": UP, "latency": TRANSACTION_DURATION}
 
-
-MS, KB = 1e-3, 1024.0
-
-# --- checkpoint ---------------------------------------------------------------------------------
-_gauge(M.CHECKPOINT_ACTIVE, "checkpoint_active")
-_gauge(M.CHECKPOINT_PROGRESS, "checkpoint_progress_ratio")
-_gauge(M.CHECKPOINT_BUFFERS_WRITTEN, "checkpoint_buffers_written")
-_gauge(M.CHECKPOINT_BUFFERS_ESTIMATE, "checkpoint_buffers_estimate")
-_gauge(M.CHECKPOINT_ELAPSED_S, "checkpoint_elapsed_seconds")
-_gauge(M.CHECKPOINT_TIME_PROGRESS, "checkpoint_time_progress_ratio")
-_gauge(M.CHECKPOINT_WAL_PROGRESS, "checkpoint_wal_progress_ratio")
-_gauge(M.CHECKPOINT_TIMEOUT_S, "checkpoint_timeout_seconds")
-_gauge(M.CHECKPOINT_COMPLETION_TARGET, "checkpoint_completion_target_ratio")
-CHECKPOINT_INFO = _family("checkpoint_info", "gauge",
-                          "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
-# --- buffers written by source --------------------------------------------------------------------
-_WRITTEN = "Shared buffers written, by who wrote them (pg_stat_io 16+, pg_stat_bgwriter/checkpointer before)."
-for _src in M.WRITE_SOURCES:
-    _counter(M.writes(_src), "buffers_written", _WRITTEN, backend_type=_src)
-_FSYNCS = "fsync calls, by who made them (backend: the checkpointer's request queue was full)."
-_counter(M.FSYNCS_BACKEND, "fsyncs", _FSYNCS, backend_type="backend")
-_counter(M.FSYNCS_CHECKPOINTER, "fsyncs", _FSYNCS, backend_type="checkpointer")
-_counter(M.EXTENDS_BACKEND, "buffers_extended", "Relation extensions (new blocks), by who made them.",
-         backend_type="backend")
-_counter(M.WRITEBACKS_TOTAL, "writeback_requests")
-_counter(M.BGWRITER_MAXWRITTEN_S, "bgwriter_maxwritten_stops")
-_counter(M.BUFFERS_ALLOC_S, "buffers_allocated")
-# --- kernel memory ------------------------------------------------------------------------------
-_gauge(M.MEM_DIRTY_KB, "mem_dirty_bytes", KB)
-_gauge(M.MEM_WRITEBACK_KB, "mem_writeback_bytes", KB)
-_gauge(M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, "mem_dirty_background_threshold_bytes", KB)
-_gauge(M.MEM_DIRTY_THRESHOLD_KB, "mem_dirty_threshold_bytes", KB)
-_gauge(M.MEM_AVAILABLE_KB, "mem_available_bytes", KB)
-_gauge(M.MEM_CACHED_KB, "mem_cached_bytes", KB)
-_PSI = "Time during which {} stalled on I/O (/proc/pressure/io)."
-_counter(M.IO_PRESSURE_SOME_PCT, "io_pressure_some_stalled_seconds", _PSI.format("at least one task"), 0.01)
-_counter(M.IO_PRESSURE_FULL_PCT, "io_pressure_full_stalled_seconds", _PSI.format("all non-idle tasks"), 0.01)
-# --- latency ------------------------------------------------------------------------------------
-_counter(M.LATENCY_TPS, "transactions")
-for _metric in (M.LATENCY_MEAN_MS, M.LATENCY_STDDEV_MS, M.LATENCY_P50_MS, M.LATENCY_P95_MS, M.LATENCY_P99_MS,
-                M.LATENCY_MAX_MS):
-    _gauge(_metric, f"latency_{BY_NAME[_metric].label}_seconds", MS)
-_counter(M.LATENCY_TXNS, "latency_sampled_transactions",
-         "Transactions (pgio: statements) the latency figures cover (a sample with pgbench --sampling-rate).",
-         how="count")
-_counter(M.LATENCY_FAILED, "transactions_failed", how="count")
-for _ms, _metric in M.LATENCY_OVER.items():
-    _counter(_metric, "transactions_slower", "Transactions (pgio: statements) slower than "
-             "`threshold` seconds.", how="count", threshold=f"{_ms / 1000:g}")
-# --- statements (pg_stat_statements: execution time, not transaction latency) --------------------
-_counter(M.STATEMENTS_CALLS_S, "statements")
-_gauge(M.STATEMENTS_MEAN_MS, "statement_exec_mean_seconds", MS)
-_gauge(M.STATEMENTS_STDDEV_MS, "statement_exec_stddev_seconds", MS)
-for _ms, _metric in M.STATEMENTS_LOG_OVER.items():
-    _counter(_metric, "statements_slower_logged", "Statements of any client slower than `threshold` seconds, "
-             "counted from the server log's duration: lines.", how="count", threshold=f"{_ms / 1000:g}")
-# --- database -----------------------------------------------------------------------------------
-_counter(M.PGIO_READS_S, "workload_blocks_read")
-_counter(M.PGIO_HITS_S, "workload_blocks_hit")
-_counter(M.DB_BLKS_READ_S, "db_blocks_read")
-_counter(M.DB_BLKS_HIT_S, "db_blocks_hit")
-_counter(M.DB_XACT_S, "db_transactions")
-_counter(M.DB_TEMP_BYTES_S, "db_temp_bytes")
-_counter(M.DB_BLK_READ_TIME_MS_S, "db_block_read_seconds", scale=MS)
-_counter(M.DB_BLK_WRITE_TIME_MS_S, "db_block_write_seconds", scale=MS)
-_gauge(M.DB_BACKENDS, "db_backends")
-_counter(M.WAL_BYTES_S, "wal_bytes")
-_counter(M.WAL_RECORDS_S, "wal_records")
-_counter(M.WAL_FPI_S, "wal_fpi")
-_counter(M.WAL_BUFFERS_FULL_S, "wal_buffers_full")
-_counter(M.WAL_WRITES_S, "wal_writes")
-_counter(M.WAL_SYNCS_S, "wal_syncs")
-_counter(M.WAL_WRITE_TIME_MS_S, "wal_write_seconds", scale=MS)
-_counter(M.WAL_SYNC_TIME_MS_S, "wal_sync_seconds", scale=MS)
-_gauge(M.BUFFERS_USED, "shared_buffers_used")
-_gauge(M.BUFFERS_DIRTY, "shared_buffers_dirty")
-# --- waits --------------------------------------------------------------------------------------
-_gauge(M.SESSIONS_ACTIVE, "sessions_active")
-_gauge(M.SESSIONS_IO_WAIT, "sessions_io_wait")
-_gauge(M.AIO_IN_FLIGHT, "aio_in_flight")
-_gauge(M.SESSIONS_LOCK_WAIT, "sessions_lock_wait")
-WAITS = _family("wait_sessions", "gauge", "Backends sampled in a wait event (CPU/Running: not waiting).")
-# --- observer -----------------------------------------------------------------------------------
-_gauge(M.OBSERVER_COLLECT_MS, "observer_collect_seconds", MS)
-_counter(M.OBSERVER_CPU_MS, "observer_cpu_seconds", "Client CPU time (user+system) used by pgio-tui.", MS,
-         how="count")
-_gauge(M.OBSERVER_SERVER_MS, "observer_server_seconds", MS)
-_gauge(M.OBSERVER_LATE_MS, "observer_late_seconds", MS)
-_gauge(M.OBSERVER_STATEMENTS_MS, "observer_statements_seconds", MS)
-_gauge(M.STATEMENTS_WINDOW_S, "statements_window_seconds")
-UP = _family("up", "gauge", "1 when the last tick reached PostgreSQL, 0 when it did not.")
-# --- pg_stat_io by backend type (16+): who reads, who hits, who evicts ------------------------------
-SOURCE_RULES: list[Rule] = [  # Frame.sources fields, labelled backend_type
-    Rule("reads", _family("io_reads", "counter", "Blocks read into shared buffers (pg_stat_io, relation), "
-                          "by backend type."), "rate"),
-    Rule("hits", _family("io_hits", "counter", "Shared-buffer hits (pg_stat_io, relation), by backend type."),
-         "rate"),
-    Rule("evictions", _family("io_evictions", "counter", "Buffers evicted to make room (pg_stat_io, relation), "
-                              "by backend type."), "rate"),
-]
-
-# --- devices (iostat -x) ------------------------------------------------------------------------
-for _fld, _name, _how, _scale, _help in (
-        ("r_s", "disk_reads_completed", "rate", 1.0, "Reads completed (/proc/diskstats)."),
-        ("w_s", "disk_writes_completed", "rate", 1.0, "Writes completed (/proc/diskstats)."),
-        ("rkb_s", "disk_read_bytes", "rate", KB, "Bytes read (/proc/diskstats)."),
-        ("wkb_s", "disk_written_bytes", "rate", KB, "Bytes written (/proc/diskstats)."),
-        ("r_await_ms", "disk_read_await_seconds", "level", MS, "Mean time a read took over the tick, queue included."),
-        ("w_await_ms", "disk_write_await_seconds", "level", MS, "Mean time a write took over the tick, queue included."),
-        ("aqu_sz", "disk_queue_size", "level", 1.0, "Average queue size over the tick."),
-        ("util_pct", "disk_utilization_ratio", "level", 0.01,
-         "Share of the tick the device had I/O in flight (not saturation on SSD/NVMe)."),
-        ("f_s", "disk_flushes_completed", "rate", 1.0, "Flush requests completed (/proc/diskstats)."),
-        ("f_await_ms", "disk_flush_await_seconds", "level", MS, "Mean time a flush request took over the tick.")):
-    DISK_RULES.append(Rule(_fld, _family(_name, "counter" if _how == "rate" else "gauge", _help), _how, _scale))
+_pane = None
+for _m in M.CATALOG:
+    if _m.pane != _pane and _pane in _AFTER_PANE:
+        FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
+    _pane = _m.pane
+    if _m.prom is not None:
+        RULES.append(_rule(_m))
+FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
+# pg_stat_io by backend type (16+): Frame.sources fields, labelled backend_type
+SOURCE_RULES: list[Rule] = [_rule(m, m.name.rsplit(".", 1)[1]) for m in M.SOURCE_METRICS if m.prom]
+# devices (iostat -x): Frame.devices fields, labelled device and role
+DISK_RULES.extend(_rule(m, m.name.rsplit(".", 1)[1]) for m in M.DISK_METRICS if m.prom)
 
 Sample = tuple[Family, Labels, float]
 
 
 def server_label(meta: dict) -> str:
-    """The `server` label: host:port as the sampler connected (a socket directory for local servers)."""
-    host, port = meta.get("host") or "", meta.get("port")
+    """The `server` label: the database host's machine and port (naming.machine_of: the client's
+    own name for a server reached by a socket or loopback, never a socket directory)."""
+    host, port = machine_of(meta.get("host"), meta.get("client_host")), meta.get("port")
     return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
@@ -212,6 +123,7 @@ class Converter:
         self._totals: dict[tuple[str, Labels], float] = {}
         self._scalars = _group(RULES, (self.server,))
         self._groups: dict[tuple, tuple] = {}  # ("dev"|"io"|"wait"|"kind", names...) -> group or labels
+        self._latency = histograms.Cumulative()
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
@@ -224,6 +136,7 @@ class Converter:
             self._count(self._device(frame, dev)[1], row, dt)
         for btype, row in frame.sources.items():
             self._count(self._source(btype)[1], row, dt)
+        self._latency.add(frame.latency_buckets)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
@@ -244,6 +157,7 @@ class Converter:
                 ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                 ("wait_event", printable(event))))
             out.append((WAITS, labels, float(n)))
+        out += [(_DURATION[suffix], base + le, v) for suffix, le, v in self._latency.samples()]
         out.sort(key=lambda s: FAMILY_ORDER[s[0].name])  # families together, in definition order
         return out
 
@@ -302,7 +216,8 @@ FAMILY_ORDER = {name: i for i, name in enumerate(FAMILIES)}
 
 def exposed_names() -> Iterable[str]:
     """Every sample name pgio-tui exposes for a Frame (live and exported)."""
-    return (f.sample_name for f in FAMILIES.values())
+    for f in FAMILIES.values():
+        yield from ([f.name + s for s in histograms.SUFFIXES] if f.type == "histogram" else [f.sample_name])
 
 
 def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
@@ -311,6 +226,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
     sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
     sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
+    sources += [(m, TRANSACTION_DURATION) for m in M.LATENCY_OVER.values()]  # its buckets hold these counts
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
             for g in globs}
 
@@ -324,11 +240,13 @@ def markdown() -> str:
     seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
     seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
     seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    seen.setdefault(TRANSACTION_DURATION.name, []).append("the per-tick latency histograms (`latency_hist`)")
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
     for r in SOURCE_RULES:
         seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
-    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event"}
+    extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event",
+             TRANSACTION_DURATION.name: "le"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
         if any(r.family is family for r in SOURCE_RULES):
@@ -336,7 +254,8 @@ def markdown() -> str:
         if any(r.family is family for r in DISK_RULES):
             labels |= {"device", "role"}
         labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
-        rows.append(f"| `{family.sample_name}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+        sample = family.name + "_bucket/_count/_sum" if family.type == "histogram" else family.sample_name
+        rows.append(f"| `{sample}` | {family.type} | {labels} | {', '.join(seen[name])} |")
     return "\n".join(rows) + "\n"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.sampler.rates import COUNTER_RATES, rate, sessions_and_waits, statement_latency
+from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
 from pgio_tui.sources.pgfeatures import is_own
@@ -171,7 +171,8 @@ class PostgresTick:
         for metric, section, col in COUNTER_RATES:
             v[metric] = rate_of(metric, (raw[section] or {}).get(col), (prev.get(section) or {}).get(col), dt, tick)
         v[M.WAL_BYTES_S] = rate(raw["wal_pos"], prev.get("wal_pos"), dt)  # the insert position: live
-        v[M.DB_BACKENDS] = (raw["db"] or {}).get("backends")
+        for metric, section, col in COLUMN_GAUGES:
+            v[metric] = (raw[section] or {}).get(col)
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
         pio = prev.get("io") or {}
         names = self._source_names

@@ -10,24 +10,10 @@ from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 
 
-# Cumulative counters that become per-second rates: (metric, section of the raw sample, column).
-COUNTER_RATES = (
-    (M.BGWRITER_MAXWRITTEN_S, "bgwriter", "maxwritten_clean"),
-    (M.BUFFERS_ALLOC_S, "bgwriter", "buffers_alloc"),
-    (M.DB_BLKS_READ_S, "db", "blks_read"),
-    (M.DB_BLKS_HIT_S, "db", "blks_hit"),
-    (M.DB_XACT_S, "db", "xact"),
-    (M.DB_TEMP_BYTES_S, "db", "temp_bytes"),
-    (M.DB_BLK_READ_TIME_MS_S, "db", "blk_read_time"),
-    (M.DB_BLK_WRITE_TIME_MS_S, "db", "blk_write_time"),
-    (M.WAL_RECORDS_S, "wal", "wal_records"),
-    (M.WAL_FPI_S, "wal", "wal_fpi"),
-    (M.WAL_BUFFERS_FULL_S, "wal", "wal_buffers_full"),
-    (M.WAL_WRITES_S, "wal", "wal_write"),
-    (M.WAL_SYNCS_S, "wal", "wal_sync"),
-    (M.WAL_WRITE_TIME_MS_S, "wal", "wal_write_time"),
-    (M.WAL_SYNC_TIME_MS_S, "wal", "wal_sync_time"),
-)
+# Cumulative counters that become per-second rates, and levels read as they are: (metric, section of
+# the raw sample, column), from the catalog's `read` (metrics.py).
+COUNTER_RATES = M.counter_rates()
+COLUMN_GAUGES = M.column_gauges()
 
 
 def rate(cur, prev, dt) -> float | None:

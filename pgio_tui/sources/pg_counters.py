@@ -70,12 +70,9 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
 
 # Counters the checkpointer and the background writer publish as they work (their own loop): rates
 # shown as sampled. Every other counter is a backend's, flushed at most about once a second (before
-# 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py).
-PUBLISHED_AS_WRITTEN = frozenset({
-    M.WRITES_CHECKPOINTER, M.WRITES_BGWRITER, M.FSYNCS_CHECKPOINTER, M.BGWRITER_MAXWRITTEN_S, M.BUFFERS_ALLOC_S,
-    *(f"{btype}.{fld}" for btype in ("checkpointer", "background writer")
-      for fld in ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")),
-})
+# 17 buffers_backend in lumps), so the sampler spreads its bursts (pgio_tui/publication.py). From the
+# catalog's `published` (metrics.py).
+PUBLISHED_AS_WRITTEN = M.published_as_written()
 
 # Checkpointer wait events (after normalising away 17's renames) that mean "not idle".
 _CKPT_IDLE = {"checkpointermain", "checkpointershutdown"}

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from pgio_tui.frame import STATEMENT_FIELDS
+from pgio_tui.secrets import scrub_statement
 from pgio_tui.sources.statements_sql import STATEMENT_COUNTERS
 
 STATEMENT_WINDOW_S = 10.0  # shortest window of the per-statement figures (file size: 5 s was 22 % of it; server cost)
@@ -247,7 +248,7 @@ class StatementTracker:
         for k, text in (texts or {}).items():
             q = int(k)
             if q not in self.texts and isinstance(text, str):
-                self.texts[q] = new[q] = text
+                self.texts[q] = new[q] = scrub_statement(text)  # where a text comes in: no password kept
         for q in asked:
             self._asked[q] = self._asked.get(q, 0) + 1
             if q in self.texts or self._asked[q] >= 3:

@@ -25,6 +25,7 @@ class RawSample(TypedDict):
     checkpointer: Row | None  # pg_stat_checkpointer (17+)
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
     io: dict[str, list[float | None]] | None
+    iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation)
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
@@ -49,7 +50,7 @@ class RawSample(TypedDict):
     checkpointer_pid: int | None  # whose log lines are the checkpointer's (needs pg_read_all_stats); derived too
 
 
-IO_ROWS = "pgio_io_rows"  # the tick's one scan of pg_stat_io on 18 (a CTE)
+IO_ROWS = "pgio_io_rows"  # the tick's one scan of pg_stat_io, 16+ (a CTE)
 LOGFILE = "lf"  # the tick's one call of pg_current_logfile() (a FROM item)
 
 
@@ -68,9 +69,10 @@ def tick_sql(f: Features) -> str:
     ]
     cols.append(_json_row("SELECT * FROM pg_stat_checkpointer") + " AS checkpointer"
                 if f.checkpointer_cols else "NULL::json AS checkpointer")
-    # 18 reads pg_stat_io twice (relation rows, WAL rows): one scan of it, named IO_ROWS, serves both
-    # (pg_stat_io makes every row at each scan; a CTE used twice is scanned once).
-    io = IO_ROWS if f.io_wal and f.wal_cols else "pg_stat_io"
+    # pg_stat_io is read more than once (relation rows by backend type, their sums, 18's WAL rows): one
+    # scan of it, named IO_ROWS, serves them all (pg_stat_io makes every row at each scan; a CTE used
+    # more than once is scanned once).
+    io = IO_ROWS if f.io_cols else "pg_stat_io"
     if f.io_cols:
         # Relation I/O only (18's WAL rows are not buffer writes); NULL cells are untracked, not zero.
         cols.append(
@@ -78,8 +80,9 @@ def tick_sql(f: Features) -> str:
             "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
             f"sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM {io} "
             "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
+        cols.append(_json_row(f"SELECT sum(evictions) AS evictions FROM {io} WHERE object = 'relation'") + " AS iosum")
     else:
-        cols.append("NULL::json AS io")
+        cols.append("NULL::json AS io, NULL::json AS iosum")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
 
-from pgio_tui.format import clock
+from pgio_tui.format import clock, size as size_text
 from pgio_tui.naming import connection_text, server_name
 from pgio_tui.safe_text import csv_cell, printable
 from pgio_tui.store.reader import Recording
@@ -80,11 +80,11 @@ def describe(recording: Recording) -> str:
     """The text of `pgio-tui info FILE`: where, when and what a recording holds."""
     r, meta = recording, recording.meta
     tz = _recorded_tz(meta.get("created_at"))
-    size = r.path.stat().st_size
+    file_size = r.path.stat().st_size
     wal = r.path.with_name(r.path.name + "-wal")
     wal_size = wal.stat().st_size if wal.exists() else 0
-    wal_note = f" + {_size(wal_size)} WAL: still being written, or not closed cleanly" if wal_size else ""
-    lines = [("file", f"{r.path} ({_size(size)}{wal_note})")]
+    wal_note = f" + {size_text(wal_size)} WAL: still being written, or not closed cleanly" if wal_size else ""
+    lines = [("file", f"{r.path} ({size_text(file_size)}{wal_note})")]
     if r.note:
         lines.append(("warning", r.note))
     lines.append(("schema", f"{r.schema_version} (recorded by pgio-tui {meta.get('tool_version', '?')})"))
@@ -157,14 +157,6 @@ def _recorded_tz(created_at) -> _dt.tzinfo | None:
 def _when(t: float, tz: _dt.tzinfo | None) -> str:
     d = _dt.datetime.fromtimestamp(t, tz) if tz else _dt.datetime.fromtimestamp(t).astimezone()
     return d.isoformat(timespec="seconds")
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def _counts(c: Counter) -> str:

@@ -7,9 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+from pgio_tui.private import FILE_MODE
 from pgio_tui.store.schema import RecordingError, RecordingExists
-
-FILE_MODE = 0o600  # recordings hold host names, settings and command lines: the owner's to share
 
 
 def create_file(p: Path, force: bool) -> None:

@@ -18,6 +18,7 @@ from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.secrets import scrub_statement
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.schema import RecordingError, quote
@@ -35,6 +36,13 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+
+
+def _statement_text(v: Any) -> str | None:
+    """A stored statement text as shown: a file written before the scrubber (or by anyone) may
+    hold a password literal."""
+    t = text(v)
+    return None if t is None else scrub_statement(t)
 
 
 class Recording:
@@ -113,7 +121,7 @@ class Recording:
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
         self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
-        self._statements = {id_: (queryid_of(qid), text(qtext)) for id_, qid, qtext in conn.execute(
+        self._statements = {id_: (queryid_of(qid), _statement_text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._has_latency_hist = "latency_hist" in tables
@@ -304,6 +312,16 @@ class Recording:
         cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
         return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
                 for tick, t, elapsed, *vals in cursor)
+
+    def knows(self, name: str) -> bool:
+        """Whether rows() can read `name` here (a column, or a device this file has)."""
+        if name in self._columns:
+            return True
+        try:
+            self._disk_metric(name)
+        except KeyError:
+            return False
+        return True
 
     def _disk_metric(self, name: str) -> tuple[str, str]:
         if name.startswith(DISK_PREFIX):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
 from pgio_tui import metrics as M
-from pgio_tui.metrics import CATALOG, DISK_METRICS, lookup
+from pgio_tui.metrics import CATALOG, DISK_METRICS, Unit, lookup
 
 if TYPE_CHECKING:
     import sqlite3
@@ -274,18 +274,17 @@ def migrate(db: Database | sqlite3.Connection, version: int) -> None:
 # Rounding each value to the precision its unit needs turns most of them into whole numbers, which
 # keeps an hour at 1 Hz under 2 MB. docs/recording.md lists these figures; keep them in step.
 
-# unit -> decimals kept. Per-second rates ("…/s") keep one event per tick instead (see quantize),
-# units not listed keep SIGNIFICANT digits, and metrics the catalog does not know are kept as is.
-DECIMALS: dict[str, int] = {"0/1": 0, "kB": 0, "buffers": 0, "count": 0, "%": 0, "0-1": 3, "s": 3,
-                            "requests": 2}
+# Each unit says what is kept (metrics.Unit): rates of events one event per tick (see quantize),
+# others their `decimals` (ms/s: 0.001, so 0.4 ms of fsync in a tick is kept), latencies in ms
+# SIGNIFICANT digits; metrics the catalog does not know are kept as they are.
 SIGNIFICANT = 3  # ms gauges: 3 significant digits, never finer than 0.001
 
 
 def quantize(value, unit: str | None, interval: float = 1.0):
     """`value` rounded to the precision stored for `unit`; NaN and inf become None (NULL).
 
-    A per-second rate is a count over the tick divided by the tick's length, so its real
-    resolution is one event per tick: at 1 Hz whole numbers, which SQLite stores in 1-4 bytes.
+    A per-second rate of events is a count over the tick divided by the tick's length, so its
+    real resolution is one event per tick: at 1 Hz whole numbers, which SQLite stores in 1-4 bytes.
     """
     if not isinstance(value, float):
         return value
@@ -293,9 +292,10 @@ def quantize(value, unit: str | None, interval: float = 1.0):
         return None
     if unit is None:
         return value
-    if unit.endswith("/s"):
+    u = unit if type(unit) is Unit else Unit.of(unit)
+    if u.per_tick:
         return round(round(value * interval) / interval, 6)
-    decimals = DECIMALS.get(unit)
+    decimals = u.decimals
     if decimals is None:
         if value == 0.0:
             return 0.0
@@ -341,9 +341,12 @@ UNSCALED_METRICS = (M.STATEMENTS_WINDOW_S,)
 
 def stored_scale(unit: str | None) -> int:
     """What a value of `unit` is multiplied by to be stored as a whole number (1: stored as is)."""
-    if unit is None or unit == "text" or unit.endswith("/s"):
-        return 1  # unknown metrics are kept as they came; rates are whole numbers at 1 Hz already
-    decimals = DECIMALS.get(unit, 3)  # SIGNIFICANT units are never finer than 0.001
+    if unit is None or unit == "text":
+        return 1  # unknown metrics are kept as they came
+    u = Unit.of(unit)
+    if u.per_tick:
+        return 1  # whole numbers at 1 Hz already
+    decimals = 3 if u.decimals is None else u.decimals  # SIGNIFICANT units are never finer than 0.001
     return 10 ** decimals if decimals > 0 else 1
 
 

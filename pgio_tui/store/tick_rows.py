@@ -139,7 +139,7 @@ class TickRows:
         """Query texts once per queryid; the top statements as whole numbers over the window."""
         for queryid, text in frame.statement_texts.items():
             self._register_statement(queryid, frame.tick)
-            self._statement_texts.append((scrub_secrets(text), self._statement_ids[queryid]))
+            self._statement_texts.append((text, self._statement_ids[queryid]))  # scrubbed where read
         window = frame.values.get(M.STATEMENTS_WINDOW_S)
         if not frame.statements or not window:
             return

@@ -27,11 +27,13 @@ from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.live_actions import LiveActions
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
-from pgio_tui.tui.screens.monitor import PANES, MonitorScreen
+from pgio_tui.tui.panes import PANES, pane_key
+from pgio_tui.tui.screens.monitor import MonitorScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
+from pgio_tui.tui.views import EXTRA_VIEWS
 from pgio_tui.tui.widgets.degraded import WarningGate, warnings_of
 from pgio_tui.tui.widgets.status import HeaderState
 
@@ -54,22 +56,13 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         Binding("space", "toggle_pause", "Pause", id="pause",
                 tooltip="pause the display; sampling and recording go on"),
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
-        Binding("S", "statements", "Statements", id="statements",
-                tooltip="Statements: top statements by time and I/O (o: sort, esc: back)"),
-        Binding("H", "checkpoints", "Checkpoints", id="checkpoints",
-                tooltip="Checkpoints: the last ones as a table, and too-frequent warnings (esc: back)"),
-        Binding("B", "backends", "Backends", id="backends",
-                tooltip="Backends: per process I/O, state and wait; AIO in flight (o: sort, esc: back)"),
-        Binding("W", "io_view('wal')", "WAL", id="wal_view",
-                tooltip="WAL: bytes, records, full-page images, writes and syncs, the WAL device's flushes"),
-        Binding("R", "io_view('reads')", "Reads", id="reads_view",
-                tooltip="Reads & cache: misses vs hits, read time, by source, shared buffers, page cache"),
+        *(Binding(v.key, f"extra_view('{v.key}')", v.name, id=v.id, tooltip=v.tooltip) for v in EXTRA_VIEWS),
         Binding("r", "toggle_record", "Record", id="record",
                 tooltip="start / stop recording (asks for a file name)"),
         Binding("m", "annotate", "Mark", id="annotate",
                 tooltip="add an annotation: an event in the recording, a ▲ on every chart"),
         Binding("plus,equals_sign", "zoom(-1)", "Zoom", key_display="+/-", id="zoom_in",
-                tooltip="zoom the shared time window (1m ... 1h, default 5m)"),
+                tooltip="zoom the shared time window (10s ... 1h; 5m, or a shorter recording's length)"),
         Binding("minus", "zoom(1)", "Zoom out", show=False, id="zoom_out"),
         Binding("t", "next_theme", "Theme", id="theme",
                 tooltip="next theme (the command palette, ctrl+p, lists them all)"),
@@ -241,48 +234,25 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(help_keys(self.screen.active_bindings.values()), notes=self.session.notes))
 
-    def _toggle_view(self, kind: type[Screen], make: Callable[[MonitorScreen], Screen]) -> None:
-        """A view over the monitor's position on top; its key again (or escape) goes back."""
-        if isinstance(self.screen, kind):
+    def action_extra_view(self, key: str) -> None:
+        """An extra view (tui/views.py) over the monitor's position on top; its key again, or
+        escape, goes back; another view's key switches to that one."""
+        top = self.screen
+        shown = getattr(top, "extra_view", None)
+        if shown is not None:
             self.pop_screen()
-            return
+            if shown.key == key:
+                return
         monitor = self.monitor
-        if monitor is not None:
-            self.push_screen(make(monitor))
-
-    def action_statements(self) -> None:
-        """The top statements at the monitor's position."""
-        from pgio_tui.tui.screens.statements import StatementsScreen
-        self._toggle_view(StatementsScreen,
-                          lambda m: StatementsScreen(self.history, self.session, at=lambda: m.view().t1))
-
-    def action_checkpoints(self) -> None:
-        """The last checkpoints at the monitor's position."""
-        from pgio_tui.tui.screens.checkpoints import CheckpointsScreen
-        self._toggle_view(CheckpointsScreen, lambda m: CheckpointsScreen(self.checkpoint_log, at=lambda: m.view().t1))
+        view = next((v for v in EXTRA_VIEWS if v.key == key), None)
+        if monitor is not None and view is not None:
+            screen = view.open(self, monitor)
+            screen.extra_view = view
+            self.push_screen(screen)
 
     def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
         """Finished checkpoints and too-frequent warnings, oldest first (replay: the whole file)."""
         return self.history.checkpoints, self.history.checkpoint_warnings
-
-    def action_backends(self) -> None:
-        """The backends at the monitor's position."""
-        from pgio_tui.tui.screens.backends import BackendsScreen
-        self._toggle_view(BackendsScreen,
-                          lambda m: BackendsScreen(self.history, self.session, at=lambda: m.view().t1))
-
-    def action_io_view(self, name: str) -> None:
-        """The WAL (W) or reads-and-cache (R) view over the monitor's window; its key again, or
-        escape, goes back; the other key switches."""
-        from pgio_tui.tui.screens.io_view import IOViewScreen
-        top = self.screen
-        if isinstance(top, IOViewScreen):
-            self.pop_screen()
-            if top.view_name == name:
-                return
-        monitor = self.monitor
-        if monitor is not None:
-            self.push_screen(IOViewScreen(name, monitor.view))
 
     def action_zoom(self, step: int) -> None:
         screen = self.monitor
@@ -304,15 +274,10 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         yield SystemCommand("Zoom out", "Longer shared time window (-)", lambda: self.action_zoom(1))
         yield SystemCommand("Next theme", "Cycle through the themes (t)", self.action_next_theme)
         yield SystemCommand("Help", "Keys, panes and chart marks (? or F1)", self.action_help)
-        yield SystemCommand("Statements", "Top statements by time and I/O (S)", self.action_statements)
-        yield SystemCommand("Checkpoints", "The last checkpoints and too-frequent warnings (H)", self.action_checkpoints)
-        yield SystemCommand("Backends", "Per-process I/O, state, wait; AIO in flight (B)", self.action_backends)
-        yield SystemCommand("WAL", "WAL bytes, records, FPI, writes, syncs, WAL device flushes (W)",
-                            lambda: self.action_io_view("wal"))
-        yield SystemCommand("Reads & cache", "Misses vs hits, by source, shared buffers, page cache (R)",
-                            lambda: self.action_io_view("reads"))
-        for i, (_key, _short, cls) in enumerate(PANES):
-            yield SystemCommand(f"Show pane {i + 1}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({i + 1})",
+        for v in EXTRA_VIEWS:
+            yield SystemCommand(v.name, f"{v.palette} ({v.key})", lambda key=v.key: self.action_extra_view(key))
+        for i, cls in enumerate(PANES):
+            yield SystemCommand(f"Show pane {pane_key(i)}: {cls.TITLE}", f"Focus the {cls.TITLE} pane ({pane_key(i)})",
                                 lambda i=i: self.action_show_pane(i))
         yield from self.live_commands()
 

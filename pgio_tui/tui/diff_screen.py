@@ -28,7 +28,7 @@ from pgio_tui.analysis.compare import Comparison
 from pgio_tui.tui.diff_series import DiffSeries, load_series
 from pgio_tui.tui.screens.dialogs import HelpScreen, help_keys
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.widgets.diff_header import DiffHeader
 from pgio_tui.tui.widgets.diff_overlay_pane import (
@@ -48,22 +48,27 @@ WIDE = 140  # columns from which the summary's row chart sits beside the table
 TALL = 40  # rows from which, when wide too, the settings diff is on the Summary tab as well
 
 DIFF_KEYS_NOTE = """\
-  [b]↑ ↓[/b]          Summary: move through the rows; the row's series are charted
-                 Charts: the metric of the focused chart (its title lists the choice)
+  [b]↑ ↓[/b]          Summary: move through the rows; the row's series are
+                 charted. Charts: the metric of the focused chart (its
+                 title lists the choice)
 """
 DIFF_READING = """\
 [b]Reading the diff[/b]
   [b]■A[/b] and [b]■B[/b] are the two runs, in the same colours everywhere.
-  x is seconds since the alignment point (--align start | workload | checkpoint); both runs are
-  cut to the same length. Under every chart, [b]ckpt[/b] marks checkpoints: ▀ in A, ▄ in B, both at
-  once in A's colour over B's; ◆ a setting changed during that run.
-  A legend quotes the summary row behind the chart: A, B, change in % of A and the verdict.
-  [b]changed[/b]: the 95 % block-bootstrap interval of B − A excludes 0; [b]noise[/b]: it does not
-  (docs/diff.md). No verdict: a figure with too few ticks to judge (a max, a p95 over ticks).
+  x is seconds since the alignment point (--align start | workload |
+  checkpoint); both runs are cut to the same length. Under every chart,
+  [b]ckpt[/b] marks checkpoints: ▀ in A, ▄ in B, both at once in A's colour over
+  B's; ◆ a setting changed during that run.
+  A legend quotes the summary row behind the chart: A, B, change in % of A
+  and the verdict. [b]changed[/b]: the 95 % block-bootstrap interval of B − A
+  excludes 0; [b]noise[/b]: it does not (docs/diff.md). [b]?A[/b], [b]?B[/b], [b]?AB[/b]:
+  too few independent blocks in that run to judge; blank: a figure not
+  judged (a max, a p95 over ticks, a count).
 
 [b]Themes[/b]
-  The theme variables [b]diff-a[/b] and [b]diff-b[/b] colour the runs (default: chart-1 and chart-2);
-  user themes are *.toml files in $themes
+  The theme variables [b]diff-a[/b] and [b]diff-b[/b] colour the runs (default:
+  chart-1 and chart-2); user themes are *.toml files in
+  $themes
 """
 
 

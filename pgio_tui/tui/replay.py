@@ -106,6 +106,9 @@ class ReplayScreen(MonitorScreen):
         super().redraw(force)
         self._timeline.draw(p, settings=self.settings, workload=self.workload_text, note=self.note)
 
+    def span(self) -> float:
+        return self.player.end_t - self.player.start_t
+
     def zoom(self, step: int) -> int:
         window = super().zoom(step)
         self.app.window_changed()
@@ -249,12 +252,12 @@ class ReplayApp(MonitorApp):
 
     @work(thread=True, exclusive=True, group="moments", exit_on_error=False)
     def _moments_worker(self, path: str) -> None:
-        from pgio_tui.store.reader import Recording
+        from pgio_tui.store.timeline import open_recording
 
         # The moments read the whole file (~25 ms of CPU an hour): on this thread, but under the same
         # GIL as the UI, so they wait for the first frame, which they would otherwise hold up.
         self._first_drawn.wait(FIRST_FRAME_WAIT_S)
-        with Recording(path) as own:  # an older schema is migrated again, in this thread's memory
+        with open_recording(path) as own:  # an older schema is migrated again, in this thread's memory
             moments = find_moments(own)
         self.post_message(MomentsFound(moments))
 

@@ -12,6 +12,7 @@ from typing import Any
 from pgio_tui.interfaces import SamplerLike
 from pgio_tui.naming import server_name
 from pgio_tui.sources.checkpoint import too_frequent
+from pgio_tui.workload_facts import workload_progress
 
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "
            "or grant pg_read_server_files to read the server's /proc")
@@ -119,8 +120,9 @@ def session_from_recording(rec: Any) -> SessionInfo:
     if not isinstance(feats, dict):
         feats = {}
     notes = list(feats.get("notes") or [])
-    notes += [e.event.text for e in rec.events(["note"])  # a checkpoint warning is not a degradation (H)
-              if e.event.text not in notes and too_frequent(e.event.text) is None]
+    notes += [e.event.text for e in rec.events(["note"])  # a checkpoint warning is not a degradation (H),
+              if e.event.text not in notes and too_frequent(e.event.text) is None  # nor a workload's progress
+              and not workload_progress(e.event.text, e.event.data)]
     os_mode = str(meta.get("os_metrics") or "local")
     return SessionInfo(
         source="replay", host=str(meta.get("host") or ""), port=str(meta.get("port") or ""),

@@ -74,6 +74,7 @@ class Workload:
     """
 
     kind = "workload"
+    setup_label = ""  # its set-up step on a headless progress bar ("pgbench -i -s 100"); "" for "<kind> set-up"
 
     def __init__(self, argv: list[str], params: dict[str, Any]):
         self.argv = list(argv)
@@ -133,6 +134,10 @@ class Workload:
     def kill(self) -> None:
         """Last resort when a stopped workload does not end: a process is killed (threads cannot be)."""
 
+    def is_progress_line(self, line: str) -> bool:
+        """A line that only says how far its set-up is: headless draws `progress` as a bar instead."""
+        return False
+
     def wait(self, timeout: float | None = None) -> bool:
         """True once the workload has ended (its summary is then final)."""
         return self._finished.wait(timeout)
@@ -174,8 +179,11 @@ class Workload:
     # -- ticks ----------------------------------------------------------------------------------
 
     def event(self, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
+        data = dict(data or {})
+        if kind == "note":  # the workload's progress, not a degradation (workload_facts.workload_progress)
+            data.setdefault("workload", self.kind)
         with self._events_lock:
-            self._events.append(Event(kind, text, data or {}))
+            self._events.append(Event(kind, text, data))
 
     def sample(self, frame: Frame) -> None:
         """Tick source: the workload's figures and events for this tick; after its end, nothing

@@ -27,10 +27,10 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from pgio_tui.workloads.lab_user import can_reach, reachable_bindir, server_user, temp_root
+from pgio_tui.workloads.lab_user import MIRROR_DIR, can_reach, reachable_bindir, server_user, temp_root
 from pgio_tui.workloads.pg_binaries import (HINT, TIMEOUT_S, ClusterError, find_bindir, find_client, has_server,
                                           server_version)
-from pgio_tui.workloads.watchdog import OWNER_FILE, Watchdog, owner_mark, remove_stale_labs
+from pgio_tui.workloads.watchdog import OWNER_FILE, Watchdog, remove_stale_labs, write_mark
 
 SUPERUSER = "postgres"
 # What the monitor needs to see: statements, I/O timing, checkpoint log lines in one fixed file;
@@ -91,18 +91,18 @@ class Cluster:
         self.version, self.major = server_version(self.bindir)
         self._user = server_user()
         self.os_user = (self._user or pwd.getpwuid(os.geteuid())).pw_name
-        self._server_bindir = reachable_bindir(self.bindir, self._user)
         self._owns_base_dir = base_dir is None
         if base_dir is None:
             root = Path(temp_dir) if temp_dir else temp_root(self._user)
-            remove_stale_labs(root)
+            remove_stale_labs(root, {os.geteuid(), *([self._user.pw_uid] if self._user else [])})
             base_dir = tempfile.mkdtemp(prefix=f"{name}-lab-", dir=root)  # 0700
-            Path(base_dir, OWNER_FILE).write_text(owner_mark(os.getpid()))
+            write_mark(Path(base_dir), os.getpid())
         self.base_dir = Path(base_dir).resolve()
         self.base_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not can_reach(self.base_dir.parent, self._user):
             raise ClusterError(f"user {self.os_user} cannot reach {self.base_dir}: choose a base_dir under /tmp")
         self._private(self.base_dir)
+        self._server_bindir = reachable_bindir(self.bindir, self._user, self.base_dir)
         self._watchdog = Watchdog()
         self.datadir = self.base_dir / "data"
         self.sockdir = self.base_dir / "sock"
@@ -160,6 +160,8 @@ class Cluster:
                 _live[id(self)] = self
                 try:
                     self._watchdog.arm(self.postmaster_pid, self.base_dir, remove=self._owns_base_dir)
+                    if self._owns_base_dir:  # a later run stops this very postmaster if we are killed
+                        write_mark(self.base_dir, self._owner_pid, self.postmaster_pid)
                 except OSError as e:
                     self.stop("immediate")
                     raise ClusterError(f"cannot start the lab cluster's watchdog ({e}): the server is stopped; "
@@ -195,7 +197,7 @@ class Cluster:
         if self._owns_base_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
         else:
-            for p in (self.datadir, self.sockdir):
+            for p in (self.datadir, self.sockdir, self.base_dir / MIRROR_DIR):
                 shutil.rmtree(p, ignore_errors=True)
             (self.base_dir / "startup.log").unlink(missing_ok=True)
         _live.pop(id(self), None)

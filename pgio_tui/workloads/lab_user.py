@@ -6,7 +6,6 @@ temporary folders live where that user may go, and binaries it cannot reach are 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pwd
 import shutil
@@ -18,6 +17,7 @@ from pathlib import Path
 from pgio_tui.workloads.pg_binaries import TIMEOUT_S, ClusterError
 
 LAB_USER = "pgio-lab"  # the OS user lab servers run as when we are root (created when missing)
+MIRROR_DIR = "pgbin"  # in a lab's folder: the server's binaries when its user cannot reach them
 
 
 
@@ -76,23 +76,19 @@ def temp_root(user: pwd.struct_passwd | None) -> Path:
     raise ClusterError(f"no temporary directory reachable by user {user.pw_name}: set TMPDIR to one")
 
 
-def reachable_bindir(bindir: Path, user: pwd.struct_passwd | None) -> Path:
-    """bindir, or a hardlinked mirror of its install tree when the server user cannot reach it.
+def reachable_bindir(bindir: Path, user: pwd.struct_passwd | None, lab_dir: Path) -> Path:
+    """bindir, or a hardlinked mirror of its install tree in the lab's own folder (`lab_dir`, made
+    with mkdtemp: no fixed name another user could take first) when the server user cannot reach it.
 
-    Binaries under /root (a pip wheel, the pg-matrix cache) are out of reach of `postgres`;
-    a mirror in /tmp costs no space when hardlinks work and one copy when they do not.
+    Binaries under /root (a pip wheel, the pg-matrix cache) are out of reach of `postgres`; the
+    mirror costs no space when hardlinks work and one copy when they do not, and goes with the lab
+    (destroy, the watchdog, the stale-lab cleanup).
     """
     bindir = bindir.resolve()
     if can_reach(bindir, user):
         return bindir
-    tree, st = bindir.parent, (bindir / "postgres").stat()
-    digest = hashlib.sha1(f"{tree}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
-    top = temp_root(user) / "pgio-tui-pg"
-    top.mkdir(mode=0o755, exist_ok=True)
-    tst = top.lstat()
-    if not stat.S_ISDIR(tst.st_mode) or tst.st_uid != os.geteuid() or tst.st_mode & 0o022:
-        raise ClusterError(f"{top} is not a private directory of ours: remove it and retry")
-    dest = top / digest
+    tree = bindir.parent
+    dest = lab_dir / MIRROR_DIR
     # A wheel's binaries find their shared libraries in <package>.libs beside the package
     # (auditwheel's layout, RPATH $ORIGIN/../../../<package>.libs): mirror that shape too.
     parts = {Path(tree.parent.name, tree.name): tree}
@@ -101,14 +97,9 @@ def reachable_bindir(bindir: Path, user: pwd.struct_passwd | None) -> Path:
         parts[Path(wheel_libs.name)] = wheel_libs
     mirrored = dest / tree.parent.name / tree.name / bindir.name
     if not (mirrored / "postgres").is_file():
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=top))
-        os.chmod(staging, 0o755)
+        dest.mkdir(mode=0o755, exist_ok=True)
         for rel, src in parts.items():
-            shutil.copytree(src, staging / rel, symlinks=True, copy_function=_link_or_copy)
-        try:
-            os.rename(staging, dest)
-        except OSError:  # a concurrent run made it first
-            shutil.rmtree(staging, ignore_errors=True)
+            shutil.copytree(src, dest / rel, symlinks=True, copy_function=_link_or_copy, dirs_exist_ok=True)
     return mirrored
 
 

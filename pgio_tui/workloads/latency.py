@@ -15,13 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pgio_tui import metrics as M
+from pgio_tui.metrics import LATENCY_PERCENTILES as PERCENTILES
 from pgio_tui.metrics import LATENCY_THRESHOLDS_MS as THRESHOLDS_MS  # counted per tick and per run
 from pgio_tui.stats import percentile
 from pgio_tui.quantiles import LatencyHistogram, buckets_of
 
 __all__ = ["Histogram", "LatencyStats", "buckets_of", "combine", "frame_values", "summarize"]
-
-PERCENTILES = (50, 95, 99)
 
 
 @dataclass(slots=True)

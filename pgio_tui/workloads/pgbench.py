@@ -28,6 +28,8 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.workload_facts import PGBENCH_INIT_DONE
+from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
 from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench, has_database_arg, has_option, option_value
@@ -91,6 +93,13 @@ class PgbenchWorkload(Workload):
 
     kind = "pgbench"
 
+    @property
+    def setup_label(self) -> str:
+        return f"pgbench -i -s {self.init_argv[3]}" if self.init_argv else ""
+
+    def is_progress_line(self, line: str) -> bool:
+        return self.init_argv is not None and init_percent(line) is not None
+
     def __init__(self, conninfo: str, args: list[str], *, init_scale: int | None = None,
                  sampling_rate: float | None = None, pgbench: str | os.PathLike | None = None):
         args = list(args)
@@ -111,6 +120,7 @@ class PgbenchWorkload(Workload):
         self.init_only = has_option(args, "i", "--initialize")
         self.workdir = Path(tempfile.mkdtemp(prefix="pgio-tui-pgbench-"))
         _workdirs.add(self.workdir)
+        watchdog.adopt(self.workdir)  # a lab's watchdog removes it if we are killed (demo runs for a year)
         added: list[str] = []
         if not self.init_only and not has_option(args, "P", "--progress"):
             added += ["-P", "1"]
@@ -169,7 +179,7 @@ class PgbenchWorkload(Workload):
                 if rc != 0:
                     self.exit_code = rc
                     raise WorkloadError(f"pgbench -i failed (exit status {rc}): {self._last_error_line()}")
-                self.event("note", "pgbench -i done")
+                self.event("note", PGBENCH_INIT_DONE)
             if self.stop_requested:
                 self.exit_code = 130
                 return

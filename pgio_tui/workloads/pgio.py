@@ -24,6 +24,7 @@ from psycopg import errors
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.workload_facts import PGIO_RUN_STARTED
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
 from pgio_tui.workloads.pgio_config import BLOCK, PgioConfig
@@ -155,7 +156,7 @@ class PgioWorkload(PgioTables, Workload):
         self.run_start_t = time.time()  # the run itself, setup excluded: a comparison's window
         self._run_started = True
         go.set()
-        self.event("note", f"pgio run started: {n} session(s)")
+        self.event("note", f"{PGIO_RUN_STARTED}{n} session(s)")
         for w in workers:
             w.join()
         t1 = time.monotonic()

@@ -17,8 +17,16 @@ from pgio_tui.workloads.base import WorkloadError
 from pgio_tui.workloads.pgio_config import BLOCK
 
 
+PROGRESS_NOTE = "setup: "  # how the lines saying how far the load is begin
+
+
 class PgioTables:
     """Set-up and checks of pgio's tables, for PgioWorkload (its config, emit and connections)."""
+
+    setup_label = "pgio tables"
+
+    def is_progress_line(self, line: str) -> bool:
+        return line.startswith(PROGRESS_NOTE)
 
     def _tables(self) -> list[str]:
         return [f"pgio{i}" for i in range(1, self.config.schemas + 1)]
@@ -88,7 +96,7 @@ class PgioTables:
             self.progress = min(0.99, size / expected)
             if time.monotonic() - last_note >= 2:
                 last_note = time.monotonic()
-                self.emit("note", f"setup: {self.progress:.0%} loaded ({size / 2**20:.0f} of "
+                self.emit("note", f"{PROGRESS_NOTE}{self.progress:.0%} loaded ({size / 2**20:.0f} of "
                                   f"{expected / 2**20:.0f} MB), {last_note - t0:.1f} s")
         if self.stop_requested:
             raise errors.QueryCanceled("setup cancelled")

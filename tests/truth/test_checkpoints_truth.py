@@ -31,11 +31,10 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.workloads.pg_binaries import find_client
 
 ROOT = Path(__file__).resolve().parents[2]
-# metric -> reference kind: the catalog's checkpoint metrics the summary is made of (the recording's
-# start events and `checkpoints` rows), and the summary's and experiment's figures made of them
-CHECKS = {"checkpoint.kind": "log_checkpoints", "checkpoint.active": "log_checkpoints",
-          "checkpoints.count": "log_checkpoints", "checkpoints.total_s": "log_checkpoints",
-          "checkpoints.running_at_end": "log_checkpoints", "experiment.flag.no_checkpoint": "log_checkpoints"}
+# metric -> reference kind (metrics.REFERENCE_KINDS): the log_checkpoints lines, for the catalog's
+# checkpoint metrics the summary is made of and the summary's and experiment's figures made of them
+CHECKS = {"checkpoint.kind": "log", "checkpoint.active": "log", "checkpoints.count": "log",
+          "checkpoints.total_s": "log", "checkpoints.running_at_end": "log", "experiment.flag.no_checkpoint": "log"}
 TOTAL_TOL_S, RUNNING_TOL_S = 0.01, 1.5
 
 _LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[\d+\] LOG:  checkpoint (starting|complete): ?(.*)$")

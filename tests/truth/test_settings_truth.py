@@ -13,8 +13,8 @@ from __future__ import annotations
 from pgio_tui import metrics as M
 from pgio_tui.sampler import Sampler
 
-# metric -> reference kind (matched against the catalog by a later meta-test)
-CHECKS = {M.CHECKPOINT_TIMEOUT_S: "pg_settings", M.CHECKPOINT_COMPLETION_TARGET: "pg_settings"}
+# metric -> reference kind (metrics.REFERENCE_KINDS, as the catalog names it): here pg_settings
+CHECKS = {M.CHECKPOINT_TIMEOUT_S: "view", M.CHECKPOINT_COMPLETION_TARGET: "view"}
 LAG_TICKS = 1  # see the module docstring
 
 

@@ -21,9 +21,9 @@ import pytest
 from pgio_tui.sampler import Sampler
 from pgio_tui.sources.statements import STATEMENT_WINDOW_S
 
-# metric -> reference kind: catalog names, and the recording's statement text (`statements.text`)
-CHECKS = {"statement.<queryid>.calls_s": "pg_stat_statements", "statements.text": "pg_stat_statements",
-          "statements.own_left_out": "pg_stat_activity"}
+# metric -> reference kind (metrics.REFERENCE_KINDS): pg_stat_statements read by hand for the calls
+# and the texts, pg_stat_activity for the observer's own statements (`statements.*`: not catalog keys)
+CHECKS = {"statement.<queryid>.calls_s": "view", "statements.text": "view", "statements.own_left_out": "view"}
 WINDOW_TICKS = int(STATEMENT_WINDOW_S)  # interval 1 s: every entry is read every 10 ticks
 
 

@@ -35,6 +35,7 @@ COLUMNS = {
     "age": ("query", 6), "database": ("db", 10),
 }
 WIDE_AT = 120
+WIDE_WAIT = 30  # the wait event column from WIDE_AT columns up: "Activity:BgWriterHibernate" whole
 # Sort keys, in the order `o` cycles through them: (key, name shown).
 SORTS = (("io", "I/O"), ("read_bytes_s", "read"), ("write_bytes_s", "write"), ("pg_read_bytes_s", "pg read"),
          ("pg_write_bytes_s", "pg write"), ("age", "query age"), ("pid", "pid"))
@@ -77,6 +78,10 @@ class BackendsScreen(TableScreen):
         Binding("o", "sort", "Sort", id="backends-sort"),
         Binding("escape,B", "app.pop_screen", "Back", key_display="esc", id="backends-back"),
     ]
+
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> BackendsScreen:
+        return cls(app.history, app.session, at=lambda: monitor.view().t1)
 
     def __init__(self, history, session, at=None):
         super().__init__(at)
@@ -123,20 +128,21 @@ class BackendsScreen(TableScreen):
         why = self._why_no_io()
         head.update(Text(f"Backends by I/O · {which} · {stamp} · sort: {sort_name} (o)" + (f" · {why}" if why else "")))
         cols = self._columns(rows, wide)
-        fixed = sum(COLUMNS[c][1] + 2 for c in cols)
+        widths = {c: WIDE_WAIT if wide and c == "wait" else COLUMNS[c][1] for c in cols}
+        fixed = sum(w + 2 for w in widths.values())
         app_w = max(6, width - fixed - 6)  # cell padding, the scroll bar
         for c in cols:
-            heading, w = COLUMNS[c]
             right = c in (*PROC, *PG, "age", "pid")
-            table.add_column(Text(heading, justify="right" if right else "left"), key=c, width=w)
+            table.add_column(Text(COLUMNS[c][0], justify="right" if right else "left"), key=c, width=widths[c])
         table.add_column("app" if app_w < 12 else "application", key="application", width=app_w)
         for b in self.rows:
-            table.add_row(*(self._cell(b, c, t) for c in cols), plain_text(plain(b.get("application") or "", app_w)),
+            table.add_row(*(self._cell(b, c, t, widths[c]) for c in cols),
+                          plain_text(plain(b.get("application") or "", app_w)),
                           key=f"{b.get('pid')}")
         self.show_detail(table.cursor_row)
 
     @staticmethod
-    def _cell(b: dict, c: str, t: float) -> Text:
+    def _cell(b: dict, c: str, t: float, width: int) -> Text:
         if c == "pid":
             return Text(str(b.get("pid")), justify="right")
         if c == "type":
@@ -148,7 +154,7 @@ class BackendsScreen(TableScreen):
         if c == "wait":
             if b.get("wait_event") is None and b.get("state") != "active":
                 return Text("")
-            return plain_text(plain(wait_name(b.get("wait_event_type"), b.get("wait_event")), 17))
+            return plain_text(plain(wait_name(b.get("wait_event_type"), b.get("wait_event")), width))
         if c == "age":
             age = _age(b, t)
             shown = "" if age is None else fmt.duration(age) if age >= 1 else f"{fmt.ms(age * 1000)}ms"

@@ -86,6 +86,10 @@ class CheckpointsScreen(TableScreen):
         Binding("escape,H", "app.pop_screen", "Back", key_display="esc", id="checkpoints-back"),
     ]
 
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> CheckpointsScreen:
+        return cls(app.checkpoint_log, at=lambda: monitor.view().t1)
+
     def __init__(self, log: Callable[[], tuple[list[dict], list[tuple[float, str]]]],
                  at: Callable[[], float | None] = lambda: None):
         super().__init__(at)

@@ -12,16 +12,20 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from pgio_tui.safe_text import plain_text
-from pgio_tui.tui.themes import user_themes_dir
-from pgio_tui.tui.widgets.degraded import help_section
+from textual.markup import escape
 
-HELP_WIDTH = 76  # an 80-column terminal minus the help box's border and padding
+from pgio_tui.safe_text import plain_text
+from pgio_tui.tui import panes, views
+from pgio_tui.tui.themes import user_themes_dir
+from pgio_tui.tui.widgets.degraded import help_section as degraded_section
+from pgio_tui.tui.widgets.status import HEADER_FIGURES
+
+HELP_WIDTH = 74  # an 80-column help box minus its border, padding and scrollbar (the help scrolls at 80 x 24)
 HELP_KEYS_NOTE = """\
   [b]↑ ↓[/b]          in Devices: choose the device charted
 """
 
-HELP_READING = """\
+HELP_CHARTS = """\
 [b]Reading the charts[/b]
   All charts share one time axis ending at the newest tick. On the axis:
   [b]━[/b] a checkpoint was running   [b]▲[/b] annotation   [b]◆[/b] setting changed
@@ -29,31 +33,29 @@ HELP_READING = """\
   The left gutter is the scale of the first series; a legend value with
   [b]/N[/b] has its own scale (tps beside latency ms, util % beside await ms).
   A threshold marked [b]↑[/b] is above the scale.
-
-[b]Panes[/b]
-  [b]1 Checkpoint[/b] running or idle and its kind; progress: the running
-     checkpoint's estimated progress (buffers written vs the estimate, or
-     its schedule); time: since the last start, of checkpoint_timeout;
-     WAL: toward the WAL-triggered one. Settings as in force at each tick.
-  [b]2 Writes[/b] shared buffers written per second by checkpointer, bgwriter,
-     backends, autovacuum, others; totals over the window; backend fsyncs.
-  [b]3 Dirty[/b] kernel Dirty and Writeback against the vm.dirty_background /
-     vm.dirty thresholds.
-  [b]4 Devices[/b] iostat -x per device (DATA / WAL / TBS marked); util and
-     await charted.
-  [b]5 Latency[/b] tps, mean, p95, p99 per tick; counts over 100-500 ms.
-  [b]6 Waits[/b] wait events of sampled sessions: mean over the window, now.
-
-[b]Views[/b]
-  [b]S Statements[/b]  top 20 statements (pg_stat_statements), latest window:
-                 time %, calls/s, mean and stddev ms, blocks read and
-                 dirtied/s, WAL; o: sort key; the row's text below.
-
+"""
+HELP_THEMES = """\
 [b]Themes[/b]
   Built-in Textual themes, the bundled pgio-dark and pgio-light, and
   *.toml files in the user themes folder:
   $themes
 """
+
+
+def help_paragraphs(title: str, items: list[tuple[str, str]], width: int = HELP_WIDTH) -> str:
+    """A help section as markup: each (head, plain text) a paragraph, the head in bold, wrapped
+    under itself to `width`."""
+    out = [f"[b]{title}[/b]"]
+    for head, text in items:
+        lines = textwrap.wrap(f"{head} {text}", width - 2, initial_indent="  ", subsequent_indent="     ")
+        out.append(f"  [b]{escape(head)}[/b]{escape(lines[0][2 + len(head):])}")
+        out += [escape(line) for line in lines[1:]]
+    return "\n".join(out) + "\n"
+
+
+HELP_READING = "\n".join([HELP_CHARTS, help_paragraphs("Header", list(HEADER_FIGURES)),
+                           help_paragraphs("Panes", panes.help_items()),
+                           help_paragraphs("Views", views.help_items()), HELP_THEMES])
 
 
 def help_keys(active_bindings) -> list[tuple[str, str]]:
@@ -106,7 +108,7 @@ class HelpScreen(ModalScreen[None]):
             box.border_title = self.title_text
             box.border_subtitle = "esc to close"
             if self.notes is not None:
-                yield Static(help_section(self.notes), id="help-degraded")
+                yield Static(degraded_section(self.notes), id="help-degraded")
             yield Static(help_text(self.keys, self.keys_note, self.reading))
 
 
@@ -119,7 +121,7 @@ class PromptScreen(ModalScreen[str | None]):
     PromptScreen > Vertical {
         width: 72; max-width: 100%; height: auto; border: round $primary; background: $surface; padding: 0 1;
     }
-    PromptScreen Label { color: $foreground-muted; }
+    PromptScreen #prompt-hint { color: $foreground-muted; width: 100%; height: auto; }
     """
 
     def __init__(self, title: str, value: str = "", hint: str = "", placeholder: str = ""):
@@ -131,8 +133,8 @@ class PromptScreen(ModalScreen[str | None]):
             box.border_title = plain_text(self.title_text)
             box.border_subtitle = "enter: ok · esc: cancel"
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
-            if self.hint:
-                yield Label(plain_text(self.hint))
+            if self.hint:  # wrapped to the box, not cut (replay's jump hint is wider than 68 columns)
+                yield Static(plain_text(self.hint), id="prompt-hint")
 
     def on_mount(self) -> None:
         inp = self.query_one(Input)

@@ -29,6 +29,10 @@ class IOViewScreen(ViewScreen):
     """
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", key_display="esc", id="io-view-back")]
 
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> IOViewScreen:
+        return cls(arg, monitor.view)
+
     def __init__(self, name: str, view: Callable[[], View]):
         super().__init__()
         self.view_name = name

@@ -1,11 +1,14 @@
-"""MonitorScreen: the six panes on one timeline, laid out for the terminal's size.
+"""MonitorScreen: the panes of tui/panes.py on one timeline, laid out for the terminal's size.
 
 The screen draws a FrameHistory; whoever owns it (the live app, replay, diff) pushes Frames into
 the history and calls `redraw()`. Layouts:
 
-- grid3 (3 x 2, every pane at once) when each pane gets >= 50 columns and >= 10 rows (~150 x 24 up);
-- grid2 (2 x 3) when each gets >= 48 columns and >= 10 rows (~100 x 32 up, e.g. 120 x 40);
+- grid3 (3 columns, every pane at once; 3 x 2 for six panes) when each pane gets >= 50 columns and
+  >= 10 rows (~150 x 24 up);
+- grid2 (2 columns; 2 x 3) when each gets >= 48 columns and >= 10 rows (~100 x 32 up, e.g. 120 x 40);
 - compact below that (80 x 24): a vitals line with every pane's headline figure, tabs, one pane.
+
+The grids' sizes, the number keys and the tabs follow from the list of panes.
 """
 
 from __future__ import annotations
@@ -19,55 +22,61 @@ from textual.screen import Screen
 from textual.widgets import Tab, Tabs
 
 from pgio_tui.tui.history import FrameHistory
+from pgio_tui.tui.panes import KEYS_SHOWN, PANES, pane_key
 from pgio_tui.tui.session import SessionInfo
-from pgio_tui.tui.widgets.checkpoint_pane import CheckpointPane
 from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
-from pgio_tui.tui.widgets.devices_pane import DevicesPane
 from pgio_tui.tui.widgets.footer import Footer
-from pgio_tui.tui.widgets.latency_pane import LatencyPane
 from pgio_tui.tui.widgets.lines import one_paint
-from pgio_tui.tui.widgets.memory_pane import MemoryPane
 from pgio_tui.tui.widgets.pane import Pane, View
 from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, WorkloadStrip
-from pgio_tui.tui.widgets.waits_pane import WaitsPane
-from pgio_tui.tui.widgets.writes_pane import WritesPane
 
-PANES: tuple[tuple[str, str, type[Pane]], ...] = (
-    ("checkpoint", "Ckpt", CheckpointPane),
-    ("writes", "Writes", WritesPane),
-    ("memory", "Dirty", MemoryPane),
-    ("devices", "Devices", DevicesPane),
-    ("latency", "Latency", LatencyPane),
-    ("waits", "Waits", WaitsPane),
-)
-PANE_KEYS = "show / focus a pane: " + " ".join(f"{i + 1} {short}" for i, (_key, short, _cls) in enumerate(PANES))
-WINDOWS = (60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
+PANE_KEYS = "show / focus a pane: " + " ".join(f"{pane_key(i)} {cls.SPEC.short}" for i, cls in enumerate(PANES))
+GRIDS = {"grid3": 3, "grid2": 2}  # the grid layouts and their columns
+WINDOWS = (10, 20, 30, 60, 120, 300, 600, 1800, 3600)  # the zoom steps of the shared time window, seconds
 DEFAULT_WINDOW = 300
+
+
+def fitted_window(span_s: float) -> int:
+    """The window of a session or recording `span_s` long until it is zoomed: the shortest step
+    that holds all of it, at most the default, so that a 20 s run fills the charts rather than
+    being a strip at their right edge."""
+    return min(DEFAULT_WINDOW, next((w for w in WINDOWS if w >= span_s), DEFAULT_WINDOW))
+
+
+def grid_rows(columns: int, panes: int = len(PANES)) -> int:
+    return -(-panes // columns)
 
 
 def layout_for(width: int, height: int, chrome: int = 2) -> str:
     body = height - chrome
-    if width // 3 >= 50 and body // 2 >= 10:
+    if width // GRIDS["grid3"] >= 50 and body // grid_rows(GRIDS["grid3"]) >= 10:
         return "grid3"
-    if width // 2 >= 48 and body // 3 >= 10:
+    if width // GRIDS["grid2"] >= 48 and body // grid_rows(GRIDS["grid2"]) >= 10:
         return "grid2"
     return "compact"
 
 
+def grid_css() -> str:
+    """The grid layouts' rules (monitor.tcss has the rest): their sizes follow from the panes."""
+    return "\n".join(f"MonitorScreen.-{name} #panes {{ layout: grid; grid-size: {cols} {grid_rows(cols)}; "
+                     f"grid-gutter: 0; }}" for name, cols in GRIDS.items())
+
+
 class PaneTabs(Tabs, can_focus=False):
-    """Tabs for the compact layout; keys 1-6 and tab drive them, so they never take focus."""
+    """Tabs for the compact layout; the number keys and tab drive them, so they never take focus."""
 
 
 class MonitorScreen(Screen):
     CSS_PATH = "../monitor.tcss"
+    DEFAULT_CSS = grid_css()
     EXTRA_ROWS = 0  # rows a subclass puts around the panes (replay's timeline): the layout counts them
 
     class FirstData(Message):
         """The first redraw that had frames to show (start-up time is measured to here)."""
 
     BINDINGS = [
-        *(Binding(str(i + 1), f"show_pane({i})", f"pane {i + 1}", show=False, key_display="1-6", tooltip=PANE_KEYS)
-          for i in range(len(PANES))),
+        *(Binding(pane_key(i), f"show_pane({i})", f"pane {pane_key(i)}", show=False, key_display=KEYS_SHOWN,
+                  tooltip=PANE_KEYS) for i in range(len(PANES))),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, priority=True,
                 tooltip="next pane (shift+tab: previous)"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, priority=True),
@@ -83,6 +92,7 @@ class MonitorScreen(Screen):
         self.state = state or HeaderState()
         self.workload = workload
         self.window_s = DEFAULT_WINDOW
+        self.fitted = True  # the window follows span() (fitted_window) until it is zoomed
         self.frozen_t1: float | None = None  # set while the display is paused
         self.active = 0
         self.layout_name = ""
@@ -98,13 +108,13 @@ class MonitorScreen(Screen):
         if self.session.source == "live" and self.session.notes:  # without notes it would never show
             yield DegradedBanner(self.session.notes, id="degraded")
         yield Vitals(id="vitals")
-        yield PaneTabs(*(Tab(f"{i + 1} {short}", id=f"tab-{key}") for i, (key, short, _) in enumerate(PANES)),
-                       id="tabs")
+        yield PaneTabs(*(Tab(f"{pane_key(i)} {cls.SPEC.short}", id=f"tab-{cls.SPEC.name}")
+                         for i, cls in enumerate(PANES)), id="tabs")
         # the layout's classes before anything is mounted: styled once, not again in on_mount
         compact = self._layout_classes(self.app.size.width, self.app.size.height) == "compact"
         with Container(id="panes"):
-            for i, (key, _short, cls) in enumerate(PANES):
-                pane = cls(id=key)
+            for i, cls in enumerate(PANES):
+                pane = cls(id=cls.SPEC.name, key=pane_key(i))
                 yield pane.set_class(compact and i != self.active, "-hidden", update=False)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
         yield Footer(defer_hidden=True)
@@ -132,7 +142,7 @@ class MonitorScreen(Screen):
         return self._panes
 
     def on_mount(self) -> None:
-        self._panes = [self.query_one(f"#{key}", Pane) for key, _, _ in PANES]
+        self._panes = [self.query_one(f"#{cls.SPEC.name}", Pane) for cls in PANES]
         self._status = self.query_one(StatusBar)
         self._vitals = self.query_one(Vitals)
         self._workload = self.query_one(WorkloadStrip)
@@ -166,7 +176,7 @@ class MonitorScreen(Screen):
         for i, pane in enumerate(self.panes):
             pane.set_class(compact and i != self.active, "-hidden")
         tabs = self.query_one(PaneTabs)
-        tab_id = f"tab-{PANES[self.active][0]}"
+        tab_id = f"tab-{PANES[self.active].SPEC.name}"
         if tabs.active != tab_id:
             tabs.active = tab_id
 
@@ -196,8 +206,8 @@ class MonitorScreen(Screen):
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         key = (event.tab.id or "").removeprefix("tab-")
-        for i, (k, _, _) in enumerate(PANES):
-            if k == key and i != self.active:
+        for i, cls in enumerate(PANES):
+            if cls.SPEC.name == key and i != self.active:
                 self.action_show_pane(i)
 
     def on_descendant_focus(self, event) -> None:
@@ -210,6 +220,7 @@ class MonitorScreen(Screen):
     def zoom(self, step: int) -> int:
         """step < 0 zooms in (a shorter window), > 0 out. Returns the new window in seconds."""
         i = min(range(len(WINDOWS)), key=lambda k: abs(WINDOWS[k] - self.window_s))
+        self.fitted = False
         self.window_s = WINDOWS[max(0, min(len(WINDOWS) - 1, i + step))]
         self.redraw(force=True)
         return self.window_s
@@ -223,10 +234,17 @@ class MonitorScreen(Screen):
     def paused(self) -> bool:
         return self.state.paused
 
+    def span(self) -> float:
+        """How long the session (or recording) shown is, seconds: the history's (replay: the file's)."""
+        t = self.history.t
+        return t[-1] - t[0] if t else 0.0
+
     def view(self) -> View:
         t1 = self.frozen_t1 if self.frozen_t1 is not None else self.history.end_t
         if t1 is None:
             t1 = 0.0
+        if self.fitted:
+            self.window_s = fitted_window(self.span())
         return View(self.history, self.session, t1 - self.window_s, t1)
 
     # --- drawing --------------------------------------------------------------------------------

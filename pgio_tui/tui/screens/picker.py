@@ -10,18 +10,12 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
+from pgio_tui.format import size as size_text
 from pgio_tui.safe_text import plain_text
 from pgio_tui.store.listing import RecordingInfo, list_recordings
 from pgio_tui.store.player import hms
-from pgio_tui.tui.driver import QuietInput
+from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
-
-
-def size_text(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
 
 
 def row_of(info: RecordingInfo) -> tuple[str, ...]:

@@ -50,6 +50,10 @@ class StatementsScreen(TableScreen):
         Binding("escape,S", "app.pop_screen", "Back", key_display="esc", id="statements-back"),
     ]
 
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> StatementsScreen:
+        return cls(app.history, app.session, at=lambda: monitor.view().t1)
+
     def __init__(self, history, session, at=None):
         super().__init__(at)
         self.history = history

@@ -16,6 +16,16 @@ from textual.widgets import DataTable, Footer, Static
 
 
 class ViewScreen(Screen):
+    """An extra view (tui/views.py lists them, with their keys)."""
+
+    extra_view = None  # the ExtraView it was opened as (the app's toggle looks at it)
+
+    @classmethod
+    def over(cls, app, monitor, arg: str) -> ViewScreen:
+        """The view over the monitor's position: `app` holds the history and the session, `arg`
+        is the views.py entry's."""
+        raise NotImplementedError
+
     def on_mount(self) -> None:
         self.redraw_view(force=True)
 

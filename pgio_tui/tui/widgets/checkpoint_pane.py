@@ -6,7 +6,7 @@ from pgio_tui.sources.checkpoint import checkpoint_buffers
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.tui import drawing
-from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -21,7 +21,18 @@ LABEL = 9
 
 
 class CheckpointPane(ChartPane):
-    SPEC = PaneSpec("1", "Checkpoint", CHART, ("checkpoint",), layout="text-above")
+    SPEC = PaneSpec(
+        "Checkpoint", CHART, ("checkpoint",), layout="text-above", name="checkpoint", short="Ckpt", vital_rank=0,
+        help="running or idle and its kind; progress: the running checkpoint's estimated progress (buffers "
+             "written vs the estimate, or its schedule); time: since the last start, of checkpoint_timeout; "
+             "WAL: toward the WAL-triggered one. Settings as in force at each tick.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        if view.now(M.CHECKPOINT_ACTIVE):
+            return [("CKPT ", "warn"),
+                    (f"{fmt.pct(view.now(M.CHECKPOINT_PROGRESS), 100)} {view.now(M.CHECKPOINT_KIND) or ''}", None)]
+        return [("ckpt ", "muted"), ("idle", None)]
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
         return self.text_lines(view, width)

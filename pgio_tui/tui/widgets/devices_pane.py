@@ -9,7 +9,7 @@ from textual.binding import Binding
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.plot import ChartSpec, Line, Run, Series
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -37,7 +37,18 @@ def ordered(devices: dict[str, str | None]) -> list[str]:
 
 
 class DevicesPane(ChartPane):
-    SPEC = PaneSpec("4", "Devices", CHART, ("devices",), layout="text-above", text_name="table")
+    SPEC = PaneSpec(
+        "Devices", CHART, ("devices",), layout="text-above", text_name="table", name="devices", short="Devices",
+        vital_rank=4, help="iostat -x per device (DATA / WAL / TBS marked); util and await charted.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        devs = ordered(view.history.devices)
+        if not devs:
+            return []
+        d = devs[0]
+        return [(d + " ", "muted"), (fmt.pct(view.now(M.disk(d, M.DISK_UTIL_PCT))) + " ", None),
+                (fmt.ms(view.now(M.disk(d, M.DISK_W_AWAIT_MS))) + "ms", None)]
     BINDINGS = [
         Binding("up,k", "select(-1)", "Prev device", show=False),
         Binding("down,j", "select(1)", "Next device", show=False),

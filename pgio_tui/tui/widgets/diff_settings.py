@@ -13,14 +13,12 @@ from rich.table import Table
 from textual.widgets import Static
 
 from pgio_tui.analysis.compare import Comparison
-from pgio_tui.analysis.formats import header_rows
+from pgio_tui.analysis.formats import VERDICT_LEGEND, header_rows
 from pgio_tui.format import DASH
 from pgio_tui.analysis.settings_diff import machine_host
 from pgio_tui.tui.palette import palette_of
 from pgio_tui.safe_text import plain_text as Text  # recorded names: text, not markup
 
-VERDICT_NOTE = ("verdict: changed = the 95 % block-bootstrap interval of B − A excludes 0; "
-                "noise = it does not (docs/diff.md)")
 
 
 class SettingsView(Static):
@@ -78,5 +76,5 @@ class SettingsView(Static):
             parts.append(Text(""))
             parts.append(head("notes"))
             parts += [Text(f"  • {n}") for n in c.notes]
-        parts += [Text(""), Text(VERDICT_NOTE, style=muted)]
+        parts += [Text(""), Text(VERDICT_LEGEND, style=muted)]
         return Group(*parts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.plot import ChartSpec, Line, Run, Series
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 from pgio_tui.tui.window_sums import WindowSums, column_rows
@@ -32,7 +32,21 @@ COUNTS = column_rows([*M.LATENCY_OVER.values(), *M.STATEMENTS_LOG_OVER.values()]
 
 
 class LatencyPane(ChartPane):
-    SPEC = PaneSpec("5", "Latency", CHART, ("latency",))
+    SPEC = PaneSpec(
+        "Latency", CHART, ("latency",), name="latency", short="Latency", vital_rank=2,
+        help="tps, mean, p95, p99 per tick; counts over 100-500 ms.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        lat: list[Run] = [("tps ", "muted"), (fmt.si(view.now(M.LATENCY_TPS)), None)]
+        p99, mean, stmt = view.now(M.LATENCY_P99_MS), view.now(M.LATENCY_MEAN_MS), view.now(M.STATEMENTS_MEAN_MS)
+        if p99 is not None:
+            lat += [(" p99 ", "muted"), (fmt.ms(p99), None)]
+        elif mean is not None:
+            lat += [(" mean ", "muted"), (fmt.ms(mean), None)]
+        elif stmt is not None:  # statement time, not a transaction's: said so
+            lat += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
+        return lat
 
     def series(self, view: View) -> list[Series]:
         h = view.history

@@ -25,12 +25,11 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from pgio_tui.safe_text import printable
-from pgio_tui.tui import terminal
+from pgio_tui.tui import textual_private
 from pgio_tui.tui.palette import palette_of
-from pgio_tui.tui.widgets import direct, framed
 from pgio_tui.tui.plot import Line
 
-terminal.install()  # every view drawn with LinesView sends only the cells that changed
+textual_private.install()  # every view drawn with LinesView sends only the cells that changed (when on)
 
 # Text of characters one cell wide each (ASCII, Latin, Greek, punctuation, arrows, maths, box
 # drawing, blocks, shapes, braille):
@@ -44,11 +43,11 @@ _painting: set[LinesView] | None = None  # the views changed in the paint under 
 @contextmanager
 def one_paint(screen) -> Iterator[None]:
     """Draw views inside this, and what changed goes to the terminal once, at the end, in one pass
-    (terminal.paint_now). Outside it each view's refresh() wakes its own message loop, which
+    (textual_private.paint_now). Outside it each view's refresh() wakes its own message loop, which
     messages the screen, whose idle starts a timer that paints: two messages and a wake-up per
     view per tick. Nested uses join the outer paint."""
     global _painting
-    if _painting is not None:
+    if _painting is not None or not textual_private.on():  # off: each view refreshes, Textual's way
         yield
         return
     _painting = changed = set()
@@ -57,7 +56,7 @@ def one_paint(screen) -> Iterator[None]:
     finally:
         _painting = None
         if changed:
-            terminal.paint_now(screen, changed, direct.render)
+            textual_private.paint_now(screen, changed)
 
 
 def changed_span(a: list[Segment], b: list[Segment]) -> tuple[int, int]:
@@ -166,8 +165,9 @@ class LinesView(Widget):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
-        if framed.FITS:  # changed rows framed from kept border segments, one Strip a row
-            self._styles_cache = framed.FramedLines(self.content_segments, self._content_styles)
+        cache = textual_private.styles_cache(self.content_segments, self._content_styles)
+        if cache is not None:  # changed rows framed from kept border segments, one Strip a row
+            self._styles_cache = cache
         self._lines: list[Line] = []
         self._segs: list[list[Segment] | None] = []  # a line's segments, padded to the width
         self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
@@ -176,7 +176,7 @@ class LinesView(Widget):
         self._area: Size = Size(0, 0)
         self._area_of: Size | None = None  # the outer size `_area` was worked out from
         self._backgrounds = None  # background_colors, kept until a style or the theme changes
-        # The rows changed in the paint under way (one_paint), to send directly (widgets/direct.py);
+        # The rows changed in the paint under way (one_paint), to send directly (textual_private/direct.py);
         # None when the view has more to repaint than them (then Textual paints it).
         self._rows: list[Region] | None = None
         self._direct_place = None  # where direct.py found the content on screen, and what that held for

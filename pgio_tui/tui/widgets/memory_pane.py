@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import hline_of, series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -16,7 +16,15 @@ CHART = ChartSpec(
 
 
 class MemoryPane(ChartPane):
-    SPEC = PaneSpec("3", "Dirty / Writeback", CHART, ("memory",))
+    SPEC = PaneSpec(
+        "Dirty / Writeback", CHART, ("memory",), name="memory", short="Dirty", vital_rank=3,
+        help="kernel Dirty and Writeback against the vm.dirty_background / vm.dirty thresholds.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        if not view.history.has(M.MEM_DIRTY_KB):
+            return []
+        return [("dirty ", "muted"), (fmt.kib(view.now(M.MEM_DIRTY_KB)), None)]
 
     def subtitle(self, view: View) -> str:
         return "remote /proc" if view.session.os_mode == "remote" else ""

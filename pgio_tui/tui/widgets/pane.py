@@ -1,6 +1,8 @@
 """Pane: what every pane shares: border title, focus, tooltip, the View they draw, their sections.
-ChartPane: the six monitor panes, each a PaneSpec (key, title, chart, where its text goes) and a few
-hooks (series, subtitle, text, empty text) instead of its own `__init__` and `sections`.
+ChartPane: the monitor panes and the extra views' panes, each a PaneSpec (title, chart, where its
+text goes, its help and its place in the vitals line) and a few hooks (series, subtitle, text,
+empty text, vital) instead of its own `__init__` and `sections`. The monitor's panes are the list
+in tui/panes.py: their grid, number keys, tabs, help and vitals line follow from it.
 
 A pane draws from a View (a FrameHistory, the SessionInfo and the time window) and never from a
 sampler or a recording, so live, replay and diff use the same pane classes. A pane is one widget:
@@ -15,7 +17,7 @@ from pgio_tui.metrics import CATALOG, DISK_METRICS
 from pgio_tui.safe_text import plain_text
 from pgio_tui.tui.drawing import fit as fit_runs
 from pgio_tui.tui.history import FrameHistory
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.plot import ChartSpec, Line, Run, Series
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.chart import Chart
 from pgio_tui.tui.widgets.lines import LinesView
@@ -30,6 +32,10 @@ class View:
     session: SessionInfo
     t0: float
     t1: float
+
+    def now(self, metric: str):
+        """The metric's value at the window's end (the newest tick up to t1), None without one."""
+        return self.history.latest(metric, self.t1)
 
 
 class Pane(LinesView, can_focus=True):
@@ -48,9 +54,10 @@ class Pane(LinesView, can_focus=True):
     Pane:focus { border: round $primary; border-title-color: $primary; }
     """
 
-    def __init__(self, *, id: str | None = None):
+    def __init__(self, *, id: str | None = None, key: str | None = None):
+        """`key`: the key that shows it (a monitor pane's number: its place in tui/panes.py)."""
         super().__init__(id=id)
-        self.border_title = f"{self.KEY} {self.TITLE}"
+        self.border_title = f"{key or self.KEY} {self.TITLE}"
         self._drawn: tuple | None = None
         self._view: View | None = None
         self._sections: dict[str, tuple[int, int]] = {}
@@ -99,18 +106,27 @@ class Pane(LinesView, can_focus=True):
 
 @dataclass(frozen=True)
 class PaneSpec:
-    """One monitor pane: its key and title, the catalog panes whose help is its tooltip, its chart,
-    and where its text goes. Layouts: "text-above" (text first, trimmed so the chart keeps 3 rows),
+    """One pane: its title, the catalog panes whose help is its tooltip, its chart, and where its
+    text goes. Layouts: "text-above" (text first, trimmed so the chart keeps 3 rows),
     "text-below" (chart first, the text under it at most height - 3 rows), "chart-above" (a chart
-    of at most `chart_rows` rows and half the pane, the text gets the rest)."""
+    of at most `chart_rows` rows and half the pane, the text gets the rest).
 
-    key: str
+    A monitor pane (tui/panes.py) also has `name` (its widget id), `short` (its tab), `help` (its
+    paragraph in the help screen, plain text) and `vital_rank` (how long its figure in the
+    vitals line stays when the line is short: 0 never goes); its key is its number. An extra
+    view's pane (screens/io_view.py) has `key`, the letter that shows it."""
+
     title: str
     chart: ChartSpec
     catalog_panes: tuple[str, ...] = ()
     layout: str = "text-below"
     text_name: str = "text"
     chart_rows: int = 9
+    key: str = ""
+    name: str = ""
+    short: str = ""
+    help: str = ""
+    vital_rank: int = 9
 
 
 class ChartPane(Pane):
@@ -124,8 +140,8 @@ class ChartPane(Pane):
         if spec is not None:
             cls.KEY, cls.TITLE, cls.CATALOG_PANES = spec.key, spec.title, spec.catalog_panes
 
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
+    def __init__(self, *, id: str | None = None, key: str | None = None):
+        super().__init__(id=id, key=key)
         self.chart = Chart(self.SPEC.chart)
         self._sums: dict[Rows, WindowSums] = {}
         self.window_totals = WindowTotals()  # rates x tick lengths over the window, kept between redraws
@@ -179,6 +195,11 @@ class ChartPane(Pane):
     def empty_text(self, view: View) -> str | None:
         """What the chart says when it has nothing to draw (None: the chart spec's)."""
         return None
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        """The pane's headline figure for the vitals line (widgets/status.py), [] for none."""
+        return []
 
 
 def fit(head: list[Line], body_height: int) -> tuple[list[Line], int]:

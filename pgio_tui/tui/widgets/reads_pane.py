@@ -34,7 +34,7 @@ def last_reading(view: View, metric: str) -> tuple[float, float] | None:
 
 
 class ReadsPane(ChartPane):
-    SPEC = PaneSpec("R", "Reads & cache", CHART, ("reads",), layout="text-above")
+    SPEC = PaneSpec("Reads & cache", CHART, ("reads",), layout="text-above", key="R")
 
     def series(self, view: View):
         return [s for s in CHART.series if view.history.has(s.metric)] or list(CHART.series)
@@ -86,7 +86,7 @@ class ReadsPane(ChartPane):
         settings = view.session.settings
         used, dirty = last_reading(view, M.BUFFERS_USED), last_reading(view, M.BUFFERS_DIRTY)
         if used is None:
-            why = "pg_buffercache_summary() (16+, CREATE EXTENSION pg_buffercache) not read yet or not available"
+            why = "not read yet, or no pg_buffercache (16+, CREATE EXTENSION)"  # whole at 80 columns
             return (("shared buffers ", "muted"), (why, "muted"))
         block_kb = float(settings.get("block_size") or 8192) / 1024
         total = float(settings["shared_buffers"]) if settings.get("shared_buffers", "").isdigit() else None

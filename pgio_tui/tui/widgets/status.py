@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
+from pgio_tui.tui import textual_private
 from pgio_tui.tui.drawing import fit
 from pgio_tui.tui.plot import Line, Run
+from pgio_tui.tui.panes import PANES
 from pgio_tui.tui.widgets.lines import LinesView
-from pgio_tui.tui.widgets.devices_pane import ordered as ordered_devices
 from pgio_tui.tui.widgets.pane import View
 
 
@@ -58,8 +59,19 @@ def cpu_share(history, ticks: int = 30) -> float | None:
     return used / (span * 1000) * 100 if span > 0 else None
 
 
+HEADER_FIGURES = (  # what the header's figures are: its tooltip and its section of the help
+    ("obs A/B ms", "the last tick's collection took A ms, B of them in the server's query"),
+    ("cpu", "pgio-tui's own CPU (sampler and display), % of one core over the last 30 ticks"),
+    ("⧗", "the charts' time window"),
+)
+
+
 class StatusBar(LinesView):
     """Host, server version, uptime, interval, recording state, the observer's own cost."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.tooltip = "\n".join(f"{k}: {text}" for k, text in HEADER_FIGURES)
 
     DEFAULT_CSS = """
     StatusBar { dock: top; height: 1; background: $panel; }
@@ -78,6 +90,7 @@ class StatusBar(LinesView):
             (4, "l", [(f"up {fmt.duration(last.t - state.postmaster_start)} ", "muted")]
              if state.postmaster_start and last is not None else []),
             (3, "l", [(f"every {s.interval:g}s ", "muted")]),
+            (2, "l", [(slow + " ", "warn")] if (slow := textual_private.header_note()) else []),
             (0, "l", [(state.detail + " ", "accent")] if state.detail else []),
             (0, "r", [("⏸ PAUSED ", "warn")] if state.paused else []),
         ]
@@ -111,38 +124,14 @@ class Vitals(LinesView):
 
     @staticmethod
     def line(view: View, width: int = 200) -> Line:
-        """Whole groups only: a figure that does not fit is left out, never cut mid-number."""
-        h, t1 = view.history, view.t1
-        g = lambda m: h.latest(m, t1)  # noqa: E731
-        sep = (" │ ", "axis")
+        """Each pane's vital (its figure, tui/panes.py), in the panes' order; whole groups only: a
+        figure that does not fit is left out (the pane's vital_rank says which first), never cut
+        mid-number."""
         groups: list[tuple[int, str, list[Run]]] = []
-        if g(M.CHECKPOINT_ACTIVE):
-            state = f"{fmt.pct(g(M.CHECKPOINT_PROGRESS), 100)} {g(M.CHECKPOINT_KIND) or ''}"
-            groups.append((0, "l", [("", None), ("CKPT ", "warn"), (state, None)]))
-        else:
-            groups.append((0, "l", [("", None), ("ckpt ", "muted"), ("idle", None)]))
-        groups.append((1, "l", [sep, ("wr/s ", "muted"), ("ckpt ", "chart-1"),
-                                (fmt.si(g(M.WRITES_CHECKPOINTER)) + " ", None),
-                                ("backend ", "chart-2"), (fmt.si(g(M.WRITES_BACKEND)), None)]))
-        if h.has(M.MEM_DIRTY_KB):
-            groups.append((3, "l", [sep, ("dirty ", "muted"), (fmt.kib(g(M.MEM_DIRTY_KB)), None)]))
-        devs = ordered_devices(h.devices)
-        if devs:
-            d = devs[0]
-            groups.append((4, "l", [sep, (d + " ", "muted"), (fmt.pct(g(M.disk(d, M.DISK_UTIL_PCT))) + " ", None),
-                                    (fmt.ms(g(M.disk(d, M.DISK_W_AWAIT_MS))) + "ms", None)]))
-        lat: list[Run] = [sep, ("tps ", "muted"), (fmt.si(g(M.LATENCY_TPS)), None)]
-        p99, mean, stmt = g(M.LATENCY_P99_MS), g(M.LATENCY_MEAN_MS), g(M.STATEMENTS_MEAN_MS)
-        if p99 is not None:
-            lat += [(" p99 ", "muted"), (fmt.ms(p99), None)]
-        elif mean is not None:
-            lat += [(" mean ", "muted"), (fmt.ms(mean), None)]
-        elif stmt is not None:  # statement time, not a transaction's: said so
-            lat += [(" stmt ", "muted"), (fmt.ms(stmt), None)]
-        groups.append((2, "l", lat))
-        io = g(M.SESSIONS_IO_WAIT)
-        if io is not None:
-            groups.append((5, "l", [sep, ("IO wait ", "muted"), (str(io), "warn" if io else None)]))
+        for cls in PANES:
+            runs = cls.vital(view)
+            if runs:
+                groups.append((cls.SPEC.vital_rank, "l", [(" │ ", "axis") if groups else ("", None), *runs]))
         line = fit_groups(groups, width)
         return line[:-1] if line and line[-1][1] is None and not line[-1][0].strip() else line
 

@@ -8,7 +8,7 @@ from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.sources.pg_counters import wait_name
 from pgio_tui.tui.drawing import bar
-from pgio_tui.tui.plot import ChartSpec, Line
+from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
@@ -27,7 +27,14 @@ TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "c
 
 
 class WaitsPane(ChartPane):
-    SPEC = PaneSpec("6", "Waits (sampled sessions)", CHART, ("waits",), layout="chart-above", text_name="bars")
+    SPEC = PaneSpec(
+        "Waits (sampled sessions)", CHART, ("waits",), layout="chart-above", text_name="bars", name="waits",
+        short="Waits", vital_rank=5, help="wait events of sampled sessions: mean over the window, now.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        io = view.now(M.SESSIONS_IO_WAIT)
+        return [] if io is None else [("IO wait ", "muted"), (str(io), "warn" if io else None)]
 
     def subtitle(self, view: View) -> str:
         return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"

@@ -33,7 +33,7 @@ def mean(view: View, metric: str) -> float | None:
 
 
 class WalPane(ChartPane):
-    SPEC = PaneSpec("W", "WAL", CHART, ("wal",), layout="text-above")
+    SPEC = PaneSpec("WAL", CHART, ("wal",), layout="text-above", key="W")
 
     def subtitle(self, view: View) -> str:
         if not view.history.has(M.WAL_RECORDS_S) and view.history.has(M.WAL_BYTES_S):

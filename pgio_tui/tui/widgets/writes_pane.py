@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.tui.plot import ChartSpec, Line, Series
+from pgio_tui.tui.plot import ChartSpec, Line, Run, Series
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 from pgio_tui.tui.window_sums import WindowTotals
@@ -21,7 +21,15 @@ CHART = ChartSpec(series=SOURCES, empty_text="rates start at the second tick")
 
 
 class WritesPane(ChartPane):
-    SPEC = PaneSpec("2", "Buffers written by source /s", CHART, ("writes",))
+    SPEC = PaneSpec(
+        "Buffers written by source /s", CHART, ("writes",), name="writes", short="Writes", vital_rank=1,
+        help="shared buffers written per second by checkpointer, bgwriter, backends, autovacuum, others; "
+             "totals over the window; backend fsyncs.")
+
+    @staticmethod
+    def vital(view: View) -> list[Run]:
+        return [("wr/s ", "muted"), ("ckpt ", "chart-1"), (fmt.si(view.now(M.WRITES_CHECKPOINTER)) + " ", None),
+                ("backend ", "chart-2"), (fmt.si(view.now(M.WRITES_BACKEND)), None)]
 
     def series(self, view: View) -> list[Series]:
         # Before PostgreSQL 16 there is no pg_stat_io: autovacuum and others are inside "backend".

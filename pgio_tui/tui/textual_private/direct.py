@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from textual.geometry import Region
 
-from pgio_tui.tui.terminal import render_cells
-from pgio_tui.tui.widgets import framed
+from pgio_tui.tui.textual_private.terminal import render_cells
+from pgio_tui.tui.textual_private import framed
 
 sent = {"direct": 0, "textual": 0}  # views painted each way since start (tests, bench)
 

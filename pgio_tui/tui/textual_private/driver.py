@@ -4,18 +4,17 @@ Textual's Linux driver polls the terminal ten times a second (`select(0.1)`) so 
 exit and times out a lone Esc. On an idle screen that is the app's whole CPU: about 0.1–0.15 % of a
 core, a tenth of what the monitor costs at 1 Hz (`bench/tui_cpu.py` prints CPU by thread). This
 driver blocks until the terminal has input, the key parser's Esc timeout is due, or the driver stops
-(a pipe wakes it), so the thread wakes only when there is something to do.
+(a pipe wakes it), so the thread wakes only when there is something to do. An app uses it
+through the package's QuietInput, when the fast path is on.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
-import sys
 import threading
 from codecs import getincrementaldecoder
 
-from textual import constants
 from textual._time import get_time
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
@@ -91,10 +90,10 @@ class QuietDriver(LinuxDriver):
                 pass
 
 
-class QuietInput:
-    """App mixin: run on QuietDriver where Textual would use its Linux driver."""
-
-    def get_driver_class(self):
-        if constants.DRIVER is None and sys.platform != "win32":
-            return QuietDriver
-        return super().get_driver_class()
+def misfit() -> str | None:
+    """The private part of Textual the driver leans on that is not as it expects, None: all is."""
+    if not callable(getattr(LinuxDriver, "run_input_thread", None)):
+        return "LinuxDriver.run_input_thread"
+    if not callable(getattr(XTermParser, "tick", None)):
+        return "XTermParser.tick"
+    return None

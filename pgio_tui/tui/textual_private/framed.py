@@ -30,7 +30,8 @@ from textual.filter import ANSIToTruecolor
 from textual.strip import Strip
 
 # The parameters StylesCache.render_line and .render take in the Textual this was written for:
-# another signature means another Textual, whose rows are then framed by Textual alone.
+# another signature means another Textual, whose rows are then framed by Textual alone (the
+# package's guard turns the whole fast path off).
 PARAMS = ("self", "styles", "y", "size", "content_size", "padding", "base_background", "background",
           "render_content_line", "border_title", "border_subtitle", "opacity", "ansi_theme", "native_ansi")
 RENDER_PARAMS = ("self", "styles", "size", "base_background", "background", "render_content_line", "filters",
@@ -40,6 +41,15 @@ FITS = (tuple(inspect.signature(StylesCache.render_line).parameters) == PARAMS
         and tuple(inspect.signature(StylesCache.render).parameters) == RENDER_PARAMS)
 # A row may stand for its own filtered form only where Strip.apply_filter looks in this cache first.
 PREFILTER = "_filter_cache" in Strip.__slots__ and "_filter_cache" in Strip.apply_filter.__code__.co_names
+
+
+def misfit() -> str | None:
+    """The private part of Textual this leans on that is not as it expects, None: all is."""
+    if not FITS:
+        return "StylesCache.render_line"
+    if not PREFILTER:
+        return "Strip._filter_cache"
+    return None
 
 Content = Callable[[int, int], "list[Segment] | None"]
 
@@ -109,7 +119,7 @@ class FramedLines(StylesCache):
     def shows_content(self, widget) -> bool:
         """Whether the widget's content rows reach the screen as its content segments, unchanged:
         its rows are framed the plain way for its styles and size as they are now (as render_widget
-        would frame them), and every line filter leaves each style as it is (widgets/direct.py)."""
+        would frame them), and every line filter leaves each style as it is (textual_private/direct.py)."""
         styles = widget.styles
         base_background, background = widget.background_colors
         key = frame_key(styles, widget.region.size, widget.content_region.size, styles.padding, base_background,

@@ -23,7 +23,7 @@ Textual's first-come rule gives it: the front-most widget covering it.
 (Screen._on_timer_update): the widgets' repaint regions into the compositor, then its update to the
 driver. Anything else pending on the screen (a layout, a scroll, a full repaint, a batch, another
 screen on top) is left to Textual's own way, which then paints these widgets too. Given `direct`
-(widgets/direct.py), the widgets it can send straight from their rows skip the compositor: their
+(textual_private/direct.py), the widgets it can send straight from their rows skip the compositor: their
 cells go out as a DirectUpdate, after the compositor's update of the others, in one update.
 
 `install()` also makes an update one write to the driver: Textual writes the start of a
@@ -47,16 +47,11 @@ from rich.segment import Segment
 from textual.geometry import Region
 from textual.strip import Strip
 
-try:
-    from textual._compositor import CompositorUpdate
-except ImportError:  # another Textual: no direct updates (install() checks)
-    CompositorUpdate = object
+from textual._compositor import CompositorUpdate
 
 _installed = False
-# The screen attributes paint_now() uses, as Textual 8 has them: another shape is painted Textual's way.
-_direct = False
-# App._display shows a CompositorUpdate by its render_segments() (DirectUpdate is one), as Textual 8 does.
-_direct_updates = False
+_direct = False  # paint_now() paints in the tick (installed)
+_direct_updates = False  # paint_now() sends what direct.py can straight to the terminal (installed)
 # (screen, widgets, colour system) -> (terminal sequences of those it sent, the others)
 Direct = Callable[[object, set, ColorSystem], "tuple[str, set]"]
 
@@ -161,7 +156,7 @@ def render_partial_update(self):
 
 
 class DirectUpdate(CompositorUpdate):
-    """An update whose cells are already terminal sequences (widgets/direct.py), after those of the
+    """An update whose cells are already terminal sequences (textual_private/direct.py), after those of the
     compositor's update of the other widgets, if any: one update, one synchronized write."""
 
     def __init__(self, text: str, update: CompositorUpdate | None = None):
@@ -224,42 +219,52 @@ _PARTIAL_NAMES = ("_dirty_regions", "copy", "clear", "from_union", "intersection
                   "_render_chops", "cuts", "ChopsUpdate")
 
 
+def misfit() -> str | None:
+    """The private part of Textual this module (and direct.py) leans on that is not as it
+    expects, None: all is (installed: it was)."""
+    if _installed:
+        return None
+    from textual.app import App
+    from textual._compositor import ChopsUpdate, Compositor
+    from textual.screen import Screen
+    from textual.widget import Widget
+
+    if not all(hasattr(Screen, name) for name in ("_compositor_refresh", "_on_timer_update")) or not \
+            all(name in Screen._on_timer_update.__code__.co_names
+                for name in ("_dirty_widgets", "update_widgets", "_compositor_refresh", "_layout_required",
+                             "_scroll_required", "_repaint_required", "_recompose_required", "_batch_count")):
+        return "Screen._on_timer_update"
+    if ("chops", "spans", "chop_ends") != ChopsUpdate.__init__.__code__.co_varnames[1:4]:
+        return "ChopsUpdate"
+    display = getattr(App._display, "__wrapped__", App._display)
+    if not all(name in display.__code__.co_names for name in ("CompositorUpdate", "render_segments", "_begin_update",
+                                                              "_driver")):
+        return "App._display"
+    if not all(name in Screen._compositor_refresh.__code__.co_names
+               for name in ("render_update", "_background_screens", "_display", "_dirty_widgets")):
+        return "Screen._compositor_refresh"
+    if not isinstance(getattr(Compositor, "visible_widgets", None), property) \
+            or "_dirty_regions" not in Compositor.update_widgets.__code__.co_names:
+        return "Compositor.update_widgets"
+    if "_repaint_regions" not in Widget._exchange_repaint_regions.__code__.co_names:
+        return "Widget._exchange_repaint_regions"
+    if not all(n in Compositor.render_partial_update.__code__.co_names for n in _PARTIAL_NAMES) \
+            or tuple(inspect.signature(Compositor._render_chops).parameters) != ("self", "crop", "is_rendered_line"):
+        return "Compositor.render_partial_update"
+    return None
+
+
 def install() -> None:
-    """Use the cropping render for partial updates (idempotent; a Textual without ChopsUpdate of
-    this shape is left alone)."""
+    """Use the cropping render for partial updates, paint_now's direct updates, one write an update
+    (idempotent). The package's guard has checked Textual's shapes (misfit) before."""
     global _installed, _direct, _direct_updates
     if _installed:
         return
-    from textual.screen import Screen
-    _direct = all(hasattr(Screen, name) for name in ("_compositor_refresh", "_on_timer_update")) and \
-        all(name in Screen._on_timer_update.__code__.co_names
-            for name in ("_dirty_widgets", "update_widgets", "_compositor_refresh", "_layout_required",
-                         "_scroll_required", "_repaint_required", "_recompose_required", "_batch_count"))
-    try:
-        from textual._compositor import ChopsUpdate
-    except ImportError:
-        return
-    probe = ChopsUpdate.__init__.__code__.co_varnames
-    if ("chops", "spans", "chop_ends") != probe[1:4]:
-        return
-    ChopsUpdate.render_segments = render_segments
-    _installed = True
     from textual.app import App
-    from textual._compositor import Compositor
-    from textual.widget import Widget
-    display = getattr(App._display, "__wrapped__", App._display)
-    # widgets/direct.py's reach: the compositor's map and pending regions, a widget's repaint regions
-    _direct_updates = (_direct and CompositorUpdate is not object
-                       and all(name in display.__code__.co_names
-                               for name in ("CompositorUpdate", "render_segments", "_begin_update"))
-                       and all(name in Screen._compositor_refresh.__code__.co_names
-                               for name in ("render_update", "_background_screens", "_display", "_dirty_widgets"))
-                       and isinstance(getattr(Compositor, "visible_widgets", None), property)
-                       and "_dirty_regions" in Compositor.update_widgets.__code__.co_names
-                       and "_repaint_regions" in Widget._exchange_repaint_regions.__code__.co_names)
-    if not getattr(App._display, "joins_writes", False) and "_driver" in App._display.__code__.co_names:
+    from textual._compositor import ChopsUpdate, Compositor
+
+    ChopsUpdate.render_segments = render_segments
+    Compositor.render_partial_update = render_partial_update
+    if not getattr(App._display, "joins_writes", False):
         App._display = one_write(App._display)
-    code = Compositor.render_partial_update.__code__
-    if all(n in code.co_names for n in _PARTIAL_NAMES) and hasattr(Compositor, "visible_widgets") \
-            and tuple(inspect.signature(Compositor._render_chops).parameters) == ("self", "crop", "is_rendered_line"):
-        Compositor.render_partial_update = render_partial_update
+    _installed = _direct = _direct_updates = True
