@@ -98,6 +98,10 @@ def _listen(text: str) -> tuple[str, int]:
 def _listen_option(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--listen", type=_listen, required=required, metavar="[HOST:]PORT",
                    help="serve Prometheus /metrics on PORT (HOST defaults to 127.0.0.1; 0.0.0.0 for all)")
+    p.add_argument("--tls-cert", metavar="PEM", help="serve /metrics over TLS with this certificate (chain)")
+    p.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (default: in --tls-cert)")
+    p.add_argument("--auth-file", metavar="FILE",
+                   help="require HTTP basic auth: `name:password` lines in FILE, mode 0600 (never on the command line)")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -71,6 +71,15 @@ def scrub_secrets(text: str) -> str:
     return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
 
 
+def in_conninfo(conninfo: str) -> bool:
+    """Whether a connection string or URI holds a password (libpq reads it as one)."""
+    from psycopg.conninfo import conninfo_to_dict
+    try:
+        return any(k in conninfo_to_dict(conninfo) for k in SECRET_KEYS)
+    except Exception:  # psycopg.ProgrammingError: not one libpq can read
+        return False
+
+
 # SQL as the server reads it: comments, quoted identifiers, words and the string literals.
 _SQL_TOKEN = re.compile(r"""
     (?P<comment>--[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|$))

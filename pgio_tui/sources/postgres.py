@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.types.json import set_json_loads
 
+from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
@@ -351,9 +352,11 @@ class PostgresSource:
         self._skip_queryids = sorted(set(self._skip_queryids) | {q for q in queryids if q is not None})
 
     def settings(self) -> list[tuple[str, str, str, str]]:
-        """(name, value, unit, context) for the I/O settings."""
+        """(name, value, unit, context) for the I/O settings; values cut to LINE_CHARS (a role may
+        set one to a megabyte; names, units and contexts are the server's own, short)."""
         try:
-            return [tuple(r) for r in self._own(pgfeatures.settings_sql(self.features))]
+            return [(r[0], capped(r[1], LINE_CHARS), *r[2:]) for r in
+                    self._own(pgfeatures.settings_sql(self.features))]
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 

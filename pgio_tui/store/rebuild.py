@@ -13,7 +13,7 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
-from pgio_tui.store.validate import number, value
+from pgio_tui.store.validate import HIST_ROWS, number, value
 
 _WINDOW = M.STATEMENTS_WINDOW_S
 
@@ -44,7 +44,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
-    hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
+    hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
         if latency_hist else {}
     cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                   "WHERE end_tick BETWEEN ? AND ? ORDER BY id")

@@ -33,6 +33,7 @@ from pgio_tui.frame import Event, Frame
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.store import schema
 from pgio_tui.store.files import create_file, remove
+from pgio_tui.store.shm_guard import frozen, map_privately
 from pgio_tui.store.schema import RecordingError, RecordingExists
 from pgio_tui.store.tick_rows import TickRows, json_text
 
@@ -180,6 +181,7 @@ class Recorder:
     def flush(self) -> None:
         """Commit everything buffered, in one transaction."""
         self._check_writable()
+        self._check_shm()
         self._last_commit = time.monotonic()
         statements = self._rows.statements()
         if not any(rows for _, rows in statements):
@@ -248,6 +250,16 @@ class Recorder:
         if self._failed:
             raise RecordingError(self._failed)
 
+    def _check_shm(self) -> None:
+        """A -shm made immutable or append-only would kill this process with SIGBUS at the next
+        write to its mapping (shm_guard): keep that mapping private and stop with one line."""
+        shm = f"{self.path}-shm"
+        if frozen(shm):
+            map_privately(shm)
+            self._failed = (f"cannot write recording {self.path}: its -shm file was made immutable or append-only "
+                            "(chattr +i/+a) while recording: stopped; the ticks so far are kept")
+            raise RecordingError(self._failed)
+
     def _fail(self, e: Exception) -> None:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         self._failed = f"cannot write recording {self.path}: {msg}"
@@ -256,6 +268,7 @@ class Recorder:
     def _guard(self, action):
         """Run a direct write; SQLite errors become a one-line RecordingError."""
         self._check_writable()
+        self._check_shm()
         try:
             return action()
         except sqlite3.Error as e:
