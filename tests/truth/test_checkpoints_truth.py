@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import closing
 import subprocess
 import sys
 import time
@@ -57,6 +58,21 @@ def _log_checkpoints(text: str) -> list[dict]:
     return out
 
 
+def _wait_for_ticks(path: Path, n: int, timeout: float = 60) -> None:
+    """Until the recording being written holds n ticks."""
+    import sqlite3
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                if db.execute("SELECT count(*) FROM ticks").fetchone()[0] >= n:
+                    return
+        except sqlite3.Error:
+            pass  # not created yet
+        time.sleep(0.1)
+    raise AssertionError(f"{path} has fewer than {n} ticks after {timeout} s")
+
+
 @pytest.mark.slow
 def test_checkpoints_match_the_log_including_one_running_at_the_end(make_cluster, tmp_path):
     cluster = make_cluster(checkpoint_timeout="30s", checkpoint_completion_target="0.9", log_timezone="UTC",
@@ -70,7 +86,7 @@ def test_checkpoints_match_the_log_including_one_running_at_the_end(make_cluster
     bench = subprocess.Popen([pgbench, "-T", "38", "-c", "2", "-R", "300", cluster.conninfo()],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(3)
+        _wait_for_ticks(path, 2)  # the CHECKPOINT inside the recording's window, however slow its start
         with cluster.connect(autocommit=True) as conn:
             conn.execute("CHECKPOINT")
         assert rec_proc.wait(timeout=90) == 0
