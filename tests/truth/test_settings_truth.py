@@ -48,7 +48,7 @@ def test_settings_follow_a_reload_mid_run(make_cluster):
                 admin.execute("SELECT pg_reload_conf()")
                 admin.execute("SELECT pg_sleep(0.2)")  # the postmaster signals the backends
             frame = sampler.sample(tick, tick * 0.5)
-            md5_fast, conf_t = sampler._settings_md5, pg._conf_t
+            md5_fast, conf_t = sampler.server._settings_md5, pg._conf_t
             md5_slow, load_t = _full(pg.conn, pg.features.settings)
             if load_t == conf_t:  # the session applied no reload between the tick and this check
                 compared += 1
