@@ -512,8 +512,9 @@ def main() -> int:
             env = {"PYTHONPATH": str(tree), "XDG_CONFIG_HOME": str(outdir)}
             live = [sys.executable, "-m", "pgio_tui", "live", conninfo, "--interval", "1"]
             replay = [sys.executable, "-m", "pgio_tui", "replay", str(recording)]
-            programs[f"{label}live"] = (launcher(outdir / f"{label}live.sh", live, env), LIVE_FRAME, pg_rates)
-            programs[f"{label}replay"] = (launcher(outdir / f"{label}replay.sh", replay, env), REPLAY_NEEDLES, {})
+            tag = "before-" if label else ""
+            programs[f"{label}live"] = (launcher(outdir / f"{tag}live.sh", live, env), LIVE_FRAME, pg_rates)
+            programs[f"{label}replay"] = (launcher(outdir / f"{tag}replay.sh", replay, env), REPLAY_NEEDLES, {})
         programs["textual (bare app)"] = (launcher(outdir / "bare.sh", [sys.executable, str(bare)], {}),
                                           ("bare textual app", "Quit"), {})
         if pg_activity is not None:

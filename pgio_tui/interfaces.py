@@ -40,7 +40,8 @@ class SamplerLike(Protocol):
 
     def settings_rows(self) -> list[tuple[str, str, str, str]]: ...
 
-    def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]: ...
+    def frames(self, stop: threading.Event | None = None, duration: float | None = None,
+               first_gap: float | None = None) -> Iterator[Frame]: ...
 
 
 class WorkloadLike(Protocol):

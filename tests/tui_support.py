@@ -39,7 +39,7 @@ class FakeSampler:
     def settings_rows(self):
         return [(k, v, "", "postgres") for k, v in self.settings.items()]
 
-    def frames(self, stop: threading.Event, duration: float | None = None):
+    def frames(self, stop: threading.Event, duration: float | None = None, first_gap: float | None = None):
         for f in self._frames:
             if stop.wait(self.interval):
                 return

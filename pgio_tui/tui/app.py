@@ -81,14 +81,14 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def __init__(self, session: SessionInfo, *, source: FrameSource | None = None, frames: Iterable[Frame] = (),
                  theme: str | None = None, workload: WorkloadLike | None = None, mode: str = "live",
-                 recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ):
+                 recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ, state: HeaderState | None = None):
         super().__init__()
         self.session = session
         self.source: FrameSource = source if source is not None else Recorded()
         self.workload = workload
         self.history = FrameHistory()
         self.history.extend(frames)
-        self.state = HeaderState(mode=mode)
+        self.state = state or HeaderState(mode=mode)
         self.recordings_dir = recordings_dir
         self.redraw_hz = redraw_hz
         self._wanted_theme = theme
@@ -176,6 +176,13 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         top = self.screen
         if top is not screen and hasattr(top, "redraw_view"):  # a ViewScreen (imported when first shown)
             top.redraw_view()
+
+    def session_known(self) -> None:
+        """The live server answered after the first paint: what the session says is shown."""
+        screen = self.monitor
+        if screen is not None:
+            screen.show_notes()
+        self.request_redraw()
 
     def on_monitor_screen_first_data(self, _message) -> None:
         self.first_frame_at = time.monotonic()
