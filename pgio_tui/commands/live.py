@@ -22,7 +22,9 @@ def run(args: argparse.Namespace) -> int:
     def connect():
         return open_sampler(given or conninfo_of(args), interval, devices)
 
-    from pgio_tui.tui.feed import Connecting  # Textual-free: the thread starts before the TUI's import
+    # Textual-free: the thread starts before the TUI's import. The modules both import are loaded first.
+    import pgio_tui.metrics, pgio_tui.sources  # noqa: F401, E401
+    from pgio_tui.tui.feed import Connecting
     connecting = Connecting(connect, record_path=args.record, force=args.force)
     try:
         from pgio_tui.tui.live import run_connecting

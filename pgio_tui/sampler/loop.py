@@ -18,6 +18,7 @@ from typing import Callable
 from pgio_tui import __version__
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
+from pgio_tui.interfaces import MAX_INTERVAL, MIN_INTERVAL
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler.backends_tick import BackendsTick
 from pgio_tui.sampler.postgres_tick import PostgresTick
@@ -30,7 +31,6 @@ from pgio_tui.sources.slowlog import SlowStatements
 from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
-MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 
 
 class UnknownDevices(SourceError):

@@ -42,6 +42,7 @@ NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH
 
 
 GC_PAUSE_MAX_S = 10.0  # a first frame that never comes (no data yet) must not leave the collector off
+GC_SETTLE_S = 1.0  # after the first frame, the start-up's objects are frozen out of the collector's way
 
 
 class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
@@ -141,7 +142,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
-        self.request_redraw()  # show a tick at once; the timer catches up with bursts
+        # show a tick at once; the timer catches up with bursts. The first two (live: the first tick
+        # and the early second one, the first rates) are not held to the frame budget.
+        self.request_redraw(now=len(self.history) <= 2)
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         n = message.notice
@@ -193,13 +196,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         screen = self.monitor
         if screen is not None:
             screen.first_frame_drawn()
-        # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
-        # collector's way, so the collections a tick's garbage triggers do not walk it each time.
-        # The CLI may have paused the collector for start-up: what garbage that left goes first.
-        if not gc.isenabled():
-            gc.collect()
-        gc.freeze()
-        gc.enable()
+        self.set_timer(GC_SETTLE_S, self._settle_gc)
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
@@ -207,6 +204,17 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
                     fh.write(f"{time.time():.6f} {time.process_time():.6f}\n")
             except OSError:
                 pass
+
+    @staticmethod
+    def _settle_gc() -> None:
+        """What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
+        collector's way, so the collections a tick's garbage triggers do not walk it each time.
+        The CLI may have paused the collector for start-up: what garbage that left goes first.
+        A moment after the first frame: the collection (tens of ms) does not hold up the first rates."""
+        if not gc.isenabled():
+            gc.collect()
+        gc.freeze()
+        gc.enable()
 
     # --- actions --------------------------------------------------------------------------------
 
