@@ -15,10 +15,6 @@ from pgio_tui.frame import Frame
 if TYPE_CHECKING:
     from pgio_tui.sources.pgfeatures import Features
 
-# Seconds between a sampler's ticks: the limits of --interval (the command line checks them
-# without importing the sampler, which imports psycopg).
-MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
-
 
 class ServerLike(Protocol):
     """The sampler's connection: the conninfo it connected with and the server's features."""

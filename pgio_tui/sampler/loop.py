@@ -18,7 +18,7 @@ from typing import Callable
 from pgio_tui import __version__
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
-from pgio_tui.interfaces import MAX_INTERVAL, MIN_INTERVAL
+from pgio_tui.frame import MAX_INTERVAL, MIN_INTERVAL
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler.backends_tick import BackendsTick
 from pgio_tui.sampler.postgres_tick import PostgresTick
@@ -179,8 +179,8 @@ class Sampler(PostgresTick, BackendsTick):
         self._pending.insert(0, Event("start", f"sampling every {self.interval:g} s"))
         tick = 0
         while not stop.is_set():
-            if tick == 1 and first_gap is not None and first_gap < self.interval:
-                start = max(self.clock(), origin + first_gap) - self.interval
+            if tick == 1 and first_gap is not None and first_gap < self.interval and self._prev_mono is not None:
+                start = max(self.clock(), self._prev_mono + first_gap) - self.interval  # dt >= first_gap
             due = start + tick * self.interval
             if duration is not None and due - start > duration + 1e-9:
                 return

@@ -183,6 +183,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
     def session_known(self) -> None:
         """The live server answered after the first paint: what the session says is shown."""
         screen = self.monitor
+        if screen is not None and not screen.panes:  # connected before the screen was mounted
+            self.call_after_refresh(self.session_known)
+            return
         if screen is not None:
             screen.show_notes()
         self.request_redraw()
