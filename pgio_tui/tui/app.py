@@ -142,9 +142,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
-        # show a tick at once; the timer catches up with bursts. The first two (live: the first tick
-        # and the early second one, the first rates) are not held to the frame budget.
-        self.request_redraw(now=len(self.history) <= 2)
+        # show a tick at once; the timer catches up with bursts. The second (live: the early one that
+        # brings the first rates) is not held to the frame budget.
+        self.request_redraw(now=len(self.history) == 2)
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         n = message.notice

@@ -47,6 +47,21 @@ def run_connecting(connecting: Connecting, session: SessionInfo, *, theme: str |
     tick. `session` is what is known before the server answers (the target, the interval), filled
     in once connected. A failed connection is raised (CliError) as before the TUI started: at once
     when it failed before the TUI was ready, or, on a terminal, once the app has ended."""
+    app = connecting_app(connecting, session, theme=theme)
+    try:
+        # Failed already: said before the TUI starts. Off a terminal nobody sees an early paint:
+        # connected first, as the other commands are.
+        connecting.wait(None if not sys.stdout.isatty() else 0)
+        code = _run(app, lambda: connecting.feed)
+        connecting.wait()  # the connection's error, if that is what ended the app
+        return code
+    finally:
+        connecting.close()
+
+
+def connecting_app(connecting: Connecting, session: SessionInfo, *, theme: str | None = None) -> MonitorApp:
+    """The monitor on a Connecting source: "connecting…" in the header until the server answers,
+    then the session filled in from the sampler; a failed connection ends the app."""
     state = HeaderState(detail="connecting…")
     app = MonitorApp(session, source=connecting, theme=theme, state=state)
 
@@ -57,15 +72,7 @@ def run_connecting(connecting: Connecting, session: SessionInfo, *, theme: str |
 
     connecting.on_connected = connected
     connecting.on_failed = lambda: app.call_from_thread(app.exit, 1)
-    try:
-        # Failed already: said before the TUI starts. Off a terminal nobody sees an early paint:
-        # connected first, as the other commands are.
-        connecting.wait(None if not sys.stdout.isatty() else 0)
-        code = _run(app, lambda: connecting.feed)
-        connecting.wait()  # the connection's error, if that is what ended the app
-        return code
-    finally:
-        connecting.close()
+    return app
 
 
 def _run(app: MonitorApp, feed_of: Callable[[], LiveFeed | None]) -> int:
