@@ -74,7 +74,8 @@ def test_statements_that_show_alike_stay_apart(recorded, tmp_path):
     """Texts alike in the part a label shows (NAME_WIDTH): by label they were one row, by text two."""
     alike = tmp_path / "alike.pgio"
     shutil.copy(recorded[0], alike)
-    _edit(alike, "UPDATE statements SET text = 'SELECT abalance, bid, filler FROM pgbench_accounts WHERE aid = $1 AND bid > 0 -- ' || queryid")
+    _edit(alike, "UPDATE statements SET text = "
+                 "'SELECT abalance, bid, filler FROM pgbench_accounts WHERE aid = $1 AND bid > 0 -- ' || queryid")
     c = compare(alike, recorded[1], align="start")
     with Recording(alike) as rec:
         s = summarize(rec, window(rec, "start"))
