@@ -98,6 +98,10 @@ def _listen(text: str) -> tuple[str, int]:
 def _listen_option(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--listen", type=_listen, required=required, metavar="[HOST:]PORT",
                    help="serve Prometheus /metrics on PORT (HOST defaults to 127.0.0.1; 0.0.0.0 for all)")
+    p.add_argument("--tls-cert", metavar="PEM", help="serve /metrics over TLS with this certificate (chain)")
+    p.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (default: in --tls-cert)")
+    p.add_argument("--auth-file", metavar="FILE",
+                   help="require HTTP basic auth: `name:password` lines in FILE, mode 0600 (never on the command line)")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -574,7 +578,7 @@ def _checked(action: argparse.Action, value, where: str):
     if isinstance(value, (bool, dict, list)):
         raise CliError(f"{where}: give a {'number' if action.type in (int, float, _interval) else 'string'}")
     try:
-        checked = action.type(str(value)) if action.type else str(value)
+        checked = action.type(str(value)) if callable(action.type) else str(value)
     except (argparse.ArgumentTypeError, ValueError) as exc:
         raise CliError(f"{where}: {exc}") from None
     if action.choices and checked not in action.choices:

@@ -19,19 +19,27 @@ if TYPE_CHECKING:
 class ServerLike(Protocol):
     """The sampler's connection: the conninfo it connected with and the server's features."""
 
-    conninfo: str | None  # None: no server a workload could be launched on
-    features: Features
+    @property
+    def conninfo(self) -> str | None:
+        """None: no server a workload could be launched on."""
+
+    @property
+    def features(self) -> Features: ...
 
 
 class SamplerLike(Protocol):
-    """An opened sampler (pgio_tui.sampler.Sampler)."""
+    """An opened sampler (pgio_tui.sampler.Sampler: session.open_sampler() checks that it is one)."""
 
     interval: float
     os_mode: str  # local | remote | none: where /proc comes from
     device_roles: dict[str, str]  # device -> "data", "wal", "data,wal", ...
-    settings: dict[str, str]
     tick_sources: list[Any]  # objects with sample(frame), asked once per tick (a launched workload)
-    pg: ServerLike
+
+    @property
+    def pg(self) -> ServerLike: ...
+
+    @property
+    def settings(self) -> dict[str, str]: ...
 
     @property
     def postmaster_start(self) -> float | None: ...
@@ -42,6 +50,8 @@ class SamplerLike(Protocol):
 
     def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]: ...
 
+    def close(self) -> None: ...
+
 
 class WorkloadLike(Protocol):
     """A launched workload (pgio_tui.workloads.base.Workload): pgbench or pgio."""
@@ -51,6 +61,10 @@ class WorkloadLike(Protocol):
     progress: float | None  # 0-1 of the current phase when known
     error: str | None  # one line when it failed
     started_t: float | None
+
+    @property
+    def setup_label(self) -> str:
+        """Its set-up step on a headless progress bar; "" for "<kind> set-up"."""
 
     @property
     def running(self) -> bool: ...

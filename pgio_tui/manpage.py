@@ -57,7 +57,7 @@ def _section(parser: argparse.ArgumentParser, name: str) -> list[str]:
             metavar = "" if action.nargs == 0 else f" {action.metavar or action.dest.upper()}"
             head = ", ".join(f"\\fB{_roff(o)}\\fR" for o in action.option_strings) + _roff(metavar)
         else:
-            head = f"\\fI{_roff(action.metavar or action.dest)}\\fR"
+            head = f"\\fI{_roff(str(action.metavar or action.dest))}\\fR"
         out += [".TP", head, _roff(_help(action, parser)) or "\\&"]
     if parser.epilog:
         out += [".PP", _roff(parser.epilog)]

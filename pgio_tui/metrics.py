@@ -567,15 +567,18 @@ BACKEND_METRICS: tuple[Metric, ...] = (
        "Bytes the process made the kernel read from storage (page-cache hits are not counted).",
        f"read_bytes; {_PROC_IO}", ref=PROC),
     _m("backend.<pid>.write_bytes_s", "bytes/s", "rate", "backends",
-       "Bytes the process caused to be sent to storage (counted when it dirties the page cache).",
-       f"write_bytes; {_PROC_IO}", ref=PROC),
+       "Page-cache bytes the process dirtied (the kernel counts a page when it is dirtied, again each "
+       "time it is re-dirtied after writeback: a WAL page rewritten by every commit counts whole each "
+       "time), not bytes that reached storage; PostgreSQL's own writes are pg_write_bytes_s (18).",
+       f"write_bytes; {_PROC_IO}", label="dirtied", ref=PROC),
     _m("backend.<pid>.pg_read_bytes_s", "bytes/s", "rate", "backends",
        "Bytes PostgreSQL read for this backend (from the kernel, page cache or disk), as published "
        "(a backend flushes its statistics at most about once a second).", f"read_bytes; {_BACKEND_IO}",
        ref=VIEW),
     _m("backend.<pid>.pg_write_bytes_s", "bytes/s", "rate", "backends",
-       "Bytes PostgreSQL wrote for this backend (buffers and WAL), as published.", f"write_bytes; {_BACKEND_IO}",
-       ref=VIEW),
+       "Bytes PostgreSQL wrote for this backend (shared buffers it evicted, WAL, temp files: "
+       "writes × block size), as published: the buffer-level figure beside write_bytes_s.",
+       f"write_bytes; {_BACKEND_IO}", ref=VIEW),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in BACKEND_METRICS) == BACKEND_RATES
 

@@ -19,10 +19,15 @@ from collections.abc import Iterable, Mapping
 FLOOR_MS = 0.001  # bucket 0 holds everything below 1 µs * RATIO
 RATIO = 1.01
 _LOG_RATIO = math.log(RATIO)
+MAX_MS = 1e9  # 11.6 days: a longer latency is counted in the top bucket
+MAX_BUCKET = int(math.log(MAX_MS / FLOOR_MS) / _LOG_RATIO)  # 2,776; a recording's other buckets are damage
+MAX_COUNT = 10 ** 12  # latencies in one bucket of one tick; more is damage (sums stay exact in SQLite)
 
 
 def bucket_of(ms: float) -> int:
     """The histogram bucket of a latency in milliseconds."""
+    if ms >= MAX_MS:
+        return MAX_BUCKET
     return int(math.log(ms / FLOOR_MS) / _LOG_RATIO) if ms > FLOOR_MS else 0
 
 
@@ -83,6 +88,7 @@ class LatencyHistogram:
             if hi < seen:
                 b = self._value(i)
                 break
+        assert a is not None and b is not None, "lo <= hi < count: both ranks fall in a bucket"
         return a + (b - a) * (pos - lo)
 
     def mean(self) -> float | None:

@@ -53,7 +53,7 @@ def scrub_conninfo(dsn: str) -> str | None:
     if not secrets:
         return dsn
     for value in secrets.values():
-        remember(value)
+        remember(None if value is None else str(value))
     return make_conninfo("", **params)
 
 
@@ -69,6 +69,15 @@ def scrub_secrets(text: str) -> str:
     text = _URI_PASSWORD.sub(r"\1@", text)
     text = _QUERY_PASSWORD.sub(r"\1", text)
     return _KV_PASSWORD.sub("", text).rstrip() if _KV_PASSWORD.search(text) else text
+
+
+def in_conninfo(conninfo: str) -> bool:
+    """Whether a connection string or URI holds a password (libpq reads it as one)."""
+    from psycopg.conninfo import conninfo_to_dict
+    try:
+        return any(k in conninfo_to_dict(conninfo) for k in SECRET_KEYS)
+    except Exception:  # psycopg.ProgrammingError: not one libpq can read
+        return False
 
 
 # SQL as the server reads it: comments, quoted identifiers, words and the string literals.

@@ -24,11 +24,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pgio_tui.errors import PROG, CliError, ConnectError
 from pgio_tui.frame import Event, Frame
 from pgio_tui.interfaces import SamplerLike as Sampler
 from pgio_tui.interfaces import WorkloadLike as Workload
+
+if TYPE_CHECKING:
+    from pgio_tui.store.writer import Recorder
 
 STOP_GRACE_S = 15.0  # a workload asked to stop: how long it may take before it is killed
 FrameConsumer = Callable[[Frame], object]
@@ -63,7 +67,7 @@ class Session:
         self.recording: str | None = None  # the path while recording
         self.ticks = 0  # ticks written to the current (or last) recording
         self.record_error: Exception | None = None  # set when the recorder failed (and was closed)
-        self._recorder = None
+        self._recorder: Recorder | None = None
         self._stop = threading.Event()
         self._stop_reason: str | None = None
         self._commands: queue.SimpleQueue = queue.SimpleQueue()

@@ -29,7 +29,7 @@ def workload_command(w: dict[str, Any]) -> str:
     argv = w.get("argv") or []
     if not isinstance(argv, list):
         return str(argv)
-    params = w.get("params") if isinstance(w.get("params"), dict) else {}
+    params = p if isinstance(p := w.get("params"), dict) else {}
     user = params.get("user_args")
     words = [str(a) for a in (user if isinstance(user, list) else argv[1:])]
     if argv:
@@ -42,7 +42,7 @@ def workload_failures(summary: Any) -> list[str]:
     transactions, pgio's deadlocks."""
     if not isinstance(summary, dict):
         return []
-    measured = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+    measured = m if isinstance(m := summary.get("measured"), dict) else {}
     out = []
     failed = summary.get("failed", measured.get("failed"))
     if isinstance(failed, int) and failed:

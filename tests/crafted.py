@@ -10,7 +10,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from hostile import ESCAPES, MARKUP
+from hostile import ESCAPES, INVISIBLE, MARKUP
 
 RECURSIVE = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
              "SELECT n AS id, n AS tick, n AS t, 'x' AS kind, 'x' AS text, NULL AS data FROM r")
@@ -57,6 +57,21 @@ CASES: dict[str, tuple[str, ...]] = {
     "escapes everywhere": (("UPDATE meta SET value = ? WHERE key IN ('host', 'created_at')", (ESCAPES,)),
                            ("UPDATE events SET kind = ?", (MARKUP,))),
     "empty ticks": ("DELETE FROM ticks",),
+    # issue 21 (Trust III)
+    "latency_hist bucket 1e9": ("INSERT INTO latency_hist VALUES (1, 1000000000, 5)",),  # row 8
+    "latency_hist buckets and counts out of range": ("INSERT INTO latency_hist VALUES (2, -7, 5)",
+                                                     "INSERT INTO latency_hist VALUES (3, 100, 9223372036854775807)",
+                                                     "INSERT INTO latency_hist VALUES (4, 101, 9223372036854775807)"),
+    "a generated column": ("ALTER TABLE workloads ADD COLUMN g BLOB GENERATED ALWAYS AS (zeroblob(16000000)) "
+                           "VIRTUAL",),  # row 11
+    "a generated ticks column": ('ALTER TABLE ticks ADD COLUMN "mem.g" REAL GENERATED ALWAYS AS (1e308 * 10) '
+                                 "VIRTUAL",),
+    "a 1 MB host": ("UPDATE meta SET value = printf('%.*c', 1000000, 'H') WHERE key = 'host'",),  # row 4
+    "1 MB device, setting, wait event and application texts": (
+        "UPDATE devices SET name = printf('%.*c', 1000000, 'D') || id",
+        "UPDATE settings SET value = printf('%.*c', 1000000, 'S') WHERE rowid % 2 = 0",
+        "UPDATE wait_events SET wait_event = printf('%.*c', 1000000, 'W') || id",
+        "UPDATE sources SET backend_type = printf('%.*c', 1000000, 'B') || id"),
 }
 
 
@@ -77,7 +92,8 @@ def apply(src: Path, dst: Path, statements) -> Path:
 
 BAD_VALUES = (None, 0, -1, 2 ** 63 - 1, -(2 ** 63), 1e308, -1e308, float("inf"), float("-inf"), float("nan"),
               1e300, -1e18, 0.5, "", "x", "1e3", "NaN", "{", "[1,2]", '{"a": 1}', "-1", ESCAPES, MARKUP,
-              "=1+1", b"", b"\x00\xff", b"\x1b[2J", "null", "9e999", "\u202e", "a" * 10_000)
+              "=1+1", b"", b"\x00\xff", b"\x1b[2J", "null", "9e999", "\u202e", "a" * 10_000,
+              INVISIBLE, 10 ** 9, "H" * 300_000)  # issue 21: format characters, a bucket of 1e9, a long name
 
 
 def table_columns(path: Path) -> dict[str, list[str]]:
@@ -96,7 +112,7 @@ def generated(rnd: random.Random, columns: dict[str, list[str]]) -> tuple[str, l
         return "named", list(CASES[rnd.choice(sorted(CASES))])
     if kind < 0.14:
         table = rnd.choice(sorted(columns))
-        how = rnd.choice(["drop", "view", "trigger", "index", "delete"])
+        how = rnd.choice(["drop", "view", "trigger", "index", "delete", "generated"])
         if how == "drop":
             return f"drop {table}", [f'DROP VIEW IF EXISTS disk_named', 'DROP VIEW IF EXISTS io_named',
                                      'DROP VIEW IF EXISTS waits_named', f'DROP TABLE "{table}"']
@@ -110,6 +126,9 @@ def generated(rnd: random.Random, columns: dict[str, list[str]]) -> tuple[str, l
         if how == "index":
             col = rnd.choice(columns[table])
             return f"index on {table}", [f'CREATE INDEX ix_{rnd.randrange(1000)} ON "{table}" ("{col}")']
+        if how == "generated":  # hidden from PRAGMA table_info, evaluated by SELECT *
+            return f"generated column in {table}", [f'ALTER TABLE "{table}" ADD COLUMN g_{rnd.randrange(1000)} '
+                                                    "BLOB GENERATED ALWAYS AS (zeroblob(1000000)) VIRTUAL"]
         return f"empty {table}", [f'DELETE FROM "{table}"']
     table = rnd.choice(sorted(columns))
     col = rnd.choice(columns[table])

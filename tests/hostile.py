@@ -14,7 +14,9 @@ ESCAPES = f"{ESC}[2J{ESC}]0;pwned\x07{ESC}]52;c;cHduZWQ=\x07{ESC}]8;;http://evil
 MARKUP = "[@click=app.screenshot('pwn.svg','/tmp/x')]CLICKME[/] [/] [bold"
 FORMULA = "=HYPERLINK(\"http://evil\")"
 HTML = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-PAYLOAD = f"{ESCAPES}{MARKUP}{HTML}"
+# Invisible or reordering: a bidi mark, line and paragraph separators, a soft hyphen, tag characters.
+INVISIBLE = "\u061c\u2028\u2029\u00ad\U000e0001\U000e0041"
+PAYLOAD = f"{ESCAPES}{MARKUP}{HTML}{INVISIBLE}"
 
 
 def make_hostile(src: Path, dst: Path, payload: str = PAYLOAD) -> Path:

@@ -46,9 +46,11 @@ def promtool_check_metrics(text: str) -> subprocess.CompletedProcess:
 class Prometheus:
     """A Prometheus server on 127.0.0.1 with a temp data dir, scraping `targets` every second."""
 
-    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s", backfill: Path | None = None):
+    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "1s", backfill: Path | None = None,
+                 job: str = ""):
         """`backfill`: an OpenMetrics file (`export --format openmetrics`) made into blocks with
-        promtool in the data directory before the server starts, as docs/prometheus.md says."""
+        promtool in the data directory before the server starts, as docs/prometheus.md says.
+        `job`: more YAML lines for the scrape job (indented 4), e.g. scheme, basic_auth, tls_config."""
         self.binary = require_tool("prometheus")
         self.workdir = workdir
         self.port = free_port()
@@ -65,6 +67,7 @@ class Prometheus:
             f"  scrape_timeout: {scrape_interval}\n"
             "scrape_configs:\n"
             "  - job_name: pgio-tui\n"
+            f"{job}"
             "    static_configs:\n"
             f"      - targets: {json.dumps(targets)}\n")
         self.log = open(workdir / "prometheus.log", "w")

@@ -4,6 +4,7 @@ a hang or memory exhaustion."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 
@@ -29,6 +30,8 @@ REFUSED = {  # case -> what the one line says
     "t 1e300": "tick 10 has no valid time",
     "t 9e999": "tick 10 has no valid time",
     "t -1e18": "tick 0 has no valid time",
+    "a generated column": "the workloads table has a generated column 'g'",
+    "a generated ticks column": "the ticks table has a generated column 'mem.g'",
 }
 
 
@@ -98,3 +101,27 @@ async def test_replay_screen_shows_what_is_sound(cases, fixture_file, tmp_path):
             await pilot.pause()
             assert app.is_running
             await pilot.press("q")
+
+
+@pytest.mark.parametrize("case", ["a 1 MB host", "1 MB device, setting, wait event and application texts"])
+def test_export_is_bounded_by_its_input(case, fixture_file, tmp_path, capsys):
+    """Issue 21 row 4: a 1 MB host, repeated as a label on every OpenMetrics sample, gave 3.5 GB from
+    a 1 MB file (and 1 MB device, setting and wait-event names 23 GB of memory). Names are cut to
+    LABEL_CHARS and values to LINE_CHARS on reading: every export stays within a small multiple of
+    its input (the fixture's own OpenMetrics export is ~11x its file: text with a timestamp per
+    sample against SQLite's packed rows), names that differ at their end stay apart."""
+    from pgio_tui.cli import main
+    from pgio_tui.safe_text import LABEL_CHARS
+    path = apply(fixture_file, tmp_path / "big.pgio", CASES[case])
+    size = path.stat().st_size
+    out = tmp_path / "out"
+    for fmt in ("csv", "json", "openmetrics"):
+        assert main(["export", str(path), "--format", fmt, "-o", str(out)]) == 0, capsys.readouterr().err
+        assert out.stat().st_size < 16 * size, (fmt, out.stat().st_size, size)
+        longest = max(len(w) for w in re.split(r'[\s,"{}=]+', out.read_text()[:2_000_000]))
+        assert longest < LABEL_CHARS + 64, (fmt, longest)  # a name cut, with its metric prefix and suffix
+    with Recording(path) as rec, Recording(fixture_file) as plain:
+        assert len(rec.meta["host"]) <= LABEL_CHARS
+        if "device" in case:
+            assert len(rec.devices) == len(plain.devices) > 1  # still told apart
+            assert all(len(s.value) <= 4096 for s in rec.settings().values() if isinstance(s.value, str))

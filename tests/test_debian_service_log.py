@@ -88,7 +88,7 @@ def test_debian_service_without_logging_collector_uses_log_mode(debian_cluster, 
     sampler.open()
     assert sampler.os_mode == "local"
     assert sampler.pg.features.log_path == str(logfile), sampler.pg.features.notes
-    assert sampler.tracker.mode == "log", sampler.pg.features.notes
+    assert sampler.server.tracker.mode == "log", sampler.pg.features.notes
     path = tmp_path / "debian.pgio"
     with Recorder(path, meta=sampler.meta()) as rec:
         rec.set_settings(sampler.settings_rows())
@@ -136,7 +136,7 @@ def test_pg_ctl_stderr_log_without_collector_is_read_on_the_host(make_cluster, t
     sampler = Sampler(cluster.conninfo(), interval=0.2)
     sampler.open()
     assert sampler.pg.features.log_path == str(cluster.base_dir / "startup.log"), sampler.pg.features.notes
-    assert sampler.tracker.mode == "log"
+    assert sampler.server.tracker.mode == "log"
     frames = []
     for frame in sampler.frames(duration=2.0):
         frames.append(frame)

@@ -79,7 +79,7 @@ def test_forged_checkpoint_lines_ignored(make_cluster, pg_bindir, tmp_path, setu
     cluster = make_cluster(log_timezone="UTC", **LOG_SETUPS[setup])
     path = tmp_path / "forged.pgio"
     sampler = record_with_forgeries(cluster, path)
-    assert sampler.tracker.mode == "log", sampler.pg.features.notes
+    assert sampler.server.tracker.mode == "log", sampler.pg.features.notes
     log = "".join(p.read_text(errors="replace") for p in (cluster.datadir / "log").iterdir())
     assert "123456 buffers" in log, "the forgery did not reach the server log"
     with Recording(path) as rec:
@@ -98,7 +98,7 @@ def test_prefix_without_pid_falls_back_to_counters_and_says_why(make_cluster, tm
     cluster = make_cluster(log_line_prefix="%m ", log_timezone="UTC")
     path = tmp_path / "nopid.pgio"
     sampler = record_with_forgeries(cluster, path, real_checkpoint=False)
-    assert sampler.tracker.mode == "counters"
+    assert sampler.server.tracker.mode == "counters"
     with Recording(path) as rec:
         assert not rec.checkpoints() and not rec.events(["checkpoint_start"])
         notes = [e.event.text for e in rec.events(["note"])]

@@ -38,7 +38,8 @@ SEED = int(os.environ.get("PGIO_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("PGIO_FUZZ_CASES", "300"))
 SUBPROCESS_SAMPLE = 4
 HANG_S = 5
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what may not reach stdout (\t and \n may)
+# What may not reach stdout (\t and \n may): C0, DEL, C1, and the invisible characters of hostile.INVISIBLE.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u2028\u2029\U000e0000-\U000e007f]")
 
 
 class Hang(Exception):

@@ -8,7 +8,10 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from fixture_recording import synthetic_frames
@@ -102,3 +105,98 @@ def test_truncated_file_says_its_end_is_missing(fixture_file, tmp_path, capsys):
     assert main(["info", str(cut)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"pgio-tui: error: {cut}: the file is truncated") and "end is missing" in err
+
+
+# --- an -shm made immutable mid-recording (issue 21 row 16) -------------------------------------
+
+def _chattr(flag: str, path) -> bool:
+    """chattr FLAG PATH; False when the command or the file system cannot (then the test skips)."""
+    if shutil.which("chattr") is None or os.geteuid() != 0:
+        return False
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def unfreeze():
+    frozen_paths = []
+    yield frozen_paths
+    for p in frozen_paths:
+        _chattr("-i", p)
+        _chattr("-a", p)
+
+
+RECORD_THEN_FREEZE = """
+import subprocess, sys
+sys.path.insert(0, "tests")
+from fixture_recording import synthetic_frames
+from pgio_tui.store.writer import Recorder, RecordingError
+path = sys.argv[1]
+rec = Recorder(path)
+frames = list(synthetic_frames(10))
+for f in frames[:5]:
+    rec.write(f)
+rec.flush()
+subprocess.run(["chattr", sys.argv[2], path + "-shm"], check=True)
+try:
+    for f in frames[5:]:
+        rec.write(f)
+    rec.flush()
+except RecordingError as e:
+    print(e)
+rec.close()
+print("closed")
+"""
+
+
+@pytest.mark.parametrize("flag", ["+i", "+a"])
+def test_frozen_shm_stops_the_recorder_in_one_line(tmp_path, unfreeze, flag):
+    """chattr +i (or +a) on the -shm mid-recording killed the recorder with SIGBUS and no message: now
+    the next commit says so in one line, the file is closed and holds the ticks written before."""
+    probe = tmp_path / "probe"
+    probe.touch()
+    if not _chattr(flag, probe):
+        pytest.skip("chattr is not available here (not root, or a file system without the flags)")
+    _chattr("-" + flag[1], probe)
+    path = tmp_path / "r.pgio"
+    unfreeze.append(f"{path}-shm")
+    r = subprocess.run([sys.executable, "-c", RECORD_THEN_FREEZE, str(path), flag], capture_output=True, text=True,
+                       timeout=60, cwd=Path(__file__).parents[1])
+    assert r.returncode == 0, (r.returncode, r.stderr[-500:])  # not -7 (SIGBUS)
+    lines = r.stdout.splitlines()
+    assert lines == [f"cannot write recording {path}: its -shm file was made immutable or append-only (chattr "
+                     "+i/+a) while recording: stopped; the ticks so far are kept", "closed"], r.stdout
+    _chattr("-" + flag[1], f"{path}-shm")
+    with Recording(path) as rec:
+        assert rec.tick_count == 5
+
+
+@pytest.mark.pg
+def test_record_with_a_frozen_shm_ends_in_one_line(pg_cluster, tmp_path, unfreeze):
+    """The same through `pgio-tui record` against a real server: exit 1, one `pgio-tui: error:` line."""
+    path = tmp_path / "r.pgio"
+    shm = Path(f"{path}-shm")
+    unfreeze.append(shm)
+    proc = subprocess.Popen([sys.executable, "-m", "pgio_tui", "record", "-h", str(pg_cluster.sockdir), "-p",
+                             str(pg_cluster.port), "-U", "postgres", "-o", str(path), "--interval", "0.2",
+                             "--duration", "30", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).parents[1])
+    try:
+        for _ in range(150):  # the file and some ticks, at most 15 s
+            if shm.exists() and shm.stat().st_size:
+                break
+            time.sleep(0.1)
+        time.sleep(1)
+        if not _chattr("+i", shm):
+            pytest.skip("chattr is not available here (not root, or a file system without the flags)")
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = err.strip().splitlines()
+    assert proc.returncode == 1, (proc.returncode, err[-500:])
+    assert len(lines) == 1 and lines[0].startswith("pgio-tui: error: cannot write recording "), err
+    assert "made immutable or append-only" in lines[0]
+    _chattr("-i", shm)
+    with Recording(path) as rec:
+        assert rec.tick_count >= 3

@@ -46,7 +46,7 @@ def test_counts_equal_the_matching_lines_of_the_real_log(make_cluster):
     cluster = make_cluster(log_min_duration_statement="100", log_line_prefix="%m [%p] %q%u@%d ")
     sampler = Sampler(cluster.conninfo(), interval=0.5)
     sampler.open()
-    assert sampler.slowlog is not None
+    assert sampler.server.slowlog is not None
     counts = {ms: 0 for ms in LATENCY_THRESHOLDS_MS}
     try:
         with cluster.connect(autocommit=True) as work:

@@ -65,7 +65,7 @@ async def test_too_frequent_checkpoints_are_notified_when_they_happen(make_clust
     cluster = make_cluster(max_wal_size="32MB", min_wal_size="32MB", checkpoint_warning="1h")
     sampler = Sampler(cluster.conninfo(), interval=0.5)
     sampler.open()
-    assert sampler.tracker.mode == "log"
+    assert sampler.server.tracker.mode == "log"
     stop = threading.Event()
     filler = threading.Thread(target=_make_wal, args=(cluster, stop), daemon=True)
     try:
@@ -94,7 +94,7 @@ def test_log_read_on_the_host_for_a_pg_monitor_role(make_cluster):
     try:
         assert not sampler.pg.features.logfile  # not through SQL
         assert sampler.pg.features.log_path == str(cluster.datadir / "log" / "postgresql.log")
-        assert sampler.tracker.mode == "log"
+        assert sampler.server.tracker.mode == "log"
     finally:
         sampler.close()
 

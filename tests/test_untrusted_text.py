@@ -7,9 +7,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 
 import pytest
-from hostile import ESC, FORMULA, make_hostile
+from hostile import ESC, FORMULA, INVISIBLE, make_hostile
 from tui_support import text_of, wait_for
 
 from pgio_tui.cli import main
@@ -32,6 +33,24 @@ def test_printable_makes_control_characters_visible():
     assert printable("two\nlines", newlines=True) == "two\nlines"
     assert printable("nvme0n1 ✓ ä") == "nvme0n1 ✓ ä"
     assert printable(12.5) == "12.5"
+
+
+def test_printable_shows_every_format_separator_and_tag_character():
+    """Issue 21 row 10: 145 format and separator characters passed (a bidi mark, U+2028/2029, the
+    soft hyphen, tags). Now every Cc, Cf, Zl, Zp, Cs and tag character becomes an ASCII escape,
+    and nothing else printable changes."""
+    assert printable("a\u061c\u2028\U000E0041b") == "a\\u061c\\u2028\\U000e0041b"
+    assert printable("\u00ad\u180e\u206a\u206f\U000e0001\u2029\ud800") == \
+        "\\xad\\u180e\\u206a\\u206f\\U000e0001\\u2029\\ud800"
+    hidden = [chr(c) for c in range(0x110000)
+              if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp", "Cs") or 0xE0000 <= c <= 0xE007F]
+    assert len(hidden) > 2000
+    for ch in hidden:
+        shown = printable(f"x{ch}y")
+        assert shown.isascii() and shown.isprintable() and ch not in shown, repr(ch)
+    assert printable("a\u2028b\nc", newlines=True) == "a\\u2028b\nc"
+    kept = "nvme0n1 ✓ ä 日本語 \u00a0\u3000\ue000 🙂 \u05d0"  # letters, symbols, spaces, private use, RTL letters
+    assert printable(kept + "\n") == kept + "\\x0a"
 
 
 def test_csv_cells_never_start_a_formula():
@@ -60,12 +79,14 @@ def run_cli(capsys, *argv) -> str:
     out, err = capsys.readouterr()
     assert code == 0, err
     assert ESC not in out and "\x07" not in out and "\x9b" not in out, "raw control bytes on stdout"
+    assert not set(INVISIBLE) & set(out), "raw format or separator characters on stdout"
     return out
 
 
 def test_info_shows_escapes_not_bytes(capsys, hostile):
     out = run_cli(capsys, "info", str(hostile))
     assert "\\x1b]52;c;" in out and "[@click=app.screenshot" in out
+    assert "\\u061c\\u2028\\u2029\\xad\\U000e0001\\U000e0041" in out
 
 
 def test_export_csv_and_json(capsys, hostile):
@@ -97,6 +118,7 @@ def test_report_escapes_html(capsys, hostile, tmp_path):
     main(["report", str(hostile), "-o", str(tmp_path / "r.html")])
     html = (tmp_path / "r.html").read_text()
     assert "<script>alert" not in html and ESC not in html and "&lt;script&gt;alert(1)" in html
+    assert not set(INVISIBLE) & set(html)
 
 
 # --- the TUI --------------------------------------------------------------------------------------

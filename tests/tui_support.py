@@ -39,6 +39,9 @@ class FakeSampler:
     def settings_rows(self):
         return [(k, v, "", "postgres") for k, v in self.settings.items()]
 
+    def close(self) -> None:  # nothing to let go of
+        pass
+
     def frames(self, stop: threading.Event, duration: float | None = None):
         for f in self._frames:
             if stop.wait(self.interval):
@@ -54,6 +57,7 @@ class StubWorkload:
     """A running workload that stops when asked (pgio_tui.interfaces.WorkloadLike)."""
 
     kind = "pgbench"
+    setup_label = ""
     phase = "run"
     progress = None
     error = None

@@ -66,7 +66,7 @@ def quiet_window(sampler, read: Callable[[], T], work: Callable[[int, T], None],
             continue
         work(attempt, before)
         after = settled(read, what)
-        sampler._final = True  # the window's last tick: pay out every burst (publication.py)
+        sampler.server.final = True  # the window's last tick: pay out every burst (publication.py)
         frame = sampler.sample(1, 1.0)
         if read() == after:
             return before, after, frame

@@ -52,7 +52,7 @@ def workload_run(rec: Recording) -> tuple[float | None, float | None]:
     (which holds its last transactions); older files fall back to the workload's events/row."""
     workloads = rec.workloads()
     w = workloads[0] if workloads else {}
-    summary = w.get("summary") if isinstance(w.get("summary"), dict) else {}
+    summary = s if isinstance(s := w.get("summary"), dict) else {}
     start = summary.get("run_start_t")
     if not isinstance(start, (int, float)):
         start = next((e.t for e in rec.events(["workload_start"])), None)
@@ -73,9 +73,9 @@ def span(rec: Recording, align: str) -> tuple[float, float]:
     """(origin, end) wall times of the stretch `align` selects in one recording."""
     if align not in ALIGNMENTS or align == "auto":
         raise AlignError(f"unknown alignment {align!r}; use one of: {', '.join(ALIGNMENTS[1:])}")
-    if rec.start_t is None:
-        raise AlignError(f"{rec.path.name} holds no ticks")
     end = rec.end_t
+    if rec.start_t is None or end is None:
+        raise AlignError(f"{rec.path.name} holds no ticks")
     if align == "start":
         return rec.start_t, end
     if align == "workload":

@@ -27,12 +27,13 @@ NAME_WIDTH = 40
 MIB = 1 << 20
 VIEW = "backend_io_named"
 # Frame field -> the figure's name in a summary row; /proc/<pid>/io first, pg_stat_get_backend_io (18+) after.
-FIGURES = dict(zip(BACKEND_RATES, ("read", "written", "pg read", "pg written")))
+FIGURES = dict(zip(BACKEND_RATES, ("read", "dirtied", "pg read", "pg written")))
 KERNEL, PG = BACKEND_RATES[:2], BACKEND_RATES[2:]
 BACKENDS_NOTE = (f"backends: MiB per backend type and application (pids differ between runs), summed over the "
                  f"ticks in which a process was among the {BACKENDS_TOP} with the most I/O the recording keeps; "
-                 "read/written: /proc/<pid>/io (storage, page-cache hits not counted), pg read/written: "
-                 "pg_stat_get_backend_io (18)")
+                 "read: /proc/<pid>/io read_bytes (storage, page-cache hits not counted); dirtied: its "
+                 "write_bytes, page-cache bytes dirtied (a re-dirtied page counts again: not bytes sent to "
+                 "storage); pg read/written: pg_stat_get_backend_io (18), what PostgreSQL itself read and wrote")
 
 
 def backend_label(backend_type: str | None, application: str | None) -> str:
@@ -76,14 +77,15 @@ def _io(t: dict) -> float:
 def backend_rows(rec: Recording, win: Window,
                  top: int = TOP_BACKENDS) -> list[tuple[str, str, str, str, float | None]]:
     """(kind, backend label, figure, unit, value) for the run's `top` kinds of backend by bytes read
-    and written: MiB read and written per /proc/<pid>/io, and on 18 per pg_stat_get_backend_io. The
-    kind ("type/application", whole) pairs rows between runs; the label is for display."""
-    if win.start_tick is None:
+    and written: MiB read and page-cache MiB dirtied per /proc/<pid>/io, and on 18 MiB read and
+    written per pg_stat_get_backend_io. The kind ("type/application", whole) pairs rows between
+    runs; the label is for display."""
+    if win.start_tick is None or win.end_tick is None:
         return []
     totals = backend_totals(rec, win.start_tick, win.end_tick)
     ranked = sorted(((key, backend_label(*key), t) for key, t in totals.items() if _io(t) > 0),
                     key=lambda r: (-_io(r[2]), r[1], r[0]))
-    out = []
+    out: list[tuple[str, str, str, str, float | None]] = []
     for (kind, app), label, t in ranked[:top]:
-        out += [(f"{kind}/{app}", label, FIGURES[f], "MiB", t[f] / MIB) for f in BACKEND_RATES if t[f] is not None]
+        out += [(f"{kind}/{app}", label, FIGURES[f], "MiB", v / MIB) for f in BACKEND_RATES if (v := t[f]) is not None]
     return out

@@ -176,13 +176,13 @@ def resampled(e: Estimate, seed: int) -> list[float] | None:
     """The statistic recomputed on RESAMPLES block-bootstrap draws (None values dropped), spread
     around the statistic by widening() (a figure that cannot be negative stays >= 0); None when the
     estimate cannot be judged (see blocks())."""
-    sums = blocks(e)
-    if sums is None:
+    sums, value = blocks(e), e.value()
+    if sums is None or value is None:
         return None
     drawn = [_resampled_sums(s, seed) for s in sums]
     combine = e.combine
     raw = [v for v in map(combine, zip(*drawn)) if v is not None]
-    value, w = e.value(), widening(len(sums[0]))
+    w = widening(len(sums[0]))
     floor = 0.0 if value >= 0 and all(v >= 0 for v in raw) else -math.inf  # counts, levels: never below 0
     return [max(floor, value + (v - value) * w) for v in raw]
 
@@ -204,8 +204,11 @@ def judge(a: Estimate | None, b: Estimate | None, names: tuple[str, str] = ("A",
     q = (1 - LEVEL) / 2
     diffs = sorted(y - x for x, y in zip(ra, rb))
     lo, hi = percentile(diffs, 100 * q), percentile(diffs, 100 * (1 - q))
+    if lo is None or hi is None:  # no draws (ra and rb are not empty: never)
+        return NOT_JUDGED
     if all(x > 0 for x in ra) or all(x < 0 for x in ra):
         rel = sorted(100 * (y / x - 1) for x, y in zip(ra, rb))
         lo_pct, hi_pct = percentile(rel, 100 * q), percentile(rel, 100 * (1 - q))
-        return Judgement(lo, hi, lo_pct, hi_pct, lo_pct > 0 or hi_pct < 0)
+        if lo_pct is not None and hi_pct is not None:
+            return Judgement(lo, hi, lo_pct, hi_pct, lo_pct > 0 or hi_pct < 0)
     return Judgement(lo, hi, None, None, lo > 0 or hi < 0)

@@ -115,8 +115,8 @@ def _flat(s: Summary) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
     """(category, name) -> shown value of the settings that compare, and the machine facts."""
     settings: dict[tuple[str, str], str] = {}
     machine: dict[str, str] = {k: str(s.meta[k]) for k in MACHINE_META if s.meta.get(k) not in (None, "")}
-    if machine_host(s.meta):
-        machine["host"] = machine_host(s.meta)
+    if host := machine_host(s.meta):
+        machine["host"] = host
     role_of = {dev: role for role, dev in s.role_devices.items()}
     for name, st in s.settings.items():
         category = st.category or "postgres"

@@ -103,17 +103,24 @@ def _replace(s: Summary, name: str, value: float | None, note: str, keep_estimat
 def workload_figures(workload: dict[str, Any] | None) -> tuple[dict[str, float | None], str]:
     """tps, mean and stddev of a workload's whole run as the workload itself reported them, and
     where they come from; ({}, "") when it reported none."""
-    summary = (workload or {}).get("summary")
+    workload = workload or {}
+    summary = workload.get("summary")
     if not isinstance(summary, dict) or summary.get("partial"):
         return {}, ""
     if workload.get("kind") == "pgbench":
         if summary.get("source") == "pgbench" and summary.get("tps") is not None:
             return {"tps": summary.get("tps"), "mean": summary.get("latency_avg_ms"),
                     "stddev": summary.get("latency_stddev_ms")}, "pgbench's summary"
-        m = summary.get("measured") if isinstance(summary.get("measured"), dict) else {}
+        m = ms if isinstance(ms := summary.get("measured"), dict) else {}
         if m.get("tps") is not None:
             return {"tps": m.get("tps"), "mean": m.get("latency_mean_ms"), "stddev": m.get("latency_stddev_ms")}, \
                 "pgbench's per-transaction log (pgbench printed no summary)"
+    ms = summary.get("elapsed_ms")
+    if workload.get("kind") == "sql" and isinstance(summary.get("latency"), dict) and isinstance(ms, list) \
+            and ms and all(isinstance(x, (int, float)) for x in ms) and sum(ms) > 0:
+        lat = summary["latency"]
+        return {"tps": len(ms) / (sum(ms) / 1000), "mean": lat.get("mean_ms"),
+                "stddev": lat.get("stddev_ms")}, "the sql workload's timing (executions / their elapsed time)"
     if workload.get("kind") == "pgio" and isinstance(summary.get("latency"), dict):
         lat = summary["latency"]
         return {"tps": summary.get("statements_s"), "mean": lat.get("mean_ms"),

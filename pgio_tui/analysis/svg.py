@@ -54,7 +54,7 @@ def decimate(points: Sequence[Point], x0: float, x1: float, columns: int = COLUM
         buckets[i].append((x, y))
     out: list[Point] = []
     for b in buckets:
-        vals = [p for p in b if p[1] is not None]
+        vals = [(x, y) for x, y in b if y is not None]
         if not vals:
             if b:
                 out.append((b[0][0], None))
@@ -92,7 +92,7 @@ def path_data(points: Sequence[Point], sx, sy) -> str:
     """The `d` of an SVG path through points already in chart units (sx, sy map them to pixels):
     whole pixels, relative moves, equal-value runs collapsed to their ends, a gap at a None."""
     px = [(round(sx(x)), None if y is None else round(sy(y))) for x, y in points]
-    keep = []
+    keep: list[tuple[int, int | None]] = []
     for i, p in enumerate(px):
         if p[1] is not None and 0 < i < len(px) - 1 and px[i - 1][1] == p[1] == px[i + 1][1]:
             continue

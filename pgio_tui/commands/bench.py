@@ -66,6 +66,6 @@ def _run(args: argparse.Namespace, conninfo: str) -> int:
     try:
         return run_session(sampler, workload, record=args.record, force=args.force, headless=args.headless,
                            theme=getattr(args, "theme", None), keep_recording=args.keep_recording,
-                           listen=args.listen)
+                           listen=args if args.listen else None)
     finally:
         sampler.close()

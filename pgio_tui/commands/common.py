@@ -9,8 +9,12 @@ import os
 from pgio_tui.errors import PROG, CliError, say
 
 
+_told = {"password": False}  # warnings said once per process
+
+
 def conninfo_of(args: argparse.Namespace) -> str:
-    """CONN / -h -p -U -d as a libpq conninfo (PG* variables, ~/.pgpass and services still apply)."""
+    """CONN / -h -p -U -d as a libpq conninfo (PG* variables, ~/.pgpass and services still apply).
+    A password in it is said once on stderr to be visible to other users."""
     from pgio_tui.sources.postgres import SourceError, conninfo_from_args
     dbname = args.dbname or args.conn
     if args.dbname and args.conn:
@@ -19,9 +23,15 @@ def conninfo_of(args: argparse.Namespace) -> str:
         conninfo = conninfo_from_args(args.host, args.port, args.username, dbname)
     except SourceError as exc:
         raise CliError(str(exc)) from None
+    from pgio_tui.secrets import in_conninfo
+    if in_conninfo(conninfo) and not _told["password"]:
+        _told["password"] = True
+        say(f"{PROG}: warning: a password on the command line is visible to every local user (ps, "
+            "/proc/PID/cmdline); use PGPASSWORD, ~/.pgpass or -W instead")
     if getattr(args, "password", False):
         from psycopg.conninfo import conninfo_to_dict
-        _prompt_password(conninfo_to_dict(conninfo).get("user"))
+        user = conninfo_to_dict(conninfo).get("user")
+        _prompt_password(None if user is None else str(user))
     return conninfo
 
 
@@ -125,14 +135,23 @@ def windowed_paths(paths: list[str], args: argparse.Namespace, scratch: str) -> 
     return out
 
 
-def open_exporter(listen: tuple[str, int] | None, sampler):
-    """A started Prometheus endpoint for `--listen` (None without it), or CliError. Its
-    on_frame(frame) is one more consumer of the Session's Frames."""
-    if listen is None:
+def open_exporter(args, sampler):
+    """A started Prometheus endpoint for `--listen` (None without it; TLS with `--tls-cert`, basic
+    auth with `--auth-file`), or CliError. Its on_frame(frame) is one more consumer of the Session's
+    Frames."""
+    if args.listen is None:
         return None
+    from pgio_tui.export.httpserve import read_users, tls_context
     from pgio_tui.export.prometheus import Exporter, ListenError
     from pgio_tui.export.promnames import server_label
-    exporter = Exporter(server_label(sampler.meta()), *listen)
+    try:
+        tls = tls_context(args.tls_cert, args.tls_key or args.tls_cert) if args.tls_cert else None
+        users = read_users(args.auth_file) if args.auth_file else None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if users and not tls and args.listen[0] not in ("127.0.0.1", "::1", "localhost"):
+        say(f"{PROG}: warning: without --tls-cert, the --auth-file passwords cross the network in clear text")
+    exporter = Exporter(server_label(sampler.meta()), *args.listen, tls=tls, users=users)
     try:
         url = exporter.start()
     except ListenError as exc:

@@ -16,14 +16,15 @@ from pgio_tui.workloads.base import Workload
 
 def run_session(sampler, workload: Workload, *, record: str | None = None, force: bool = False,
                 headless: bool = False, theme: str | None = None, keep_recording: bool = False,
-                listen: tuple[str, int] | None = None) -> int:
+                listen=None) -> int:
     """Start `workload`, show it live (or headless) until it ends or the user stops it; exit code.
     The caller has checked `record` against --force before connecting (commands.common.check_overwrite).
-    The recording ends with the workload unless `keep_recording`. `listen`: serve /metrics too
-    (headless only), the workload's latency histogram with it."""
+    The recording ends with the workload unless `keep_recording`. `listen`: the command's arguments
+    when it serves /metrics too (`--listen`, `--tls-cert`/`--tls-key`, `--auth-file`; headless
+    only), the workload's latency histogram with it."""
     if headless or not sys.stdout.isatty():
         from pgio_tui.commands.common import open_exporter
-        exporter = open_exporter(listen, sampler)
+        exporter = open_exporter(listen, sampler) if listen is not None else None
         try:
             session = Session(sampler, workload=workload, consumers=[exporter.on_frame] if exporter else [])
             if record:

@@ -10,6 +10,7 @@ import argparse
 import threading
 
 from pgio_tui.commands.common import check_overwrite, conninfo_of, devices_of
+from pgio_tui.interfaces import SamplerLike
 from pgio_tui.session import open_sampler
 
 
@@ -33,7 +34,7 @@ class _Opening:
 
     def __init__(self, conninfo: str, interval: float, devices: list[str] | None):
         import pgio_tui.sampler  # noqa: F401  imported here, so the two threads never import the same modules
-        self._sampler = None
+        self._sampler: SamplerLike | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._open, args=(conninfo, interval, devices),
                                         name="pgio-tui-connect", daemon=True)

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
     exporter = None
     try:
-        exporter = open_exporter(args.listen, sampler)  # before the file: a busy port records nothing
+        exporter = open_exporter(args, sampler)  # before the file: a busy port records nothing
         session = Session(sampler, duration=args.duration, consumers=[exporter.on_frame] if exporter else [])
         session.record(args.output, args.force, rotation=rotation)
         run_headless(session, label=args.output, quiet=args.quiet)

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         raise CliError(str(exc)) from None
     with rec:
-        if rec.last_tick is None:
+        if rec.last_tick is None or rec.start_t is None or rec.end_t is None:
             raise CliError(f"{target} holds no ticks yet")
         start_t = None
         if args.start:

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     sampler = open_sampler(conninfo_of(args), args.interval, devices_of(args))
     exporter = None
     try:
-        exporter = open_exporter(args.listen, sampler)
+        exporter = open_exporter(args, sampler)
         session = Session(sampler, consumers=[exporter.on_frame])
         why = run_headless(session, label=exporter.url, quiet=args.quiet)
         say(f"{PROG}: served {exporter.ticks} ticks ({why})")

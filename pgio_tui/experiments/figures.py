@@ -129,7 +129,7 @@ def run_figures(path: str | Path) -> RunFigures:
         _integrated(out.values, rec, win, s.role_devices.get("PGDATA"))
         _pgio(out.values)
         out.values["sql_elapsed"] = sql_elapsed(out.workload)
-        unit = LATENCY_UNIT.get(out.workload.get("kind"))
+        unit = LATENCY_UNIT.get(out.workload.get("kind") or "")
         if unit and any(out.values.get(k) is not None for k in _LATENCY):
             out.notes.append(f"tps, latency and the counts over 100-500 ms are of {unit}, not of transactions")
         rate = (out.workload.get("params") or {}).get("sampling_rate")

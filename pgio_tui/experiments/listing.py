@@ -24,12 +24,12 @@ def run_state(run: Run) -> str:
 def run_flags(run: Run) -> list[str]:
     """The kinds of the run's flags (autovacuum in its window, Dirty above the threshold at start,
     …) for the table; their texts follow it (flag_texts). Older plans have none."""
-    flags = getattr(run, "flags", None) or []
+    flags = run.flags or []
     return list(dict.fromkeys(printable(f.get("kind") or "flag" if isinstance(f, dict) else f) for f in flags))
 
 
 def flag_texts(run: Run) -> list[str]:
-    return [printable(f.get("text")) for f in getattr(run, "flags", None) or [] if isinstance(f, dict) and f.get("text")]
+    return [printable(f.get("text")) for f in run.flags or [] if isinstance(f, dict) and f.get("text")]
 
 
 def run_duration(folder: Path, run: Run) -> str:
@@ -37,7 +37,7 @@ def run_duration(folder: Path, run: Run) -> str:
     last tick); "unreadable" for a damaged file."""
     if not run.file or run.state == "planned":
         return DASH
-    ran = getattr(run, "ran_s", None)
+    ran = run.ran_s
     if isinstance(ran, (int, float)) and ran >= 0:
         return clock(ran)
     path = folder / run.file

@@ -52,7 +52,7 @@ def parse_size(text: str) -> int:
 
 def _mounts() -> list[tuple[str, str, str]]:
     """(mount point, type, options) of the cgroup file systems."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     try:
         text = Path("/proc/self/mounts").read_text()
     except OSError:
@@ -121,7 +121,7 @@ class Cap:
         (0 when its buffers are charged elsewhere) + PROCESS_ALLOWANCE. Returns the facts kept."""
         home = self.mount / _cgroup_of(postmaster, self.version).lstrip("/")
         if self.path is not None and home == self.path:
-            home = self.home  # already inside ours (no restart since the last run)
+            home = self.home or home  # already inside ours (no restart since the last run)
         elif self.path is None:
             self.home = home
             # v1: a child of the server's cgroup. v2 lets no cgroup with processes hand a controller
@@ -159,6 +159,8 @@ class Cap:
                 "process_bytes": anon, "process_allowance_bytes": PROCESS_ALLOWANCE}
 
     def _write(self, name: str, value: str) -> None:
+        if self.path is None:
+            raise PageCacheError(f"{NAME}: no cgroup made yet to write {name} in")
         try:
             (self.path / name).write_text(value)
         except OSError as exc:
@@ -185,7 +187,7 @@ class Cap:
 
     def release(self) -> None:
         """Every process back where it came from, the cgroup removed."""
-        if self.path is None or not self.path.exists():
+        if self.path is None or self.home is None or not self.path.exists():
             return
         try:
             pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]

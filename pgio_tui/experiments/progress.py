@@ -53,6 +53,10 @@ class Snapshot:
 
     def text(self) -> str:
         """`run 3/6 · backend_flush_after=512kB r1 · 0:12 of 0:30 · ETA 2:10 · 1 flag`."""
+        return " · ".join(self.fields())
+
+    def fields(self) -> list[str]:
+        """The parts of text(), most important first, for a line that drops whole ones to fit."""
         head = f"run {self.index}/{self.total}" if self.index else f"0/{self.total} runs"
         parts = [head]
         if self.label:
@@ -63,7 +67,7 @@ class Snapshot:
             parts.append(clock(self.elapsed_s) + (f" of {clock(self.expected_s)}" if self.expected_s else ""))
         parts.append(f"ETA {clock(self.eta_s)}" if self.eta_s is not None else f"ETA {DASH}")
         parts.append(f"{self.flags} flag{'s' if self.flags != 1 else ''}" if self.flags else "no flags")
-        return " · ".join(parts)
+        return parts
 
 
 def run_label(run: Run) -> str:
@@ -72,7 +76,7 @@ def run_label(run: Run) -> str:
 
 def run_flag_texts(run: Run) -> list[str]:
     out = []
-    for f in getattr(run, "flags", None) or []:
+    for f in run.flags or []:
         text = (f.get("text") or f.get("kind")) if isinstance(f, dict) else f
         if text:
             out.append(printable(str(text)))
@@ -130,7 +134,7 @@ class Progress:
     def _line(self, run: Run) -> str:
         head = f"run {run.index}/{len(self.plan.runs)} {run.state}: {run_label(run)}"
         bits = []
-        ran = getattr(run, "ran_s", None)
+        ran = run.ran_s
         if isinstance(ran, (int, float)):
             bits.append(clock(ran))
         if run.state == "done" and run.file:
@@ -189,4 +193,4 @@ class Progress:
         return Snapshot(run.index if run is not None else 0, len(self.plan.runs), self.finished_count(),
                         run_label(run) if run is not None else "", self.phase, self.now() - self.phase_started,
                         self.expected_run_s(), self.eta_s(),
-                        sum(len(getattr(r, "flags", None) or []) for r in self.plan.runs if r.state in TERMINAL))
+                        sum(len(r.flags or []) for r in self.plan.runs if r.state in TERMINAL))

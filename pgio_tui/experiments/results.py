@@ -77,15 +77,15 @@ def run_flags(run: Run, figures: RunFigures | None = None) -> list[str]:
     Dirty above the threshold at start, WAL files created, ...), and how it ended when that was not
     plainly (a failed or interrupted state, a workload that ended early) and no flag says so."""
     out = []
-    for f in getattr(run, "flags", None) or []:
+    for f in run.flags or []:
         text = f.get("text") or f.get("kind") if isinstance(f, dict) else f
         if text:
             out.append(printable(str(text)))
-    kinds = {f.get("kind") for f in getattr(run, "flags", None) or [] if isinstance(f, dict)}
+    kinds = {f.get("kind") for f in run.flags or [] if isinstance(f, dict)}
     if run.state in ("failed", "interrupted") and not kinds & {"workload_failed", "ended_early"}:
         out.append(f"{run.state}" + (f": {printable(run.note)}" if run.note else ""))
     w = figures.workload if figures is not None else {}
-    summary = w.get("summary") if isinstance(w.get("summary"), dict) else {}
+    summary = s if isinstance(s := w.get("summary"), dict) else {}
     if (w.get("exit_code") == EXIT_INTERRUPTED or summary.get("interrupted")) and "ended_early" not in kinds \
             and run.state == "done":
         out.append("workload ended early (interrupted): its figures cover the run until then")
@@ -100,12 +100,13 @@ def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
     """The statements the runner read from pg_stat_statements at the run's end (reset before it: the
     server's own figures for the whole run), keyed like figures.statements(), without pgio-tui's own
     and utility statements; None when none is left."""
-    rows = getattr(run, "statements", None)
+    rows = run.statements
     if not isinstance(rows, list) or not rows:
         return None
     out = {}
     for st in rows:
-        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"]):
+        own = st.get("own") if isinstance(st, dict) and isinstance(st.get("own"), bool) else None
+        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"], own):
             continue  # pgio-tui's own and utility statements, as the recorder leaves them out
         name = one_line(st["query"]) or f"queryid {st.get('queryid')}"
         out[name] = {k: _num(st.get(k)) for k in ("calls", "total_ms", "mean_ms", "stddev_ms")}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -21,7 +21,11 @@ from pgio_tui.experiments import hygiene
 from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
 from pgio_tui.experiments.plan import Plan, Run, os_settings, save
+from pgio_tui.workloads.base import WorkloadError, connection_failed
 from pgio_tui.private import make_dir
+
+if TYPE_CHECKING:
+    from pgio_tui.experiments.page_cache import Cap
 
 # RunOne(kind, path): kind "discard" (after init, not kept), "warmup" (before a run, not kept) or
 # "run" (recorded to path). Returns (state, note): state "done", "interrupted" or "failed".
@@ -42,13 +46,14 @@ class Target:
         self._restart = restart
         self.restart = self._restarted if restart is not None else None
         self.tag = tag
-        self.cap = None  # page_cache.Cap, made on first use
+        self.cap: Cap | None = None  # made on first use
         self.last: dict[str, str] = {}  # what this process last set (a resume starts from nothing)
         self._sb_in_cap = False
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
 
     def _restarted(self) -> None:
-        self._restart()
+        if self._restart is not None:
+            self._restart()
         self.fresh = True
 
     def page_cache(self, value: str | None, lab: bool) -> dict[str, Any]:
@@ -66,9 +71,9 @@ class Target:
         size = pc.parse_size(value)
         if not lab and os.geteuid() != 0:
             raise pc.PageCacheError(f"{pc.NAME}: a lab cluster or root is needed to cap a server's page cache")
-        first = self.cap is None
-        if first:
-            self.cap = pc.Cap(self.tag)
+        cap, first = self.cap, self.cap is None
+        if cap is None:
+            cap = self.cap = pc.Cap(self.tag)
             if self.restart is not None and not self.fresh:
                 self.restart()
         facts = guc.server_facts(self.conninfo)
@@ -76,7 +81,7 @@ class Target:
             raise pc.PageCacheError(f"{pc.NAME}: the server is not on this machine")
         if first or self.fresh:
             self._sb_in_cap = self.fresh
-        out = self.cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"] if self._sb_in_cap else 0)
+        out = cap.set(facts["postmaster"], size, facts["shared_buffers_bytes"] if self._sb_in_cap else 0)
         self.fresh = False
         if first:
             with psycopg.connect(self.conninfo, autocommit=True) as conn:
@@ -130,15 +135,25 @@ def run_all(plan: Plan, folder: Path, conninfo: str | Target, run_one: RunOne, *
             state, note = run_one("discard", None)
             if state == "interrupted":
                 raise Interrupted()
+            _stop_if_unreachable(plan, "the discarded first run", state, note)
         for run in pending:
             _one(plan, run, folder, target, run_one, say)
             if run.state == "interrupted":
                 raise Interrupted()
+            _stop_if_unreachable(plan, f"run {run.index}", run.state, run.note)
     finally:
         try:
             _restore(plan, target, say)
         finally:
             save(plan, folder)
+
+
+def _stop_if_unreachable(plan: Plan, which: str, state: str, note: str) -> None:
+    """Before any run is done, a workload that could not connect ends the experiment: the next
+    runs would fail the same way (one line, not a failure per run)."""
+    if state == "failed" and connection_failed(note) and not any(r.state == "done" for r in plan.runs):
+        line = next((ln.strip() for ln in (note or "").splitlines() if ln.strip()), "")
+        raise WorkloadError(f"{which} could not connect, so no other run is tried: {line}")
 
 
 def _restore(plan: Plan, target: Target, say: Say) -> None:

@@ -9,11 +9,13 @@ interrupted experiment restores them too when resumed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
 from psycopg import sql
+
+from pgio_tui.sources.postgres import one_row, scalar
 
 Restart = Callable[[], None]
 
@@ -51,11 +53,11 @@ def needs_restart(originals: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(n for n, f in originals.items() if f["context"] == "postmaster")
 
 
-def apply(conninfo: str, values: dict[str, str | None], restart: Restart | None) -> dict[str, str]:
+def apply(conninfo: str, values: Mapping[str, str | None], restart: Restart | None) -> dict[str, str]:
     """ALTER SYSTEM SET each (None: RESET), reload or restart; returns name -> the value the server
     now reports (current_setting, with its unit), read on a new connection."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        contexts = dict(conn.execute("select name, context from pg_settings where name = any(%s)",
+        contexts: dict[str, str] = dict(conn.execute("select name, context from pg_settings where name = any(%s)",
                                      [list(values)]).fetchall())
         for name, value in values.items():
             try:
@@ -68,7 +70,7 @@ def apply(conninfo: str, values: dict[str, str | None], restart: Restart | None)
         restart_needed = any(contexts.get(n) == "postmaster" for n in values)
         loaded = None
         if not restart_needed:
-            loaded = conn.execute("select pg_conf_load_time()").fetchone()[0]
+            loaded = scalar(conn, "select pg_conf_load_time()")
             conn.execute("select pg_reload_conf()")
     if restart_needed:
         if restart is None:
@@ -86,7 +88,7 @@ def _wait_for_reload(conninfo: str, before, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with psycopg.connect(conninfo, autocommit=True) as conn:
-            if conn.execute("select pg_conf_load_time() > %s", [before]).fetchone()[0]:
+            if scalar(conn, "select pg_conf_load_time() > %s", [before]):
                 return
         time.sleep(0.05)
     raise SettingsError("the server did not reload its configuration within 10 s")
@@ -95,7 +97,7 @@ def _wait_for_reload(conninfo: str, before, timeout: float = 10.0) -> None:
 def read_back(conninfo: str, names: list[str]) -> dict[str, str]:
     """current_setting of each name (with its unit), on a new connection."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        return {n: conn.execute("select current_setting(%s)", [n]).fetchone()[0] for n in names}
+        return {n: scalar(conn, "select current_setting(%s)", [n]) for n in names}
 
 
 def restore(conninfo: str, originals: dict[str, dict[str, Any]], restart: Restart | None) -> dict[str, str]:
@@ -109,9 +111,9 @@ def server_facts(conninfo: str) -> dict[str, Any]:
     import os
     postmaster = None
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        pid, datadir, sb = conn.execute(
+        pid, datadir, sb = one_row(conn.execute(
             "select pg_backend_pid(), current_setting('data_directory'), "
-            "pg_size_bytes(current_setting('shared_buffers'))").fetchone()
+            "pg_size_bytes(current_setting('shared_buffers'))"))
         try:  # while connected: our backend exits when the connection closes
             stat = open(f"/proc/{pid}/stat").read()
             ppid = int(stat.rsplit(")", 1)[1].split()[1])

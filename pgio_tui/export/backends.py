@@ -31,7 +31,7 @@ def backend_rows(recording: Recording, start_tick: int | None = None, end_tick: 
     texts = recording.statement_texts()
     for f in recording.frames(start_tick, end_tick):
         for b in f.backends:
-            query = texts.get(b.get("query_id")) if b.get("query_id") is not None else None
+            query = texts.get(q) if (q := b.get("query_id")) is not None else None
             row = {**b, "tick": f.tick, "t": f.t, "elapsed": f.elapsed, "dt": f.dt,
                    "query": None if query is None else one_line(query)}  # on one line, as diff shows it
             yield tuple(printable(row.get(c)) if c in _TEXT and row.get(c) is not None else row.get(c)

@@ -4,29 +4,51 @@ requests, and a few microseconds per request.
 http.server parses every request's headers with email.parser and runs a thread per connection;
 a scraper sends one small GET per scrape on a kept-alive connection, so this reads the request
 line and only the headers that matter, and hands back bytes laid out in advance (the caller
-caches them). GET and HEAD; anything else is answered and the connection closed. Slow clients
-cannot stall it: sockets are non-blocking and unsent bytes wait for the socket to drain.
+caches them). GET and HEAD; anything else is answered and the connection closed.
+
+Anyone who can connect is untrusted (docs/security.md), so every connection is bounded:
+- memory: while more than MAX_UNSENT response bytes wait for a client, its socket is not read and
+  its pipelined requests wait (the kernel's buffers then hold the client back);
+- time: a request (and a TLS handshake) must arrive whole within HEAD_S of its first byte, a
+  response that moves no byte for STALL_S is dropped, an idle kept-alive connection lasts IDLE_S;
+- slots: with MAX_CONNS open, a new connection takes the slot of the one that has waited longest
+  without ever being answered (a slowloris), else of the longest idle one.
+Optionally TLS (an ssl.SSLContext, tls_context()) and HTTP basic auth (read_users()).
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import functools
+import hashlib
+import hmac
+import os
 import selectors
 import socket
+import ssl
+import stat
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 from pgio_tui.safe_text import printable
 
 IDLE_S = 300.0  # a kept-alive connection with no request for this long is closed
-MAX_CONNS = 64  # beyond this many open connections, a new one is closed at once
+HEAD_S = 5.0  # a request line and headers (and a TLS handshake) must arrive whole within this
+STALL_S = 30.0  # a response the client takes no byte of for this long is dropped
+MAX_CONNS = 64  # open connections; a new one beyond takes the slot of a waiting one
 MAX_HEAD = 16384  # bytes of request line + headers; more is answered 431
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           431: "Request Header Fields Too Large", 500: "Internal Server Error"}
-WANTED = {b"accept", b"accept-encoding", b"connection", b"content-length", b"transfer-encoding"}
+MAX_UNSENT = 1 << 20  # response bytes queued per connection before it is no longer read
+MAX_USERS_FILE = 65536  # bytes of a basic-auth password file
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+           408: "Request Timeout", 431: "Request Header Fields Too Large", 500: "Internal Server Error"}
+WANTED = {b"accept", b"accept-encoding", b"authorization", b"connection", b"content-length",
+          b"transfer-encoding"}
+_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_BLOCKED = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
 class Answer(NamedTuple):
@@ -41,19 +63,35 @@ Served = Callable[[str, float], None]  # (path, seconds from the full request re
 
 
 class _Conn:
-    __slots__ = ("sock", "inbuf", "outbuf", "last", "closing", "writing")
+    __slots__ = ("sock", "inbuf", "outbuf", "opened", "started", "moved", "answered", "closing", "events",
+                 "handshake")
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, now: float, handshake: bool):
         self.sock, self.inbuf, self.outbuf = sock, bytearray(), bytearray()
-        self.last, self.closing, self.writing = time.monotonic(), False, False
+        self.opened = now
+        self.started: float | None = now  # when the request being received began (None: between requests)
+        self.moved = now  # when a response byte was last sent (or a request last answered)
+        self.answered = 0  # requests answered so far
+        self.closing = False
+        self.events = 0  # what the selector watches for
+        self.handshake = handshake  # a TLS handshake is under way
+
+    def deadline(self) -> float:
+        if self.outbuf:
+            return self.moved + STALL_S
+        if self.started is not None:
+            return self.started + HEAD_S
+        return self.moved + IDLE_S
 
 
 class Server:
     """Listens on (host, port) at once (OSError when it cannot); `start()` serves on a daemon
-    thread, `close()` stops it and closes every socket."""
+    thread, `close()` stops it and closes every socket. With `tls`, connections speak TLS; with
+    `users` ({name: sha256 of the password}, read_users()), every request needs basic auth."""
 
-    def __init__(self, host: str, port: int, pages: Pages, served: Served):
-        self.pages, self.served = pages, served
+    def __init__(self, host: str, port: int, pages: Pages, served: Served, tls: ssl.SSLContext | None = None,
+                 users: dict[str, bytes] | None = None):
+        self.pages, self.served, self.tls, self.users = pages, served, tls, users
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -86,8 +124,10 @@ class Server:
     def _run(self) -> None:
         try:
             while True:
-                events = self._sel.select(IDLE_S if self._conns else None)
-                for key, mask in events:
+                timeout = None
+                if self._conns:
+                    timeout = max(0.0, min(c.deadline() for c in self._conns.values()) - time.monotonic())
+                for key, mask in self._sel.select(timeout):
                     if key.fileobj is self.sock:
                         self._accept()
                     elif key.fileobj is self._wake_r:
@@ -95,9 +135,9 @@ class Server:
                     else:
                         self._service(key.data, mask)
                 if self._conns:
-                    idle = time.monotonic() - IDLE_S
-                    for conn in [c for c in self._conns.values() if c.last < idle]:
-                        self._drop(conn)
+                    now = time.monotonic()
+                    for conn in [c for c in self._conns.values() if c.deadline() <= now]:
+                        self._expire(conn)
         finally:
             self._shut()
 
@@ -113,46 +153,116 @@ class Server:
             sock, _addr = self.sock.accept()
         except OSError:  # the client went away first, or out of descriptors: try at the next one
             return
-        if len(self._conns) >= MAX_CONNS:
-            sock.close()
-            return
+        if len(self._conns) >= MAX_CONNS:  # the slot of one never answered (oldest first), else the longest idle
+            self._drop(min(self._conns.values(), key=lambda c: (c.answered > 0, c.outbuf != b"",
+                                                                c.opened if not c.answered else c.moved)))
         sock.setblocking(False)
-        conn = self._conns[sock] = _Conn(sock)
-        self._sel.register(sock, selectors.EVENT_READ, conn)
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            except (OSError, ValueError):
+                sock.close()
+                return
+        conn = self._conns[sock] = _Conn(sock, time.monotonic(), self.tls is not None)
+        self._watch(conn)
 
     def _drop(self, conn: _Conn) -> None:
         if self._conns.pop(conn.sock, None) is not None:
-            self._sel.unregister(conn.sock)
+            if conn.events:
+                self._sel.unregister(conn.sock)
             conn.sock.close()
 
+    def _expire(self, conn: _Conn) -> None:
+        """Past its deadline: a request still arriving is told 408 (if the socket takes it at once)."""
+        if conn.inbuf and not conn.outbuf and not conn.handshake:
+            try:
+                conn.sock.send(_TIMEOUT)
+            except OSError:
+                pass
+        self._drop(conn)
+
+    def _watch(self, conn: _Conn) -> None:
+        """Read only while few response bytes wait; write while any do."""
+        if conn.sock not in self._conns:
+            return
+        events = 0 if conn.closing or len(conn.outbuf) >= MAX_UNSENT else selectors.EVENT_READ
+        if conn.outbuf:
+            events |= selectors.EVENT_WRITE
+        if events == conn.events:
+            return
+        if not events:
+            return self._drop(conn)  # closing, all sent
+        if conn.events:
+            self._sel.modify(conn.sock, events, conn)
+        else:
+            self._sel.register(conn.sock, events, conn)
+        conn.events = events
+
     def _service(self, conn: _Conn, mask: int) -> None:
-        if mask & selectors.EVENT_READ:
+        if conn.handshake:
+            return self._handshake(conn)
+        if mask & selectors.EVENT_WRITE:
+            self._flush(conn)
+        if conn.sock in self._conns and len(conn.outbuf) < MAX_UNSENT:
+            if conn.inbuf:  # requests that waited for the client to read
+                self._requests(conn)
+            tls_pending = self.tls is not None and conn.sock.pending()  # decrypted: the selector cannot see it
+            if (mask & selectors.EVENT_READ or tls_pending) and len(conn.outbuf) < MAX_UNSENT:
+                self._read(conn)
+        self._watch(conn)
+
+    def _handshake(self, conn: _Conn) -> None:
+        try:
+            conn.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            want = selectors.EVENT_READ
+        except ssl.SSLWantWriteError:
+            want = selectors.EVENT_WRITE
+        except (OSError, ValueError):  # not TLS, a bad certificate, a reset
+            return self._drop(conn)
+        else:
+            conn.handshake = False
+            self._read(conn)  # the request may have come with the handshake's last flight
+            return self._watch(conn)
+        if conn.events != want:
+            self._sel.modify(conn.sock, want, conn)
+            conn.events = want
+
+    def _read(self, conn: _Conn) -> None:
+        """What the socket has (for TLS, what it has decrypted too), then the requests it completes."""
+        while True:
             try:
                 data = conn.sock.recv(65536)
-            except BlockingIOError:
-                data = None
+            except _BLOCKED:
+                break
             except OSError:
                 data = b""
-            if data == b"":  # the client closed (or reset) its side
+            if not data:  # the client closed (or reset) its side
                 return self._drop(conn)
-            if data:
-                conn.last = time.monotonic()
-                conn.inbuf += data
-                self._requests(conn)
-        self._flush(conn)
+            if conn.started is None:
+                conn.started = time.monotonic()
+            conn.inbuf += data
+            if self.tls is None or not conn.sock.pending() or len(conn.inbuf) > MAX_HEAD:
+                break
+        self._requests(conn)
 
     def _requests(self, conn: _Conn) -> None:
-        """Answers every complete request in the buffer (pipelining), in order."""
-        while not conn.closing:
+        """Answers the complete requests in the buffer (pipelining), in order, while few response
+        bytes wait; the rest wait for the client to read."""
+        while not conn.closing and len(conn.outbuf) < MAX_UNSENT and conn.sock in self._conns:
             end = conn.inbuf.find(b"\r\n\r\n")
             if end < 0:
                 if len(conn.inbuf) > MAX_HEAD:
-                    self._answer(conn, "", Answer(431, "text/plain; charset=utf-8", b"request header too large\n"),
-                                 close=True)
+                    self._answer(conn, "", _text(431, "request header too large\n"), close=True)
+                elif conn.inbuf and conn.started is None:
+                    conn.started = time.monotonic()
                 return
+            if end > MAX_HEAD:
+                return self._answer(conn, "", _text(431, "request header too large\n"), close=True)
             t0 = time.perf_counter()
             head = bytes(conn.inbuf[:end])
             del conn.inbuf[:end + 4]
+            conn.started = None
             self._request(conn, head, t0)
 
     def _request(self, conn: _Conn, head: bytes, t0: float) -> None:
@@ -175,6 +285,9 @@ class Server:
             return self._answer(conn, "", _text(400, "a request body is not expected\n"), close=True)
         if method not in ("GET", "HEAD"):
             return self._answer(conn, "", _text(405, "GET or HEAD\n"), close=True)
+        if self.users is not None and not _authorized(self.users, headers.get(b"authorization", "")):
+            return self._answer(conn, "", _text(401, "pgio-tui: user name and password needed\n"), close,
+                                head_only=method == "HEAD", keep_alive_1_0=version != "HTTP/1.1")
         path = target.split("?", 1)[0]
         try:
             answer = self.pages(path, headers)
@@ -194,33 +307,89 @@ class Server:
                 f"Content-Length: {len(body)}\r\n"
                 + (f"Content-Encoding: {encoding}\r\n" if encoding else "")
                 + ("Vary: Accept-Encoding\r\n" if path == "/metrics" else "")
+                + ('WWW-Authenticate: Basic realm="pgio-tui", charset="UTF-8"\r\n' if status == 401 else "")
                 + ("Connection: close\r\n" if close else "Connection: keep-alive\r\n" if keep_alive_1_0 else "")
                 + "\r\n").encode("latin-1")
         conn.outbuf += head if head_only else head + body
         conn.closing = close
+        conn.answered += 1
+        conn.moved = time.monotonic()
         ready = time.perf_counter()
         self._flush(conn)
         return ready
 
     def _flush(self, conn: _Conn) -> None:
-        if conn.sock not in self._conns:  # dropped
+        """Sends what the socket takes."""
+        if conn.sock not in self._conns or not conn.outbuf:
             return
-        if conn.outbuf:
-            try:
-                del conn.outbuf[:conn.sock.send(conn.outbuf)]
-            except BlockingIOError:
-                pass
-            except OSError:
-                return self._drop(conn)
-        if conn.outbuf and not conn.writing:  # the socket is full: wait until it drains
-            self._sel.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
-            conn.writing = True
-        elif not conn.outbuf:
-            if conn.closing:
-                self._drop(conn)
-            elif conn.writing:
-                self._sel.modify(conn.sock, selectors.EVENT_READ, conn)
-                conn.writing = False
+        try:
+            sent = conn.sock.send(conn.outbuf)
+        except _BLOCKED:
+            return
+        except OSError:
+            return self._drop(conn)
+        if sent:
+            del conn.outbuf[:sent]
+            conn.moved = time.monotonic()
+
+
+def _authorized(users: dict[str, bytes], header: str) -> bool:
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+    except ValueError:
+        return False
+    want = users.get(user)
+    given = hashlib.sha256(password.encode()).digest()
+    return bool(sep) and want is not None and hmac.compare_digest(given, want)
+
+
+def read_users(path: str | os.PathLike) -> dict[str, bytes]:
+    """The basic-auth users of a password file: `name:password` lines (`#` comments), readable by
+    its owner only (like ~/.pgpass: mode 0600 or 0400, owned by this user), at most
+    MAX_USERS_FILE bytes. Passwords are kept as their SHA-256. ValueError (one line) otherwise."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ValueError(f"cannot read the password file {printable(path)}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"the password file {printable(path)} is not a regular file")
+        if st.st_mode & 0o077 or st.st_uid != os.geteuid():
+            raise ValueError(f"the password file {printable(path)} must be readable by its owner only, and owned "
+                             f"by this user (chmod 600 {printable(path)}); it is {stat.filemode(st.st_mode)}")
+        data = f.read(MAX_USERS_FILE + 1)
+    if len(data) > MAX_USERS_FILE:
+        raise ValueError(f"the password file {printable(path)} is larger than {MAX_USERS_FILE:,} bytes")
+    users = {}
+    for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        user, sep, password = line.partition(":")
+        if not sep or not user or not password:
+            raise ValueError(f"the password file {printable(path)}, line {n}: not `name:password`")
+        users[user] = hashlib.sha256(password.encode()).digest()
+    if not users:
+        raise ValueError(f"the password file {printable(path)} names no user")
+    return users
+
+
+def tls_context(cert: str | os.PathLike, key: str | os.PathLike) -> ssl.SSLContext:
+    """A server context for a PEM certificate (chain) and its key: TLS 1.2 or later. ValueError
+    (one line) when they cannot be loaded."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise ValueError(f"cannot load the TLS certificate {printable(cert)} and key {printable(key)}: "
+                         f"{printable(why)}") from None
+    return ctx
 
 
 def _text(status: int, text: str) -> Answer:
@@ -233,5 +402,5 @@ def _http_date_of(second: int) -> str:
 
 
 def _http_date() -> str:
-    """The Date header, formatted once per second however many scrapers ask."""
+    """The Date header, formatted once per second however many scrapes ask."""
     return _http_date_of(int(time.time()))

@@ -6,13 +6,14 @@ per format (prometheus-client's `choose_encoder` negotiates the Prometheus text 
 OpenMetrics; each family's header and each series' text is laid out by prometheus-client once and
 filled with the tick's values, in its own float format), gzips it once if asked, and keeps the
 bytes: more scrapes of the same tick are a lookup. httpserve answers on one thread that sleeps
-between requests.
+between requests (optionally over TLS, with basic auth).
 """
 
 from __future__ import annotations
 
 import collections
 import gzip
+import ssl
 import threading
 import time
 
@@ -104,8 +105,9 @@ class _Layout:
 class Exporter:
     """Serves /metrics for the latest Frame. `start()` listens; `on_frame()` is the Session consumer."""
 
-    def __init__(self, server: str, host: str = DEFAULT_HOST, port: int = 0):
-        self.host, self.port = host, port
+    def __init__(self, server: str, host: str = DEFAULT_HOST, port: int = 0, tls: ssl.SSLContext | None = None,
+                 users: dict[str, bytes] | None = None):
+        self.host, self.port, self.tls, self.users = host, port, tls, users  # httpserve.tls_context, read_users
         self.ticks = 0  # frames served so far
         self._converter = Converter(server)
         self._frames: collections.deque[Frame] = collections.deque()  # since the last fold
@@ -123,7 +125,7 @@ class Exporter:
     def start(self) -> str:
         """Listen (a daemon thread); returns the URL of /metrics. ListenError when it cannot."""
         try:
-            self._httpd = Server(self.host, self.port, self._answer, self._served)
+            self._httpd = Server(self.host, self.port, self._answer, self._served, self.tls, self.users)
         except (OSError, ValueError) as exc:
             raise ListenError(f"cannot listen on {self.host}:{self.port}: {getattr(exc, 'strerror', None) or exc}") \
                 from None
@@ -134,7 +136,7 @@ class Exporter:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/metrics"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}/metrics"
 
     def on_frame(self, frame: Frame) -> None:
         """The tick's only work: keep the Frame (deque.append is atomic; the scrape folds it)."""
@@ -196,15 +198,16 @@ class Exporter:
             self._layouts[ctype] = ({}, encoder(CollectorRegistry(auto_describe=False)))  # "# EOF" in OpenMetrics
         layouts, trailer = self._layouts[ctype]
         parts: list[str] = []
-        family = name = lines = layout = None
+        family = None
+        name: str | None = None
+        layout: _Layout  # set at a family's first sample
+        lines: dict[Labels, str] = {}
         for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam
                 if fam.name != name:  # a histogram's _bucket, _count and _sum: one family, one header
                     name = fam.name
-                    layout = layouts.get(name)
-                    if layout is None:
-                        layout = layouts[name] = _Layout(encoder, fam, trailer)
+                    layout = layouts.get(name) or layouts.setdefault(name, _Layout(encoder, fam, trailer))
                     parts.append(layout.header)
                     lines = layout.lines
             text = repr(value)

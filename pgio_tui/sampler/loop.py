@@ -3,7 +3,7 @@
 Ticks follow a fixed schedule (start + k * interval), so there is no drift. A late tick is
 recorded with how late it was; ticks that could not run at all (the machine was suspended, the
 sampler stalled) are skipped numbers plus a `gap` event, never silently dropped. What the
-PostgreSQL sample adds to the frame is postgres_tick.py's.
+PostgreSQL sample adds to the frame is its PostgresTick's (postgres_tick.py).
 """
 
 from __future__ import annotations
@@ -18,16 +18,11 @@ from typing import Callable
 from pgio_tui import __version__
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
-from pgio_tui.publication import Spreader
-from pgio_tui.sampler.backends_tick import BackendsTick
 from pgio_tui.sampler.postgres_tick import PostgresTick
 from pgio_tui.sources import disks, kernel, logaccess, procfs
-from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker
-from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
+from pgio_tui.sources.postgres import PostgresSource, SourceError
 from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE, BackendTracker, proc_io_mode
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
-from pgio_tui.sources.slowlog import SlowStatements
-from pgio_tui.sources.statements import StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
 MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
@@ -37,7 +32,7 @@ class UnknownDevices(SourceError):
     """--devices named a device the database host does not have."""
 
 
-class Sampler(PostgresTick, BackendsTick):
+class Sampler:
     def __init__(self, conninfo: str, interval: float = 1.0, devices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic):
         if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
@@ -46,39 +41,16 @@ class Sampler(PostgresTick, BackendsTick):
         self.pg = PostgresSource(conninfo)
         self.clock = clock
         self.wanted_devices = devices
-        self.settings: dict[str, str] = {}  # name -> value in pg_settings' base unit
-        self.setting_units: dict[str, str] = {}  # name -> that unit ('8kB', 's', 'MB', ...)
         self.os_mode = "none"  # local | remote | none: where /proc comes from
         self.device_roles: dict[str, str] = {}
-        self.tracker: CheckpointTracker | None = None
-        self.slowlog: SlowStatements | None = None  # counts the server log's duration: lines
-        self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
-        self.spreader = Spreader()  # counters published in bursts, paid out evenly
-        self._final = False  # this tick is the session's last
         self.kernel: kernel.KernelSource | None = None
         self.disks: disks.DiskSource | None = None
-        self._prev_raw: RawSample | None = None
-        self._prev_derived: tuple[dict, dict] | None = None  # _prev_raw's checkpoint counters and writes by source
-        self._source_names: dict[str, tuple[str, ...]] = {}  # backend type -> its counters' names
         self._prev_mono: float | None = None
         self._prev_cpu: float | None = None
-        self._settings_md5: str | None = None
-        self._postmaster_start: float | None = None
         self._pending: list[Event] = []
-        self._next_reconnect = 0.0
-        self._connecting: PendingConnect | None = None
-        self._reconnect_try = 0
-        self._down_since_tick: int | None = None
         self.backends = BackendTracker()  # per-process I/O (its /proc mode is set in _setup_os)
         self.pg.recent_s = interval + 2  # an idle client is listed once after its last state change
-        self.statement_schedule = StatementSchedule(interval)
-        self.statements = StatementTracker()
-        self._bufcache_next = 0.0  # clock time from which the next tick reads pg_buffercache_summary()
-        self._stmt_kind = 0  # what this tick reads of pg_stat_statements
-        self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
-        self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
-        self._prev_sums: tuple[dict, float] | None = None  # last statement sums and the server time
-        self._prev_rows_t: float | None = None  # server time of the last read of every entry
+        self.server = PostgresTick(self.pg, interval, clock, self.backends)  # what a tick reads of PostgreSQL
         # Extra per-tick sources (a launched workload): objects with sample(frame) that add values
         # and events to the frame. They may be added and removed between ticks.
         self.tick_sources: list = []
@@ -87,27 +59,22 @@ class Sampler(PostgresTick, BackendsTick):
     def open(self) -> None:
         """Connect and look around. Raises SourceError (one line) when the server can't be read."""
         features = self.pg.open()
-        self.statement_schedule.enabled = features.pgss_schema is not None
-        self._load_settings()
         self._setup_os()
         if self.backends.proc_mode != LOCAL:  # said in the banner and the Backends view
             features.notes.append(DENIED_NOTE if self.backends.proc_mode == DENIED else NOT_LOCAL_NOTE)
-        if not features.logfile and self.os_mode == "local":
-            logaccess.find_local_log(self.pg, self.settings)
-        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
-        self.slowlog = logaccess.slow_statements(self.pg, self.settings)
+        self.server.open(local=self.os_mode == "local")
         for note in features.notes:
             self._pending.append(Event("note", note))
 
     def _setup_os(self) -> None:
         """OS figures only from the database host: locally, or the server's /proc through SQL."""
-        datadir = self.pg.features.data_directory
-        reader = None
+        datadir, conn = self.pg.features.data_directory, self.pg.connection
+        reader: procfs.ProcReader
         if procfs.same_cluster_locally(datadir, self.pg):
             reader, self.os_mode = LocalProc(), "local"
-            self.backends.proc_mode = proc_io_mode(self.pg.conn.info.backend_pid)
-        elif RemoteProc.available(self.pg.conn):
-            reader, self.os_mode = RemoteProc(self.pg.conn), "remote"
+            self.backends.proc_mode = proc_io_mode(conn.info.backend_pid)
+        elif RemoteProc.available(conn):
+            reader, self.os_mode = RemoteProc(conn), "remote"
         else:
             self._pending.append(Event("note", "OS metrics only on the database host: run pgio-tui there, "
                                                "or grant pg_read_server_files to read the server's /proc"))
@@ -142,23 +109,26 @@ class Sampler(PostgresTick, BackendsTick):
     @property
     def postmaster_start(self) -> float | None:
         """When the server last started (epoch s), as of the latest tick: the header's uptime."""
-        return self._postmaster_start
+        return self.server.postmaster_start
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """PostgreSQL's settings: name -> value in pg_settings' base unit."""
+        return self.server.settings
 
     def settings_rows(self) -> list[tuple[str, str, str, str]]:
         """The settings snapshot: PostgreSQL I/O settings, kernel, devices, machine."""
-        rows = [(n, v, self.setting_units.get(n, ""), "postgres") for n, v in sorted(self.settings.items())]
+        rows = [(n, v, self.server.setting_units.get(n, ""), "postgres") for n, v in sorted(self.settings.items())]
         if self.kernel is not None:
             rows += [(n, str(v), "", "kernel") for n, v in kernel.kernel_settings(self.kernel.reader).items()]
         if self.disks is not None:
-            for dev in self.disks.devices:
+            for dev in self.disks.devices or ():
                 for n, v in disks.device_settings(dev, self.disks.reader).items():
                     rows.append((f"{dev}.{n}", str(v), "", "device"))
         return rows
 
     def close(self) -> None:
-        if self._connecting is not None:
-            self._connecting.abandon()
-            self._connecting = None
+        self.server.close()
         self.pg.close()
         for source in (self.kernel, self.disks, self.backends):  # the /proc files they keep open
             if source is not None:
@@ -189,7 +159,7 @@ class Sampler(PostgresTick, BackendsTick):
                 due = start + tick * self.interval
             late_ms = max(0.0, (now - due) * 1000)
             # The last tick of a --duration run pays out what burst counters still owe (publication.py).
-            self._final = duration is not None and (tick + 1) * self.interval > duration + 1e-9
+            self.server.final = duration is not None and (tick + 1) * self.interval > duration + 1e-9
             frame = self.sample(tick, now - start, late_ms, wall0)
             yield frame
             tick += 1
@@ -205,12 +175,12 @@ class Sampler(PostgresTick, BackendsTick):
         frame = Frame(tick=tick, t=0.0, elapsed=elapsed, dt=None)
         frame.events.extend(self._pending)
         self._pending.clear()
-        raw = self._sample_pg(tick, frame)
+        raw = self.server.sample(tick, frame)
         mono = self.clock()
         frame.t = (time.time() - mono if wall0 is None else wall0) + mono
         frame.dt = dt = (mono - self._prev_mono) if self._prev_mono is not None else None
         if raw is not None:
-            self._pg_values(raw, dt, frame)
+            self.server.values(raw, dt, frame)
         if self.kernel is not None:
             frame.values.update(self._guard(self.kernel.sample, dt, frame, {}))
         if self.disks is not None:

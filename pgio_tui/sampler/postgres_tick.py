@@ -2,19 +2,26 @@
 
 The connection may go away and come back (reconnect on a thread, with back-off), the server may
 restart or its statistics be reset (counters start over: no rate until two new samples), and
-settings may change (re-read, reported as events). The Sampler (loop.py) inherits this.
+settings may change (re-read, reported as events). The Sampler (loop.py) holds one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Callable
+
 from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.publication import Spreader
+from pgio_tui.sampler.backends_tick import backends_tick
 from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
-from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
+from pgio_tui.sources.backends import BackendTracker
+from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.pgfeatures import is_own
-from pgio_tui.sources.postgres import PendingConnect, SourceError
-from pgio_tui.sources.statements import ROWS, SUMS
+from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
+from pgio_tui.sources.slowlog import SlowStatements
+from pgio_tui.sources.statements import ROWS, SUMS, StatementSchedule, StatementTracker
 from pgio_tui.sources.tick_sql import RawSample
 
 _AS_WRITTEN = pg_counters.PUBLISHED_AS_WRITTEN
@@ -23,11 +30,59 @@ BUFCACHE_EVERY_S = 10.0  # pg_buffercache_summary() visits every buffer header: 
 
 
 class PostgresTick:
-    """The PostgreSQL half of the Sampler; its state is set up in Sampler.__init__."""
+    """The PostgreSQL half of the Sampler: its connection (PostgresSource), settings, checkpoint
+    tracker, statements and the previous sample the next tick's rates start from."""
+
+    def __init__(self, pg: PostgresSource, interval: float, clock: Callable[[], float], backends: BackendTracker):
+        self.pg = pg
+        self.interval = interval
+        self.clock = clock
+        self.backends = backends  # per-process I/O; the Sampler sets its /proc mode
+        self.local = False  # the server runs on this machine: its log files may be read directly
+        self.settings: dict[str, str] = {}  # name -> value in pg_settings' base unit
+        self.setting_units: dict[str, str] = {}  # name -> that unit ('8kB', 's', 'MB', ...)
+        self.tracker = CheckpointTracker(CheckpointSettings.from_settings({}), False)  # defaults until open()
+        self.slowlog: SlowStatements | None = None  # counts the server log's duration: lines
+        self.checkpoint_log = logaccess.CheckpointLog()  # whose server log lines count
+        self.spreader = Spreader()  # counters published in bursts, paid out evenly
+        self.final = False  # this tick is the session's last
+        self.statement_schedule = StatementSchedule(interval)
+        self.statements = StatementTracker()
+        self._prev_raw: RawSample | None = None
+        self._prev_derived: tuple[dict, dict] | None = None  # _prev_raw's checkpoint counters and writes by source
+        self._source_names: dict[str, tuple[str, ...]] = {}  # backend type -> its counters' names
+        self._settings_md5: str | None = None
+        self.postmaster_start: float | None = None  # when the server last started (epoch s), as of the last tick
+        self._next_reconnect = 0.0
+        self._connecting: PendingConnect | None = None
+        self._reconnect_try = 0
+        self._down_since_tick: int | None = None
+        self._bufcache_next = 0.0  # clock time from which the next tick reads pg_buffercache_summary()
+        self._stmt_kind = 0  # what this tick reads of pg_stat_statements
+        self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
+        self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
+        self._prev_sums: tuple[dict, float] | None = None  # last statement sums and the server time
+        self._prev_rows_t: float | None = None  # server time of the last read of every entry
+
+    def open(self, local: bool) -> None:
+        """Read the settings and find the server log, once connected (`local`: on this machine)."""
+        self.local = local
+        self.statement_schedule.enabled = self.pg.features.pgss_schema is not None
+        self._load_settings()
+        if not self.pg.features.logfile and local:
+            logaccess.find_local_log(self.pg, self.settings)
+        self.tracker = CheckpointTracker(CheckpointSettings.from_settings(self.settings), self._log_trusted())
+        self.slowlog = logaccess.slow_statements(self.pg, self.settings)
+
+    def close(self) -> None:
+        """Stop waiting for a reconnect (the connection itself is the Sampler's to close)."""
+        if self._connecting is not None:
+            self._connecting.abandon()
+            self._connecting = None
 
     def _log_trusted(self) -> bool:
         """Can checkpoint lines in the server log be told from forgeries? If not, say why (a note)."""
-        self.checkpoint_log, why = logaccess.checkpoint_log(self.pg, self.settings, self.os_mode == "local")
+        self.checkpoint_log, why = logaccess.checkpoint_log(self.pg, self.settings, self.local)
         if why is not None:
             self.pg.features.notes.append(why)
         return self.checkpoint_log.trusted
@@ -38,12 +93,14 @@ class PostgresTick:
         self.setting_units = {name: unit for name, _value, unit, _ctx in rows}
         return rows
 
-    def _sample_pg(self, tick: int, frame: Frame) -> RawSample | None:
+    def sample(self, tick: int, frame: Frame) -> RawSample | None:
+        """Read the server once (the tick statement), reconnecting when it is away; None if it is."""
         if self.pg.conn is None or self.pg.conn.closed:
             if not self._try_reconnect(tick, frame):
                 return None
         kind = self._stmt_kind = self.statement_schedule.kind(tick)
-        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        due = self.final or self.statement_schedule.texts_due(tick, self.statements.fresh_wanted())
+        texts = self.statements.wanted_texts() if due else []
         self._stmt_texts = texts
         try:
             bufcache = self.clock() >= self._bufcache_next
@@ -92,27 +149,28 @@ class PostgresTick:
         self._down_since_tick = None
         self._forget_counters()
         self.statement_schedule.reset()
-        if self.tracker is not None:
-            self.tracker.reset()
+        self.tracker.reset()
         return True
 
-    def _pg_values(self, raw: RawSample, dt: float | None, frame: Frame) -> None:
+    def values(self, raw: RawSample, dt: float | None, frame: Frame) -> None:
         """Restart/reset/setting-change detection, rates, activity and checkpoint state."""
         prev = self._prev_raw
         pm = raw["postmaster_start"]
-        if self._postmaster_start is not None and pm != self._postmaster_start:
+        if self.postmaster_start is not None and pm != self.postmaster_start:
             frame.events.append(Event("server_restart", "PostgreSQL restarted: counters start over"))
             prev = None
             self._forget_counters()
             self.tracker.reset()
-        self._postmaster_start = pm
+        self.postmaster_start = pm
         if raw["settings_md5"] != self._settings_md5:
-            if self._settings_md5 is not None:
-                self._settings_changed(frame)
-            self._settings_md5 = raw["settings_md5"]
+            # Adopted only once the settings were read: a failed read is tried again next tick,
+            # not taken for done (the change would otherwise never be followed).
+            if self._settings_md5 is None or self._settings_changed(frame):
+                self._settings_md5 = raw["settings_md5"]
 
         counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
-        pcounters = self._prev_derived[0] if prev else None  # prev is _prev_raw: derived from it last tick
+        derived = self._prev_derived if prev else None  # prev is _prev_raw: derived from it last tick
+        pcounters = derived[0] if derived else None
         if pcounters and (counters["stats_reset"] != pcounters["stats_reset"]
                           or counters["started"] < pcounters["started"]):
             frame.events.append(Event("stats_reset", "checkpoint/bgwriter statistics were reset"))
@@ -122,7 +180,11 @@ class PostgresTick:
         writes = self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
-        self._backends(raw, dt, frame)
+        busy = backends_tick(self.backends, raw, dt, frame, self.pg.features.aios)
+        self.statements.want_texts(busy)  # asked for once per queryid, as the top statements' are
+        self._send_texts(busy, frame)
+        if self.final:  # the session's last tick: what it wanted a text for is read now
+            self._last_texts(frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -152,16 +214,20 @@ class PostgresTick:
         r = rate(cur, prev, dt)
         if name in _AS_WRITTEN:
             return r
-        paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, self._final)
+        if r is None or not dt:  # unknown: the spreader forgets what it held (None)
+            return self.spreader.delta(name, None, tick, dt)
+        paid = self.spreader.delta(name, r * dt, tick, dt, self.final)
         return None if paid is None else paid / dt
 
-    def _rates(self, raw: RawSample, prev: RawSample | dict, dt: float | None,
+    def _rates(self, raw: Mapping[str, Any], prev: Mapping[str, Any], dt: float | None,
                frame: Frame) -> dict[str, float | None]:
         """Every cumulative counter of the sample as a per-second rate, in this one place. Returns
-        the sample's cumulative writes by source (the next tick's previous ones)."""
+        the sample's cumulative writes by source (the next tick's previous ones). The samples are
+        read by name: COUNTER_RATES names their sections."""
         v, tick, rate_of = frame.values, frame.tick, self._rate
         writes = pg_counters.writes_by_source(raw["bgwriter"], raw["io"])
-        pwrites = self._prev_derived[1] if prev else {}  # prev is _prev_raw: derived from it last tick
+        derived = self._prev_derived if prev else None  # prev is _prev_raw: derived from it last tick
+        pwrites = derived[1] if derived else {}
         for name, value in writes.items():
             v[name] = rate_of(name, value, pwrites.get(name), dt, tick)
         for metric, section, col in COUNTER_RATES:
@@ -188,7 +254,7 @@ class PostgresTick:
         self.statements.reset()
         self.backends.reset()
 
-    def _statements(self, raw: dict, frame: Frame) -> None:
+    def _statements(self, raw: RawSample, frame: Frame) -> None:
         """pg_stat_statements: all-statement latency over the window since the last read of the
         sums, and the top statements over the window since the last read of every entry. Both
         are read on the schedule's budget (StatementSchedule), not every tick."""
@@ -207,7 +273,7 @@ class PostgresTick:
         else:  # no read this tick: unknown, not zero
             v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
-        own = [q for q, text in new_texts.items() if is_own(text)]
+        own = [q for q, text in new_texts.items() if self._own_text(q, text)]
         if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
             self.pg.skip_queryids(own)
             for q in own:
@@ -216,24 +282,49 @@ class PostgresTick:
             frame.statement_texts.update(new_texts)
         if kind & ROWS:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
-            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window, raw.get("pgss_reset"))
             if window is not None:
                 v[M.STATEMENTS_WINDOW_S] = window
             self._prev_rows_t = server_t
-            for s in frame.statements:  # a text known from before reaches this frame's consumers once
-                q = s["queryid"]
-                if q in self.statements.texts and q not in self._texts_sent:
-                    frame.statement_texts.setdefault(q, self.statements.texts[q])
+            self._send_texts([s["queryid"] for s in frame.statements], frame)
         self._texts_sent.update(frame.statement_texts)
         if t0 and t1:
             v[M.OBSERVER_STATEMENTS_MS] = (t1 - t0) * 1000
 
-    def _settings_changed(self, frame: Frame) -> None:
+    def _send_texts(self, queryids: list[int], frame: Frame) -> None:
+        """A text known from before reaches the frame's consumers once, when its statement shows."""
+        for q in queryids:
+            if q in self.statements.texts and q not in self._texts_sent:
+                frame.statement_texts.setdefault(q, self.statements.texts[q])
+        self._texts_sent.update(frame.statement_texts)
+
+    def _last_texts(self, frame: Frame) -> None:
+        """Read the texts still wanted at once (the last tick: no later tick would bring them)."""
+        asked = self.statements.wanted_texts()
+        if not asked:
+            return
+        new = self.statements.got_texts(asked, self.pg.statement_texts(asked))
+        for q, text in new.items():
+            if self._own_text(q, text):
+                self.pg.skip_queryids([q])
+            else:
+                frame.statement_texts[q] = text
+        self._texts_sent.update(frame.statement_texts)
+
+    def _own_text(self, queryid: int, text: str) -> bool:
+        """Is this statement the observer's? On 14+ by its query id (what it ran); on 13, which has
+        none, by the marker of its text (see statements_sql.skip_queryids_sql)."""
+        if self.pg.features.activity_query_id:
+            return queryid in self.pg.own_queryids
+        return is_own(text)
+
+    def _settings_changed(self, frame: Frame) -> bool:
+        """Re-read the settings after their fingerprint changed; False when they could not be read."""
         old = dict(self.settings)
         try:
             self._load_settings()
         except SourceError:
-            return
+            return False
         for name, value in self.settings.items():
             if old.get(name) != value:
                 unit = self.setting_units.get(name, "")
@@ -246,3 +337,4 @@ class PostgresTick:
             if not self._log_trusted():
                 self.tracker.mode = "counters"
                 frame.events.append(Event("note", self.pg.features.notes[-1]))
+        return True

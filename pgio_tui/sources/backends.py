@@ -15,7 +15,7 @@ for the first time otherwise has no rate yet.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, BinaryIO
 
 from pgio_tui.frame import BACKEND_LABELS
 
@@ -118,7 +118,7 @@ class BackendTracker:
         # (pid, backend_start) -> its /proc/<pid>/io, open while the process is listed: a tick reads
         # it again with one pread() instead of open, read, close. The file stays bound to that
         # process: once it has exited, a read fails (ESRCH) even if its pid is reused.
-        self._io_files: dict[tuple, object] = {}
+        self._io_files: dict[tuple, BinaryIO] = {}
 
     def reset(self) -> None:
         """Counters start over (reconnect, server restart): every process needs a new first value."""

@@ -212,8 +212,7 @@ class CheckpointTracker:
                 what, info = parsed
                 at = self._when(stamp, x, prev)
                 if what == "start" and self._running is None:
-                    self._begin(x, prev, info["kind"], "log", events, at)
-                    wants_scan = self._running.estimate is None
+                    wants_scan = self._begin(x, prev, info["kind"], "log", events, at).estimate is None
                 elif what == "complete" and self._running is not None:
                     self._running.log = info
                     self._end(x, events, at)
@@ -234,8 +233,7 @@ class CheckpointTracker:
                 real = started_rose and (c["buffers"] > pc["buffers"] or lsn_moved or done_rose)
                 if real or (x.busy and not prev.busy and prev.busy is not None):
                     kind = "time" if c["timed"] > pc["timed"] else ("requested" if started_rose else "unknown")
-                    self._begin(x, prev, kind, "counters", events, (prev.t + x.t) / 2)
-                    wants_scan = self._running.estimate is None
+                    wants_scan = self._begin(x, prev, kind, "counters", events, (prev.t + x.t) / 2).estimate is None
                 elif started_rose:
                     self._last_start_t = x.t  # skipped
             elif self._running.kind == "unknown" and started_rose:
@@ -264,7 +262,7 @@ class CheckpointTracker:
                 return min(x.t, max(prev.t, stamp - (x.server_t - x.t)))
         return (prev.t + x.t) / 2
 
-    def _begin(self, x: TickInput, prev: TickInput, kind: str, source: str, events, at: float) -> None:
+    def _begin(self, x: TickInput, prev: TickInput, kind: str, source: str, events, at: float) -> _Running:
         """A checkpoint began at `at` (between the previous tick and this one)."""
         pc = prev.counters
         self._running = _Running(
@@ -274,10 +272,12 @@ class CheckpointTracker:
             source=source)
         self._last_start_t = at
         self._last["kind"] = kind
-        events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind}))
+        events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind, "start_t": at}))
+        return self._running
 
     def _end(self, x: TickInput, events, at: float) -> None:
         r = self._running
+        assert r is not None, "_end() with no checkpoint running"
         r.end_tick, r.end_t = x.tick, at
         self._finishing.append(r)
         self._running = None

@@ -166,14 +166,14 @@ def devices_for_path(path: str, reader: ProcReader = LOCAL) -> list[str]:
     never raises.
     """
     try:
-        names: list[str | None] = []
+        names: list[str] = []
         if reader.label == "local":
             real = reader.realpath(path)
             if real is None:
                 return []
             dev = os.stat(real).st_dev
             if os.major(dev):
-                names = [_devnum_name(os.major(dev), os.minor(dev), reader)]
+                names = [n for n in (_devnum_name(os.major(dev), os.minor(dev), reader),) if n]
             path = real
         if not any(names):
             names = _mount_sources(path, reader)
@@ -234,7 +234,7 @@ def _mount_sources(path: str, reader: ProcReader) -> list[str]:
     _, devnum, fstype, source = best
     major, minor = map(int, devnum.split(":"))
     if major:
-        return [_devnum_name(major, minor, reader)]
+        return [n for n in (_devnum_name(major, minor, reader),) if n]
     if not source.startswith("/dev/"):
         return []  # tmpfs, overlay, proc, nfs server:/export ...
     name = os.path.basename(reader.realpath(source) or source)  # /dev/mapper/vg-lv -> dm-N locally only

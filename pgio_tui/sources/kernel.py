@@ -123,8 +123,10 @@ class KernelSource(PolledSource):
         out: dict[str, float | None] = {}
         for kind in ("some", "full"):
             cur, old = totals.get(kind), (prev or {}).get(kind)
-            ok = cur is not None and old is not None and cur >= old and dt is not None and dt > 0
-            out[PRESSURE[kind]] = 100.0 * (cur - old) / (dt * 1e6) if ok else None
+            if cur is not None and old is not None and cur >= old and dt is not None and dt > 0:
+                out[PRESSURE[kind]] = 100.0 * (cur - old) / (dt * 1e6)
+            else:
+                out[PRESSURE[kind]] = None
         return out
 
 

@@ -99,6 +99,7 @@ class LogTail:
     def __init__(self, path: str):
         self.path = path
         self._tail = b""
+        self._ino: int | None = None  # the file's inode: another one is a new file
         try:
             st = os.stat(path)
             self._offset, self._ino = st.st_size, st.st_ino

@@ -6,6 +6,8 @@ came with pg_stat_io (16), and 17 renamed wait events: the sampler sees one shap
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgio_tui import metrics as M
 
 # Backend types whose pg_stat_io writes get their own metric; the rest add up to writes.other.
@@ -47,7 +49,7 @@ def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]
     Keys are the metric suffixes of writes.*, fsyncs.*, extends.*, plus writebacks.total.
     """
     if io:
-        out = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}
+        out: dict[str, Any] = {M.writes(v): 0.0 for v in NAMED_WRITERS.values()}  # sums, and fsyncs as read
         out.update({M.WRITES_OTHER: 0.0, M.FSYNCS_BACKEND: None, M.FSYNCS_CHECKPOINTER: None,
                     M.EXTENDS_BACKEND: None, M.WRITEBACKS_TOTAL: 0.0})
         for btype, (_r, w, e, fs, wb, _h, _ev) in io.items():

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Protocol
+from collections.abc import Callable
+from typing import BinaryIO, Protocol
 
 import psycopg
 
@@ -61,7 +62,7 @@ class PolledFiles:
     and a text decoder. Returns what LocalProc.read would."""
 
     def __init__(self) -> None:
-        self._files: dict[str, object] = {}
+        self._files: dict[str, BinaryIO] = {}
 
     def __call__(self, path: str) -> str | None:
         f = self._files.get(path)
@@ -86,7 +87,7 @@ class PolledFiles:
             self._close(path)
 
 
-def poller(reader: ProcReader):
+def poller(reader: ProcReader) -> Callable[[str], str | None]:
     """A `read(path)` for the files a source reads every tick: kept open on this host (PolledFiles),
     the reader's own read anywhere else (through SQL, or a test's captured files)."""
     return PolledFiles() if type(reader) is LocalProc else reader.read
@@ -96,7 +97,8 @@ class PolledSource:
     """A source that reads its files every tick through `self._read` (poller of its reader); setting
     `reader` swaps both, and `close()` closes the files kept open."""
 
-    _read = None
+    _read: Callable[[str], str | None]  # set with the reader
+    _files: PolledFiles | None = None  # the files _read keeps open, if it does
 
     @property
     def reader(self) -> ProcReader:
@@ -107,12 +109,12 @@ class PolledSource:
         self.close()
         self._reader = reader
         self._read = poller(reader)
+        self._files = self._read if isinstance(self._read, PolledFiles) else None
 
     def close(self) -> None:
         """Close the files kept open (PolledFiles)."""
-        close = getattr(self._read, "close", None)
-        if close is not None:
-            close()
+        if self._files is not None:
+            self._files.close()
 
 
 class RemoteProc:

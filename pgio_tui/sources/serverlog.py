@@ -40,7 +40,7 @@ _ESCAPES = {
 _ESCAPE = re.compile(r"%(-?\d*)([A-Za-z%])")
 
 
-def prefix_pattern(prefix: str) -> tuple[re.Pattern | None, bool, bool]:
+def prefix_pattern(prefix: str) -> tuple[re.Pattern, bool, bool]:
     """(pattern of the checkpointer's stderr line up to its message, has %p, has %b).
 
     `%q` ends the prefix for processes without a session, such as the checkpointer.
@@ -81,12 +81,11 @@ class CheckpointerLines:
         self.prefix = prefix
         self._pattern, has_pid, has_type = prefix_pattern(prefix)
         self._records = CsvRecords()  # csvlog
+        self.why_not: str | None = None
         if fmt == "stderr" and not (has_pid or has_type):
             self.why_not = (f"log_line_prefix {prefix!r} has no %p before %q, so the server log cannot tell "
                             "the checkpointer's lines from a forged RAISE LOG: checkpoint kinds and timings "
                             "come from counters only")
-        else:
-            self.why_not = None
         self._needs_pid = fmt == "stderr" and not has_type
 
     @property

@@ -13,7 +13,7 @@ from pgio_tui.frame import BACKENDS_TOP, Frame
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import io_key, recorded
 from pgio_tui.store import schema
-from pgio_tui.store.validate import number, text, tick_number
+from pgio_tui.store.validate import label_text, number, tick_number
 
 _LABELS = ("pid", "backend_type", "application", "database", "state", "wait_event_type", "wait_event")
 
@@ -70,7 +70,7 @@ class StoredBackends:
         if not has_tables:
             return
         for id_, pid, *labels in conn.execute(f"SELECT id, {', '.join(_LABELS)} FROM backends"):
-            self.backends[id_] = {"pid": tick_number(pid), **dict(zip(_LABELS[1:], (text(v) for v in labels)))}
+            self.backends[id_] = {"pid": tick_number(pid), **dict(zip(_LABELS[1:], (label_text(v) for v in labels)))}
 
     def select(self) -> tuple[str, str]:
         """The by-tick queries (backend_io, aio) for ticks BETWEEN ? AND ?."""
@@ -96,7 +96,7 @@ class StoredBackends:
             backends.append(b)
         if backends:
             out["backends"] = sorted(backends, key=lambda b: -io_key(b))
-        aio = [(text(st) or "?", text(op) or "?", n) for st, op, n in aio_rows or ()
+        aio = [(label_text(st) or "?", label_text(op) or "?", n) for st, op, n in aio_rows or ()
                if type(n) is int and 0 < n <= 1 << 31]
         if aio:
             out["aio"] = aio

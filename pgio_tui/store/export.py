@@ -100,10 +100,11 @@ def describe(recording: Recording) -> str:
         lines.append(("interval", f"{meta['interval_s']:g} s"))
     if meta.get("command_line"):
         lines.append(("command", str(meta["command_line"])))
-    if r.tick_count:
-        lines.append(("start", _when(r.start_t, tz)))
-        lines.append(("end", f"{_when(r.end_t, tz)}  (duration {clock(r.duration, hours=True)})"))
-        missed = (r.last_tick - r.first_tick + 1) - r.tick_count
+    start_t, end_t, first, last = r.start_t, r.end_t, r.first_tick, r.last_tick
+    if r.tick_count and start_t is not None and end_t is not None and first is not None and last is not None:
+        lines.append(("start", _when(start_t, tz)))
+        lines.append(("end", f"{_when(end_t, tz)}  (duration {clock(r.duration, hours=True)})"))
+        missed = (last - first + 1) - r.tick_count
         late = len(r.events(["late"]))
         ticks = f"{r.tick_count} ({r.first_tick}..{r.last_tick})"
         ticks += f", {missed} missed in {_gap_count(r)} gap(s)" if missed else ", none missed"
@@ -124,8 +125,7 @@ def describe(recording: Recording) -> str:
                                 "the ticks up to the last one are kept)"))
     devices = [f"{d} ({role})" if role else d for d, role in r.devices.items()]
     lines.append(("devices", ", ".join(devices) or "none"))
-    for w in r.workloads() or [None]:
-        lines.append(("workload", _workload(w) if w else "none"))
+    lines += [("workload", _workload(w)) for w in r.workloads()] or [("workload", "none")]
     width = max(len(k) for k, _ in lines)
     return "\n".join(f"{k:<{width}}  {printable(v)}" for k, v in lines)
 

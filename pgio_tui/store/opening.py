@@ -15,7 +15,7 @@ from pgio_tui.store.validate import BoundedConnection
 from pgio_tui.store.validate import schema_version as validate_version
 
 
-def open_read_only(path: Path) -> sqlite3.Connection:
+def open_read_only(path: Path) -> BoundedConnection:
     """The file as a read-only, bounded SQLite connection; RecordingError when it is not one."""
     uri = path.absolute().as_uri() + "?mode=ro"
     try:
@@ -45,7 +45,7 @@ def schema_version_of(conn: sqlite3.Connection, path: Path) -> int:
     return validate_version(row[0], str(path))
 
 
-def migrated_copy(conn: sqlite3.Connection, version: int) -> sqlite3.Connection:
+def migrated_copy(conn: BoundedConnection, version: int) -> BoundedConnection:
     """An older file, migrated in memory: the file itself is never written."""
     mem = sqlite3.connect(":memory:", factory=BoundedConnection)
     mem.label = conn.label

@@ -18,6 +18,7 @@ from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
+from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_statement
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
@@ -26,8 +27,8 @@ from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version
 from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
-from pgio_tui.store.validate import (check_objects, check_ticks, decode, file_problem, meta_value, number, text,
-                                     tick_number, value)
+from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
+                                     line_text, meta_value, number, text, tick_number, value)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -36,13 +37,20 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+MAX_ARGS = 1000  # a workload's argv beyond this many arguments is cut (a crafted file)
+
+
+def _setting_value(v: Any) -> Any:
+    """A setting's stored value: a number, JSON decoded, or text cut to LINE_CHARS."""
+    v = decode(v)
+    return line_text(v) if isinstance(v, str) else v
 
 
 def _statement_text(v: Any) -> str | None:
-    """A stored statement text as shown: a file written before the scrubber (or by anyone) may
-    hold a password literal."""
+    """A stored statement text as shown, cut to LINE_CHARS: a file written before the scrubber (or
+    by anyone) may hold a password literal (scrubbed before the cut, which could split it)."""
     t = text(v)
-    return None if t is None else scrub_statement(t)
+    return None if t is None else capped(scrub_statement(t), LINE_CHARS)
 
 
 class Recording:
@@ -114,12 +122,13 @@ class Recording:
         scales = self.meta.get("scales") or {}  # schema 3: the ticks columns stored as scaled whole numbers
         self._scales = {c: s for c, s in scales.items() 
                         if self._columns.get(c) == "REAL" and type(s) is int and s in schema.SCALES}
-        self._devices = {text(name): (id_, text(role), first_tick(first))
-                         for id_, name, role, first in conn.execute(
-                             "SELECT id, name, role, first_tick FROM devices ORDER BY id") if text(name) is not None}
-        self._sources = {id_: (text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
+        self._devices = {name: (id_, label_text(role), first_tick(first))  # names cut: capped()
+                         for id_, stored, role, first in conn.execute(
+                             "SELECT id, name, role, first_tick FROM devices ORDER BY id")
+                         if (name := label_text(stored)) is not None}
+        self._sources = {id_: (label_text(bt) or "?", first_tick(first)) for id_, bt, first in conn.execute(
             "SELECT id, backend_type, first_tick FROM sources ORDER BY id")}
-        self._wait_events = {r[0]: tuple(text(x) for x in r[1:]) for r in conn.execute(
+        self._wait_events = {r[0]: tuple(label_text(x) for x in r[1:]) for r in conn.execute(
             "SELECT id, backend_type, wait_event_type, wait_event FROM wait_events")}
         self._statements = {id_: (queryid_of(qid), _statement_text(qtext)) for id_, qid, qtext in conn.execute(
             "SELECT id, queryid, text FROM statements")}
@@ -147,7 +156,7 @@ class Recording:
     @property
     def duration(self) -> float:
         """Seconds from the first tick to the last."""
-        return 0.0 if self.start_t is None else self.end_t - self.start_t
+        return 0.0 if self.start_t is None or self.end_t is None else self.end_t - self.start_t
 
     @property
     def devices(self) -> dict[str, str | None]:
@@ -180,18 +189,19 @@ class Recording:
         rows = self.conn.execute(
             "SELECT name, value, unit, category, tick FROM settings WHERE tick IS NULL OR tick <= ? "
             "ORDER BY coalesce(tick, -1), rowid", (NEVER if tick is None else tick,))
-        return {text(r[0]): Setting(text(r[0]), decode(r[1]), text(r[2]), text(r[3]), tick_number(r[4]))
-                for r in rows if text(r[0]) is not None}
+        return {name: Setting(name, _setting_value(r[1]), label_text(r[2]), label_text(r[3]), tick_number(r[4]))
+                for r in rows if (name := label_text(r[0])) is not None}
 
     def events(self, kinds: Iterable[str] | None = None) -> list[TickEvent]:
         """Events in the order they happened, of the given kinds (all when None)."""
-        sql, params = "SELECT tick, t, kind, text, data FROM events", ()
+        sql = "SELECT tick, t, kind, text, data FROM events"
+        params: tuple[str, ...] = ()
         if kinds is not None:
             params = tuple(kinds)
             sql += f" WHERE kind IN ({', '.join('?' * len(params))})"
-        return [TickEvent(tick_number(tick), number(t), stored_event(kind, body, data))
+        return [TickEvent(tick_number(tick), when, stored_event(kind, body, data))
                 for tick, t, kind, body, data in self.conn.execute(sql + " ORDER BY id", params)
-                if number(t) is not None]  # an event without a time is not one
+                if (when := number(t)) is not None]  # an event without a time is not one
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
@@ -205,11 +215,12 @@ class Recording:
         names = [d[0] for d in cursor.description]
         for row in (dict(zip(names, r)) for r in cursor):
             w = {k: (number(v) if k in WORKLOAD_NUMBERS else decode(v)) for k, v in row.items()}
-            w["kind"] = text(w.get("kind")) or "?"
+            w["kind"] = label_text(w.get("kind")) or "?"
             for k in ("params", "summary"):
                 w[k] = w[k] if isinstance(w.get(k), dict) else None
             argv = w.get("argv")
-            w["argv"] = [text(a) or "" for a in argv] if isinstance(argv, list) else text(argv)
+            w["argv"] = [line_text(a) or "" for a in argv[:MAX_ARGS]] if isinstance(argv, list) \
+                else line_text(argv)
             out.append(w)
         return out
 
@@ -223,9 +234,9 @@ class Recording:
         start = next((i for i, line in enumerate(notes) if line.startswith("pg_stat_database stats:")), None)
         return notes[start:] if start is not None else []
 
-    def workload_output(self, workload_id: int) -> list[tuple[float, str, str]]:
+    def workload_output(self, workload_id: int) -> list[tuple[float | None, str, str]]:
         """(t, stream, line) printed by a workload, in order."""
-        return [(number(t), text(stream) or "", text(line) or "") for t, stream, line in self.conn.execute(
+        return [(number(t), label_text(stream) or "", line_text(out) or "") for t, stream, out in self.conn.execute(
             "SELECT t, stream, line FROM workload_output WHERE workload_id = ? ORDER BY t, rowid",
             (workload_id,))]
 
@@ -237,11 +248,9 @@ class Recording:
         if not self._has_latency_hist:
             return hist
         where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        hist.merge({b: n for b, n in self.conn.execute(  # a shared file: whole numbers only
-            f"SELECT bucket, sum(count) FROM latency_hist{where} AND typeof(bucket) = 'integer' "
-            f"AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket" if where else
-            "SELECT bucket, sum(count) FROM latency_hist WHERE typeof(bucket) = 'integer' "
-            "AND typeof(count) = 'integer' AND count > 0 GROUP BY bucket", params)})
+        hist.merge({b: n for b, n in self.conn.execute(  # a shared file: buckets and counts the code can compute
+            f"SELECT bucket, sum(count) FROM latency_hist{where or ' WHERE 1'} AND {HIST_ROWS} GROUP BY bucket",
+            params)})
         if hist.count and M.LATENCY_MAX_MS in self._columns:
             top = schema.from_stored(number(self.conn.execute(
                 f"SELECT max({quote(M.LATENCY_MAX_MS)}) FROM ticks{where}", params).fetchone()[0]),
@@ -257,7 +266,7 @@ class Recording:
         Ticks are taken in time order (the sampler's one clock), so this is a binary search over
         the tick numbers, each step one primary-key lookup: no index on `t` (it would cost 2 % of
         the file)."""
-        if self.first_tick is None:
+        if self.first_tick is None or self.last_tick is None:
             raise RecordingError(f"{self.path} holds no ticks")
         conn = self.conn
 
@@ -285,7 +294,10 @@ class Recording:
              end_tick: int | None = None) -> Iterator[tuple]:
         """(tick, t, elapsed, *values of `metrics`) per tick up to the last tick refresh() saw,
         streamed from one query (a cursor)."""
-        cols, joins, params, scales = [], [], [], []
+        cols: list[str] = []
+        joins: list[tuple[str, int]] = []
+        params: list[Any] = []
+        scales: list[int] = []
         disk = {f: (c, scale) for f, c, scale in self._disk_layout}
         for name in metrics:
             if name in self._columns:
@@ -379,7 +391,7 @@ class Recording:
 
     def statement_texts(self) -> dict[int, str]:
         """queryid -> query text, for every statement the file knows the text of."""
-        return {q: t for q, t in self._statements.values() if t is not None}
+        return {q: t for q, t in self._statements.values() if q is not None and t is not None}
 
     def statement_totals(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, dict]:
         """Per queryid over a tick range: calls, total ms, mean and stddev ms, blocks read, dirtied,
@@ -390,7 +402,7 @@ class Recording:
                "sum(s.read), sum(s.dirtied), sum(s.written), sum(s.wal_bytes) "
                "FROM statement_stats s JOIN statements st ON st.id = s.statement_id" + where + " GROUP BY st.queryid")
         totals = (statement_total(row) for row in self.conn.execute(sql, params))
-        return {queryid: total for queryid, total in totals if total is not None}
+        return {queryid: total for queryid, total in totals if queryid is not None and total is not None}
 
     @functools.cached_property
     def db(self) -> Database:

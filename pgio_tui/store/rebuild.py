@@ -13,7 +13,7 @@ from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
-from pgio_tui.store.validate import number, value
+from pgio_tui.store.validate import HIST_ROWS, number, value
 
 _WINDOW = M.STATEMENTS_WINDOW_S
 
@@ -44,20 +44,21 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
-    hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
+    hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
         if latency_hist else {}
     cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                   "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
     stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
                     "WHERE tick BETWEEN ? AND ?")
-    present = backends is not None and backends.present
-    backend_sql, aio_sql = backends.select() if present else ("", "")
+    present = backends if backends is not None and backends.present else None
+    backend_sql, aio_sql = present.select() if present else ("", "")
     backend_io = by_tick(backend_sql) if present else {}
     aio = by_tick(aio_sql) if present else {}
     device_names = {id_: name for name, (id_, _, _) in devices.items()}
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
-    zero_dev = dict.fromkeys(DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)  # no table: unknown
-    zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
+    zero_dev: dict[str, float | None] = dict.fromkeys(  # no table: unknown
+        DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)
+    zero_src: dict[str, float | None] = dict.fromkeys(SOURCE_FIELDS, 0.0)
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
@@ -73,7 +74,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
         values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
-            tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
+            tick=tick, t=row[1], elapsed=number(row[2]) or 0.0, dt=number(row[3]),  # elapsed NULL: crafted
             values={c: v for c, v in values.items() if v is not None},
             devices=tick_devices,
             device_roles=dict(roles),
@@ -85,6 +86,6 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             **statement_fields(stmts.get(tick, ()), number(row[4 + columns.index(_WINDOW)])
                                if _WINDOW in columns else None, statements),
             latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
-            **(backends.fields(row[1], number(row[3]), backend_io.get(tick), aio.get(tick), statements)
+            **(present.fields(row[1], number(row[3]), backend_io.get(tick), aio.get(tick), statements)
                if present else {}),
         )

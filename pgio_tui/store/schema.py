@@ -253,7 +253,7 @@ def create(db: Database | sqlite3.Connection) -> None:
 def add_metric_columns(db: Database, columns: dict[str, str]) -> None:
     """Add metric columns to `ticks` (a metric the catalog does not know appeared in a Frame)."""
     for name, sql_type in columns.items():
-        db["ticks"].add_column(name, sql_type)
+        db.table("ticks").add_column(name, sql_type)
 
 
 def needs_migration(version: int) -> bool:

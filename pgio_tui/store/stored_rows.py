@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from pgio_tui.frame import Event
 from pgio_tui.store import schema
-from pgio_tui.store.validate import json_object, number, text, tick_number
+from pgio_tui.store.validate import json_object, label_text, line_text, number, tick_number
 from pgio_tui.store.validate import queryid as queryid_of
 
 NEVER = math.inf  # the first tick of a device or source never seen
@@ -42,13 +42,13 @@ def first_tick(tick) -> float:
 
 
 def stored_event(kind, body, data) -> Event:
-    return Event(text(kind) or "?", text(body) or "", json_object(data))
+    return Event(label_text(kind) or "?", line_text(body) or "", json_object(data))
 
 
 def checkpoint_row(row: tuple) -> dict[str, Any]:
     c = {k: v for k, v in json_object(row[-1]).items() if k not in schema.CHECKPOINT_COLUMNS}
     for k, v in zip(schema.CHECKPOINT_COLUMNS, row):
-        v = text(v) if k in CHECKPOINT_TEXT else number(v)
+        v = label_text(v) if k in CHECKPOINT_TEXT else number(v)
         if v is not None:
             c[k] = v
     return c

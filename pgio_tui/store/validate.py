@@ -2,7 +2,7 @@
 
 Recordings are files people attach to tickets and send each other, so the reader treats them as
 hostile: on open the file may hold only the objects store/schema.py creates (its tables, indexes and
-views, with their columns and types: no triggers, no other views), every query is bounded in time
+views, with their columns and types: no triggers, no other views, no generated columns), every query is bounded in time
 (an SQLite progress handler) and every value in size, an SQLite error becomes one RecordingError
 line, and values come back as the type their column promises (a non-finite number, a blob or text
 in a numeric column is missing, never a crash downstream).
@@ -15,8 +15,10 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from pgio_tui.quantiles import MAX_BUCKET, MAX_COUNT
+from pgio_tui.safe_text import LABEL_CHARS, LINE_CHARS, capped
 from pgio_tui.store import schema
 from pgio_tui.store.schema import RecordingError
 
@@ -29,9 +31,13 @@ PROGRESS_STEPS = 20_000  # SQLite VM instructions between two checks of the cloc
 MAX_MAGNITUDE = 1e18
 T_MIN, T_MAX = 0.0, 4_102_444_800.0  # a tick's wall time lies in 1970..2100
 TEXT_TYPES = ("TEXT",)
+# latency_hist rows the code can compute with (quantiles.bucket_value overflows far beyond): others are damage
+HIST_ROWS = (f"typeof(bucket) = 'integer' AND bucket BETWEEN 0 AND {MAX_BUCKET} "
+             f"AND typeof(count) = 'integer' AND count BETWEEN 1 AND {MAX_COUNT}")
 # meta keys that hold a number or a JSON object; other keys hold text
 META_NUMBERS = {"schema_version", "interval_s", "server_version_num"}
 META_OBJECTS = {"features", "scales"}  # as Sampler.meta() and the Recorder write them
+META_LABELS = {"host", "port", "server_version", "os", "tool_version", "python", "sqlite"}  # label_text()
 
 
 # --- a connection whose every query is bounded and whose errors are one line ------------------
@@ -41,7 +47,7 @@ class BoundedCursor(sqlite3.Cursor):
     SQLite error into a RecordingError naming the file."""
 
     def _guard(self, fetch, *args):
-        conn = self.connection
+        conn = cast(BoundedConnection, self.connection)  # BoundedConnection.cursor() made this cursor
         conn.deadline = time.monotonic() + QUERY_S
         try:
             return fetch(*args)
@@ -186,12 +192,18 @@ def check_objects(conn: sqlite3.Connection, label: str, complete: bool, version:
 
 
 def _check_columns(conn: sqlite3.Connection, label: str, table: str, want: dict[str, str]) -> None:
-    have = {r[1]: (r[2] or "").upper() for r in conn.execute(f"PRAGMA table_info({schema.quote(table)})")}
+    # table_xinfo lists generated columns too (table_info hides them); `SELECT *` would evaluate them
+    info = conn.execute(f"PRAGMA table_xinfo({schema.quote(table)})").fetchall()
+    generated = [r[1] for r in info if r[6]]
+    if generated:
+        raise RecordingError(f"{label}: the {table} table has a generated column {str(generated[0])[:80]!r}, which "
+                             "pgio-tui recordings never have: refused")
+    have = {r[1]: (r[2] or "").upper() for r in info}
     if table == "ticks":  # metric columns come and go with the catalog: REAL or TEXT
         fixed = {c: want[c] for c in schema.TICK_COLUMNS}
-        bad = [c for c, t in have.items() if c not in fixed and t not in ("REAL", "TEXT")]
+        bad = [c for c, t in have.items() if c not in fixed and (t not in ("REAL", "TEXT") or len(c) > LABEL_CHARS)]
         if bad or any(have.get(c) != t for c, t in fixed.items()):
-            raise RecordingError(f"{label}: the ticks table has columns of unexpected types: refused")
+            raise RecordingError(f"{label}: the ticks table has columns of unexpected types or names: refused")
         return
     if have != want:
         raise RecordingError(f"{label}: the {table} table's columns are not the ones pgio-tui writes: refused")
@@ -254,9 +266,20 @@ def text(v: Any) -> str | None:
     return None
 
 
+def label_text(v: Any) -> str | None:
+    """text() of a name (a device, backend type, wait event, setting, application), cut to
+    LABEL_CHARS: names are repeated in column names, labels and every row."""
+    return capped(text(v), LABEL_CHARS)
+
+
+def line_text(v: Any) -> str | None:
+    """text() of a value or a line (a setting's value, an event, an output line), cut to LINE_CHARS."""
+    return capped(text(v), LINE_CHARS)
+
+
 def value(v: Any, sql_type: str) -> Any:
     """A metric value from a column declared `sql_type` (REAL or TEXT)."""
-    return text(v) if sql_type in TEXT_TYPES else number(v)
+    return label_text(v) if sql_type in TEXT_TYPES else number(v)
 
 
 def decode(v: Any) -> Any:
@@ -291,4 +314,6 @@ def meta_value(key: str, v: Any) -> Any:
         return number(v)
     if key in META_OBJECTS:
         return v if isinstance(v, dict) else None
-    return v if isinstance(v, (dict, list)) else text(v)
+    if isinstance(v, (dict, list)):
+        return v
+    return label_text(v) if key in META_LABELS else line_text(v)

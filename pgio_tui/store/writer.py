@@ -33,6 +33,7 @@ from pgio_tui.frame import Event, Frame
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.store import schema
 from pgio_tui.store.files import create_file, remove
+from pgio_tui.store.shm_guard import frozen, map_privately
 from pgio_tui.store.schema import RecordingError, RecordingExists
 from pgio_tui.store.tick_rows import TickRows, json_text
 
@@ -115,14 +116,14 @@ class Recorder:
         if "interval_s" in kv and kv["interval_s"]:
             self._interval = float(kv["interval_s"])
         rows = [{"key": k, "value": _plain(v)} for k, v in kv.items()]
-        self._guard(lambda: self.db["meta"].upsert_all(rows, pk="key"))
+        self._guard(lambda: self.db.table("meta").upsert_all(rows, pk="key"))
 
     @_locked
     def set_settings(self, rows: Iterable[tuple[str, Any, str | None, str]], tick: int | None = None) -> None:
         """Store settings (name, value, unit, category): the snapshot at start when tick is None,
         else values that changed at that tick."""
         data = [{"name": n, "value": _plain(v), "unit": u, "category": c, "tick": tick} for n, v, u, c in rows]
-        self._guard(lambda: self.db["settings"].insert_all(data))
+        self._guard(lambda: self.db.table("settings").insert_all(data))
 
     # --- frames ---------------------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ class Recorder:
     def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int:
         """Record a launched workload (command line scrubbed); returns its id for the calls below."""
         row = {"kind": kind, "argv": json_text(list(argv)), "params": json_text(params), "start_t": t or time.time()}
-        return self._guard(lambda: self.db["workloads"].insert(row).last_pk)
+        return self._guard(lambda: self.db.table("workloads").insert(row).last_pk)
 
     @_locked
     def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None:
@@ -172,7 +173,7 @@ class Recorder:
                       t: float | None = None) -> None:
         self.flush()
         update = {"stop_t": t or time.time(), "exit_code": exit_code, "summary": json_text(summary)}
-        self._guard(lambda: self.db["workloads"].update(workload_id, update))
+        self._guard(lambda: self.db.table("workloads").update(workload_id, update))
 
     # --- commit and close -----------------------------------------------------------------------
 
@@ -180,6 +181,7 @@ class Recorder:
     def flush(self) -> None:
         """Commit everything buffered, in one transaction."""
         self._check_writable()
+        self._check_shm()
         self._last_commit = time.monotonic()
         statements = self._rows.statements()
         if not any(rows for _, rows in statements):
@@ -248,6 +250,16 @@ class Recorder:
         if self._failed:
             raise RecordingError(self._failed)
 
+    def _check_shm(self) -> None:
+        """A -shm made immutable or append-only would kill this process with SIGBUS at the next
+        write to its mapping (shm_guard): keep that mapping private and stop with one line."""
+        shm = f"{self.path}-shm"
+        if frozen(shm):
+            map_privately(shm)
+            self._failed = (f"cannot write recording {self.path}: its -shm file was made immutable or append-only "
+                            "(chattr +i/+a) while recording: stopped; the ticks so far are kept")
+            raise RecordingError(self._failed)
+
     def _fail(self, e: Exception) -> None:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         self._failed = f"cannot write recording {self.path}: {msg}"
@@ -256,6 +268,7 @@ class Recorder:
     def _guard(self, action):
         """Run a direct write; SQLite errors become a one-line RecordingError."""
         self._check_writable()
+        self._check_shm()
         try:
             return action()
         except sqlite3.Error as e:

@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 
 from pgio_tui.frame import Frame
 from pgio_tui.interfaces import WorkloadLike
@@ -87,7 +88,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         self._wanted_theme = theme
         self._dirty = True
         self._last_redraw = 0.0
-        self._catch_up = None  # the one-shot timer of a redraw put off by the frame budget
+        self._catch_up: Timer | None = None  # the one-shot timer of a redraw put off by the frame budget
         self._warnings = WarningGate()  # a repeated warning is toasted once per few minutes
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
         self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values

@@ -100,7 +100,7 @@ def load_run(rec: Recording, label: str, summary: Summary, templates: Iterable[s
     """Read one run's window (one query) into a FrameHistory on the aligned axis."""
     win = summary.window
     metrics = _wanted(rec, summary, templates, extra or set())
-    n = 0 if win.start_tick is None else win.end_tick - win.start_tick + 1
+    n = 0 if win.start_tick is None or win.end_tick is None else win.end_tick - win.start_tick + 1
     history = FrameHistory(capacity=max(16, n))
     loaded: set[str] = set()
     if win.start_tick is not None:

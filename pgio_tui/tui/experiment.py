@@ -38,7 +38,7 @@ class ExperimentFeed:
     each run's Session headless with this feed as its status line (show_status gets every frame)
     and tells it each Session (on_session) so that quitting can stop the workload under way."""
 
-    abilities = frozenset()
+    abilities: frozenset[str] = frozenset()
     enabled = False  # as a status line: nothing of its own to print
     tty = False
 
@@ -120,8 +120,8 @@ class ExperimentFeed:
             self.stop()
         if self.sink is not None:
             session = self.session
-            self.sink.deliver(frame, FeedStatus(getattr(session, "recording", None),
-                                                getattr(session, "ticks", 0), None))
+            self.sink.deliver(frame, FeedStatus(session.recording if session is not None else None,
+                                                session.ticks if session is not None else 0, None))
 
     show = show_status
 
@@ -136,6 +136,7 @@ class ExperimentScreen(MonitorScreen):
     def __init__(self, *args, feed: ExperimentFeed, **kw):
         super().__init__(*args, **kw)
         self.feed = feed
+        self._strip: ExperimentStrip | None = None  # found on mount
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
@@ -150,11 +151,12 @@ class ExperimentScreen(MonitorScreen):
 
     def draw_strip(self) -> None:
         feed = self.feed
-        self._strip.draw(feed.progress.snapshot(), feed.last, feed.outcome)
+        if self._strip is not None:
+            self._strip.draw(feed.progress.snapshot(), feed.last, feed.outcome)
 
     def redraw(self, force: bool = False) -> None:
         super().redraw(force)
-        if getattr(self, "_strip", None) is not None and self.is_attached:
+        if self._strip is not None and self.is_attached:
             self.draw_strip()
 
 

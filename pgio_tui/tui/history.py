@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import Event, Frame
+from pgio_tui.frame import Event, Frame, Value
 from pgio_tui.sources.checkpoint import too_frequent
 
 BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
@@ -47,11 +47,12 @@ class FrameHistory:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
         self.capacity = capacity
+        self.epoch = 0
         self.clear()
 
     def clear(self) -> None:
         """Forget everything (replay uses this when it seeks)."""
-        self.epoch = getattr(self, "epoch", 0) + 1  # views caching reductions of the series start over
+        self.epoch += 1  # views caching reductions of the series start over
         self.t: list[float] = []
         self.ticks: list[int] = []
         self.series: dict[str, list[Any]] = {}
@@ -62,7 +63,7 @@ class FrameHistory:
         self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
         self.checkpoint_warnings: list[tuple[float, str]] = []  # (t, "checkpoints are occurring too frequently ...")
         self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
-        self.statements: list[tuple[float, float | None, list[dict[str, Any]]]] = []  # (t, window s, top rows)
+        self.statements: list[tuple[float, Value, list[dict[str, Any]]]] = []  # (t, window s, top rows)
         self.statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
         # Ticks with backends or AIO rows (the last BACKEND_TICKS): (t, backends sorted by I/O, aio rows).
         self.backends: list[tuple[float, list[dict[str, Any]], list[tuple[str, str, int]]]] = []

@@ -26,6 +26,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 
 from pgio_tui.store.moments import Moment, find_moments
 from pgio_tui.sources.checkpoint import too_frequent
@@ -56,6 +57,7 @@ class ReplayScreen(MonitorScreen):
 
     CSS_PATH = "monitor.tcss"  # the monitor's sheet (a path is relative to the subclass's module)
     EXTRA_ROWS = 2
+    app: ReplayApp  # the one it is pushed on (Textual's `app`, as the type checker should see it)
     BINDINGS = [
         Binding("space", "app.play_pause", "Play/Pause", id="replay.play", tooltip="play / pause"),
         Binding("left", "app.step(-1)", "-1 tick", key_display="←", id="replay.back",
@@ -139,7 +141,8 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
-        self._play_timer = None  # the playback timer (_pace), made on mount
+        self._ckpt_log_at: int | None = None  # the tick count checkpoint_log() last read at
+        self._play_timer: Timer | None = None  # the playback timer (_pace), made on mount
         self._play_every: float | None = None  # its interval; None: no timer
         self._load_window(DEFAULT_WINDOW)
 
@@ -190,7 +193,7 @@ class ReplayApp(MonitorApp):
         """Every checkpoint and too-frequent warning of the file, not just the charts' window
         (read again only when a followed file grew)."""
         count = self.rec.tick_count
-        if getattr(self, "_ckpt_log_at", None) != count:
+        if self._ckpt_log_at != count:
             self._ckpt_log_at = count
             warnings = [(e.t, e.event.text) for e in self.rec.events(["note"]) if too_frequent(e.event.text)]
             self._ckpt_log = (self.rec.checkpoints(), warnings)

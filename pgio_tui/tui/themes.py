@@ -12,9 +12,16 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual.color import Color
 from textual.theme import Theme
+
+if TYPE_CHECKING:  # a mixin: what it uses of the App it is mixed into, for the type checker
+    from textual.app import App
+    _AppBase = App[Any]
+else:
+    _AppBase = object
 
 from pgio_tui.safe_text import printable
 
@@ -86,7 +93,8 @@ def bundled_themes() -> list[Theme]:
 def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
     """Themes from the user's folder, and one error line per file that could not be loaded."""
     folder = folder or user_themes_dir()
-    themes, errors = [], []
+    themes: list[Theme] = []
+    errors: list[str] = []
     if not folder.is_dir():
         return themes, errors
     for path in sorted(folder.glob("*.toml")):
@@ -97,13 +105,15 @@ def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
     return themes, errors
 
 
-class ThemedApp:
+class ThemedApp(_AppBase):
     """What every pgio-tui app does with themes: bundled and user themes registered, the chart
     colour variables derived from the current theme, --theme applied (or a warning), `t` cycles.
 
     A mixin for `textual.app.App` subclasses: call `init_themes(theme)` in `__init__` and
     `apply_wanted_theme()` in `on_mount`.
     """
+
+    _parsed_with: dict[str, str] | None = None  # the variables the style sheet was parsed with, once
 
     def init_themes(self, wanted: str | None) -> None:
         self._wanted_theme = wanted
@@ -128,7 +138,7 @@ class ThemedApp:
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's, but not the first one when the style sheet already has the theme's variables
         (init_themes): parsing it again would give the same rules, and the nodes their styles."""
-        parsed_with, self._parsed_with = getattr(self, "_parsed_with", None), None
+        parsed_with, self._parsed_with = self._parsed_with, None
         if parsed_with is not None and parsed_with == self.get_css_variables():
             return
         super().refresh_css(animate)

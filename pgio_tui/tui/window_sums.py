@@ -37,10 +37,9 @@ class WindowSums:
         i, j = history.index_range(t0, t1)
         ticks = history.ticks
         at = self._at
-        same = (at is not None and self.exact and at[0] == (id(history), history.epoch)
+        if (at is not None and self.exact and at[0] == (id(history), history.epoch)
                 and at[1] <= i <= at[2] <= j and at[1] < len(ticks) and ticks[at[1]] == at[3]
-                and (at[2] == 0 or ticks[at[2] - 1] == at[4]))
-        if same:
+                and (at[2] == 0 or ticks[at[2] - 1] == at[4])):  # the same history, moved on
             self._add(history, at[2], j, 1)
             self._add(history, at[1], i, -1)
         else:

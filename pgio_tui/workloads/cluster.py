@@ -22,11 +22,13 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from pgio_tui.sources.postgres import scalar
 from pgio_tui.workloads.lab_user import MIRROR_DIR, can_reach, reachable_bindir, server_user, temp_root
 from pgio_tui.workloads.pg_binaries import (HINT, TIMEOUT_S, ClusterError, find_bindir, find_client, has_server,
                                           server_version)
@@ -238,7 +240,7 @@ class Cluster:
         """ALTER SYSTEM each setting, then reload, or restart if one needs it; True if restarted."""
         settings = {k.lower(): v for k, v in settings.items()}
         with self.connect() as conn:
-            contexts = dict(conn.execute("select name, context from pg_settings where name = any(%s)",
+            contexts: dict[str, str] = dict(conn.execute("select name, context from pg_settings where name = any(%s)",
                                          [list(settings)]).fetchall())
             unknown = sorted(set(settings) - set(contexts))
             if unknown:
@@ -254,7 +256,7 @@ class Cluster:
                 conn.close()
                 self.restart()
                 return True
-            loaded = conn.execute("select pg_conf_load_time()").fetchone()[0]
+            loaded = scalar(conn, "select pg_conf_load_time()")
             conn.execute("select pg_reload_conf()")
         self._wait_for_reload(loaded)
         return False
@@ -264,7 +266,7 @@ class Cluster:
         deadline = time.monotonic() + TIMEOUT_S
         while time.monotonic() < deadline:
             with self.connect() as conn:
-                if conn.execute("select pg_conf_load_time()").fetchone()[0] > before:
+                if scalar(conn, "select pg_conf_load_time()") > before:
                     return
             time.sleep(0.02)
         raise ClusterError(f"configuration reload not seen after {TIMEOUT_S} s: see {self.server_log_path()}")
@@ -293,7 +295,7 @@ class Cluster:
 
     def _run(self, program: str, *args, check: bool = True) -> subprocess.CompletedProcess:
         """Run a server program as the server user, in a directory that user can enter."""
-        kw = {}
+        kw: dict[str, Any] = {}
         if self._user is not None:
             kw = dict(user=self._user.pw_uid, group=self._user.pw_gid,
                       extra_groups=os.getgrouplist(self._user.pw_name, self._user.pw_gid))

@@ -73,7 +73,8 @@ def temp_root(user: pwd.struct_passwd | None) -> Path:
     for d in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
         if Path(d).is_dir() and can_reach(Path(d), user):
             return Path(d)
-    raise ClusterError(f"no temporary directory reachable by user {user.pw_name}: set TMPDIR to one")
+    name = user.pw_name if user is not None else f"uid {os.geteuid()}"
+    raise ClusterError(f"no temporary directory reachable by user {name}: set TMPDIR to one")
 
 
 def reachable_bindir(bindir: Path, user: pwd.struct_passwd | None, lab_dir: Path) -> Path:

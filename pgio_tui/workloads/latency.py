@@ -80,7 +80,7 @@ def frame_values(stats: LatencyStats, dt: float | None, rate_scale: float = 1.0,
     return values
 
 
-def combine(parts: Iterable[tuple[int, float, float]]) -> tuple[int, float | None, float | None]:
+def combine(parts: Iterable[tuple[float, float, float]]) -> tuple[float, float | None, float | None]:
     """Pool (count, mean, stddev) of several intervals into one (count, mean, stddev).
 
     For pgbench's progress lines when no per-transaction log is available.

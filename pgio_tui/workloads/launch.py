@@ -51,10 +51,8 @@ def sampler_conninfo(sampler: SamplerLike) -> str | None:
 # --- the dialog's fields ------------------------------------------------------------------------
 
 
-def _int(fields: dict[str, str], key: str, label: str, *, low: int = 1, optional: bool = False) -> int | None:
+def _int(fields: dict[str, str], key: str, label: str, *, low: int = 1) -> int:
     text = str(fields.get(key, "")).strip()
-    if not text and optional:
-        return None
     try:
         value = int(text)
     except ValueError:
@@ -64,13 +62,18 @@ def _int(fields: dict[str, str], key: str, label: str, *, low: int = 1, optional
     return value
 
 
+def _optional_int(fields: dict[str, str], key: str, label: str) -> int | None:
+    """_int, or None when the field is empty."""
+    return _int(fields, key, label) if str(fields.get(key, "")).strip() else None
+
+
 def pgbench_args(fields: dict[str, str]) -> tuple[list[str], int | None]:
     """clients, threads, duration, builtin, extra (shell-like words, never run by a shell) and
     init_scale (empty: no `pgbench -i`) -> (pgbench's argv after the program, init scale)."""
     clients = _int(fields, "clients", "clients")
     threads = _int(fields, "threads", "threads")
     duration = _int(fields, "duration", "duration (s)")
-    init_scale = _int(fields, "init_scale", "init scale", optional=True)
+    init_scale = _optional_int(fields, "init_scale", "init scale")
     if threads > clients:
         raise WorkloadError(f"threads ({threads}) must not exceed clients ({clients})")
     builtin = str(fields.get("builtin") or "tpcb-like")
@@ -90,7 +93,8 @@ def pgio_options(fields: dict[str, str]) -> dict[str, Any]:
     default = PgioConfig()
     run_time = _int(fields, "run_time", "run time (s)")
     update_pct = _int(fields, "update_pct", "update %", low=0)
-    uwu = _int(fields, "update_work_unit", "update work unit", optional=True)
+    uwu = _optional_int(fields, "update_work_unit", "update work unit")
+    options: dict[str, Any]
     options = {"schemas": _int(fields, "schemas", "schemas"), "scale": str(fields.get("scale", "")).strip(),
                "sessions": _int(fields, "sessions", "sessions"), "run_time": float(run_time),
                "update_pct": update_pct, "work_unit": _int(fields, "work_unit", "work unit"),
@@ -105,11 +109,12 @@ def from_fields(kind: str, fields: dict[str, str], sampler: SamplerLike) -> Work
     what is wrong in one line."""
     if kind not in ("pgbench", "pgio"):
         raise WorkloadError(f"unknown workload {kind!r}")
-    options = pgbench_args(fields) if kind == "pgbench" else pgio_options(fields)  # the user's errors first
+    pgbench = pgbench_args(fields) if kind == "pgbench" else None  # the user's errors first
+    options = pgio_options(fields) if kind == "pgio" else {}
     conninfo = sampler_conninfo(sampler)
     if conninfo is None:
         raise WorkloadError("no connection to launch a workload on")
-    if kind == "pgbench":
-        args, init_scale = options
+    if pgbench is not None:
+        args, init_scale = pgbench
         return make_pgbench(conninfo, args, init_scale=init_scale)
     return make_pgio(conninfo, sampler, **options)

@@ -32,7 +32,7 @@ from pgio_tui.workload_facts import PGBENCH_INIT_DONE
 from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
-from pgio_tui.workloads.pgbench_invocation import find_pgbench, has_option, libpq_env, option_value
+from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench, has_database_arg, has_option, option_value
 from pgio_tui.workloads.pgbench_output import (LogEntry, Progress, error_line, init_percent, parse_log_line,
                                                parse_progress, parse_summary)
 
@@ -111,7 +111,11 @@ class PgbenchWorkload(Workload):
             raise WorkloadError("--init-scale must be 1 or more")
         self.pgbench = str(pgbench or find_pgbench())
         # The user's PG* variables (PGPASSWORD, ...) still apply; the conninfo's keywords win.
-        self.env = {**os.environ, **libpq_env(conninfo), "LC_ALL": "C", "LANG": "C"}
+        env, conn_args = connection(conninfo)
+        if conn_args and has_database_arg(args):
+            raise WorkloadError("pgbench connects where pgio-tui does: give the database as CONN or -d, "
+                                "not among pgbench's arguments after --")
+        self.env = {**os.environ, **env, "LC_ALL": "C", "LANG": "C"}
         self.cwd = os.getcwd()  # relative paths in the user's arguments (-f script.sql) mean what they say
         self.init_only = has_option(args, "i", "--initialize")
         self.workdir = Path(tempfile.mkdtemp(prefix="pgio-tui-pgbench-"))
@@ -139,8 +143,8 @@ class PgbenchWorkload(Workload):
             self.sampling_rate = sampling_rate
         else:
             self.sampling_rate = 1.0
-        argv = [self.pgbench, *added, *args]
-        self.init_argv = [self.pgbench, "-i", "-s", str(init_scale)] if init_scale else None
+        argv = [self.pgbench, *added, *args, *conn_args]
+        self.init_argv = [self.pgbench, "-i", "-s", str(init_scale), *conn_args] if init_scale else None
         params = {"init_scale": init_scale, "sampling_rate": self.sampling_rate, "user_args": args,
                   "added_args": added, "per_transaction_log": self.log_prefix is not None,
                   "init_argv": self.init_argv}
@@ -319,7 +323,8 @@ class PgbenchWorkload(Workload):
         run_s = (self._run_end_t or time.time()) - (self._run_start_t or time.time())
         measured["run_s"] = round(run_s, 3)  # pgbench's process, start to exit (connections, vacuum included)
         # The benchmark itself: first transaction's start to last one's end, as the log has them.
-        window = (self._last_end - self._first_start) if self._first_start is not None else None
+        first, last = self._first_start, self._last_end
+        window = (last - first) if first is not None and last is not None else None
         measured["window_s"] = round(window, 3) if window else None
         measured["tps"] = round(self._run_counts["ok"] / self.sampling_rate / window, 3) if window else None
         summary: dict[str, Any] = {"exit_code": rc, "interrupted": self.stop_requested,

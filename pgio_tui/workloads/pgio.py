@@ -24,6 +24,7 @@ from psycopg import errors
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
+from pgio_tui.sources.postgres import one_row, scalar
 from pgio_tui.workload_facts import PGIO_RUN_STARTED
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summarize
@@ -35,7 +36,7 @@ from pgio_tui.workloads.pgio_sql import DB_STATS, FUNCTION
 APP_PREFIX = "pgio_"  # application_name of the sessions: pgio_<table>_<n>
 
 
-class PgioWorkload(PgioTables, Workload):
+class PgioWorkload(PgioTables):
     kind = "pgio"
 
     def __init__(self, conninfo: str, config: PgioConfig, devices: list[str] | None = None):
@@ -95,7 +96,7 @@ class PgioWorkload(PgioTables, Workload):
         c = self.config
         admin = self._connect("pgio_admin")
         try:
-            self.dbname = admin.execute("SELECT current_database()").fetchone()[0]
+            self.dbname = scalar(admin, "SELECT current_database()")
             if c.setup:
                 self.phase = "setup"
                 self._setup(admin)
@@ -121,14 +122,14 @@ class PgioWorkload(PgioTables, Workload):
 
     def _run_sessions(self, admin: psycopg.Connection) -> None:
         c = self.config
-        shared_buffers = admin.execute("SHOW shared_buffers").fetchone()[0]
+        shared_buffers = scalar(admin, "SHOW shared_buffers")
         tables = self._tables()
         self.emit("note", f"Date: {time.strftime('%a %b %d %H:%M:%S %Z %Y')}")
         self.emit("note", f"Database: {self.dbname}. Shared buffers: {shared_buffers}.")
         self.emit("note", f"Testing {c.schemas} schemas with {c.sessions} thread(s) accessing "
                           f"{c.scale * BLOCK / 2**20:.0f}M ({c.scale} blocks) of each schema.")
-        rels = {name: admin.execute("SELECT array[%s::regclass::oid, %s::regclass::oid]",
-                                    [name, f"{name}_idx"]).fetchone()[0] for name in tables}
+        rels = {name: scalar(admin, "SELECT array[%s::regclass::oid, %s::regclass::oid]",
+                             [name, f"{name}_idx"]) for name in tables}
         n = c.schemas * c.sessions
         self.sessions = [SessionTotals(table=tables[i // c.sessions]) for i in range(n)]
         ready = threading.Barrier(n + 1, timeout=60)
@@ -201,8 +202,8 @@ class PgioWorkload(PgioTables, Workload):
                 if left <= 0.001:
                     break
                 try:
-                    row = conn.execute(query, [me.table, rels[me.table], c.update_pct, min(c.slice_s, left),
-                                               c.scale, c.work_unit, c.update_work_unit]).fetchone()
+                    row = one_row(conn.execute(query, [me.table, rels[me.table], c.update_pct, min(c.slice_s, left),
+                                                       c.scale, c.work_unit, c.update_work_unit]))
                 except errors.QueryCanceled:
                     me.cancelled += 1
                     if self.stop_requested:
@@ -253,7 +254,7 @@ class PgioWorkload(PgioTables, Workload):
 
     def _db_stats(self, admin: psycopg.Connection) -> dict[str, Any]:
         cols = ", ".join(DB_STATS)
-        row = admin.execute(f"SELECT {cols} FROM pg_stat_database WHERE datname = current_database()").fetchone()
+        row = one_row(admin.execute(f"SELECT {cols} FROM pg_stat_database WHERE datname = current_database()"))
         return dict(zip(DB_STATS, row))
 
     def _stable_db_stats(self, admin: psycopg.Connection, timeout: float = 5.0) -> dict[str, Any]:
@@ -273,7 +274,7 @@ class PgioWorkload(PgioTables, Workload):
     def _wait_backends_gone(admin: psycopg.Connection, pids: list[int], timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
         while pids and time.monotonic() < deadline:
-            left = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids]).fetchone()[0]
+            left = scalar(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids])
             if not left:
                 return
             time.sleep(0.05)

@@ -71,6 +71,7 @@ def run_summary(w: PgioWorkload, before, after, disk_a, disk_b, shared_buffers) 
 def console_report(w: PgioWorkload, before, after) -> list[str]:
     """pgio's console report: BEFORE/AFTER rows and the classic result line (true run time)."""
     s = w.summary
+    assert s is not None, "the report of a run that has its summary"
     cols = ("blks_hit", "blks_read", "tup_returned", "tup_fetched", "tup_updated")
     lines = ["pg_stat_database stats:", "          datname | " + " | ".join(cols)]
     for label, row in (("BEFORE", before), ("AFTER", after)):

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import psycopg
 from psycopg import errors, sql
 
-from pgio_tui.workloads.base import WorkloadError
-from pgio_tui.workloads.pgio_config import BLOCK
+from pgio_tui.sources.postgres import one_row, scalar
+from pgio_tui.workloads.base import Workload, WorkloadError
+from pgio_tui.workloads.pgio_config import BLOCK, PgioConfig
 
 
 PROGRESS_NOTE = "setup: "  # how the lines saying how far the load is begin
 
 
-class PgioTables:
+class PgioTables(Workload):
     """Set-up and checks of pgio's tables, for PgioWorkload (its config, emit and connections)."""
 
     setup_label = "pgio tables"
+    config: PgioConfig  # what PgioWorkload gives it
+    dbname: str
+    _connect: Callable[[str], psycopg.Connection]  # a connection named for pg_stat_activity
+    _release: Callable[[psycopg.Connection], None]
 
     def is_progress_line(self, line: str) -> bool:
         return line.startswith(PROGRESS_NOTE)
@@ -37,8 +43,8 @@ class PgioTables:
         self.progress = 0.0
         self.emit("note", f"Job info: Loading {c.scale} blocks ({c.scale * BLOCK / 2**20:.0f} MB) into "
                           f"{c.schemas} table(s) of database {self.dbname}")
-        have = admin.execute("SELECT to_regclass('pgio_base') IS NOT NULL").fetchone()[0]
-        rows = admin.execute("SELECT count(*) FROM pgio_base").fetchone()[0] if have else None
+        have = scalar(admin, "SELECT to_regclass('pgio_base') IS NOT NULL")
+        rows = scalar(admin, "SELECT count(*) FROM pgio_base") if have else None
         if rows != c.scale:
             admin.execute("DROP TABLE IF EXISTS pgio_base")
             admin.execute("CREATE TABLE pgio_base (mykey bigint, scratch bigint, filler char(1024))")
@@ -89,8 +95,8 @@ class PgioTables:
             if self.stop_requested:
                 continue
             try:
-                size = admin.execute("SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c "
-                                     "WHERE c.relname = ANY(%s) AND c.relkind = 'r'", [tables]).fetchone()[0]
+                size = scalar(admin, "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c "
+                              "WHERE c.relname = ANY(%s) AND c.relkind = 'r'", [tables])
             except psycopg.Error:
                 continue
             self.progress = min(0.99, size / expected)
@@ -103,8 +109,8 @@ class PgioTables:
         if errors_seen:
             raise WorkloadError(f"setup failed: {errors_seen[0]}")
         for name in tables:
-            heap, index = admin.execute("SELECT pg_relation_size(%s::regclass), pg_relation_size(%s::regclass)",
-                                        [name, f"{name}_idx"]).fetchone()
+            heap, index = one_row(admin.execute(
+                "SELECT pg_relation_size(%s::regclass), pg_relation_size(%s::regclass)", [name, f"{name}_idx"]))
             self.emit("note", f"{name}: table {heap / 2**20:.1f} MB ({heap // BLOCK} blocks), "
                               f"index {index / 2**10:.0f} kB")
         self.progress = 1.0
@@ -122,12 +128,12 @@ class PgioTables:
     def _check_tables(self, admin: psycopg.Connection) -> None:
         c = self.config
         for name in self._tables():
-            row = admin.execute("SELECT to_regclass(%s), to_regclass(%s)", [name, f"{name}_idx"]).fetchone()
+            row = one_row(admin.execute("SELECT to_regclass(%s), to_regclass(%s)", [name, f"{name}_idx"]))
             if row[0] is None or row[1] is None:
                 raise WorkloadError(f"no pgio table {name} (or its index) in database {self.dbname}: run with "
                                     f"--setup first (pgio-tui bench pgio --setup --scale {c.scale} "
                                     f"--schemas {c.schemas})")
-            blocks = admin.execute("SELECT pg_relation_size(%s::regclass) / %s", [name, BLOCK]).fetchone()[0]
+            blocks = scalar(admin, "SELECT pg_relation_size(%s::regclass) / %s", [name, BLOCK])
             if abs(blocks - c.scale) > max(8, c.scale // 100):
                 raise WorkloadError(f"{name} has {blocks} blocks but --scale is {c.scale}: give the scale used "
                                     f"at setup, or run with --setup")

@@ -53,7 +53,7 @@ def sort_value(b: dict, key: str, t: float) -> float:
         return _age(b, t) or -1.0
     if key == "pid":
         return -(b.get("pid") or 0)  # ascending
-    return b.get(key) if b.get(key) is not None else -1.0
+    return v if (v := b.get(key)) is not None else -1.0
 
 
 def aio_line(aio: list[tuple[str, str, int]] | None, settings: dict[str, str]) -> str:
@@ -150,7 +150,7 @@ class BackendsScreen(TableScreen):
             return plain_text(plain(SHORT.get(bt, bt), 7))
         if c == "state":
             state = b.get("state")
-            return plain_text(STATES.get(state, plain(state or "", 7)))
+            return plain_text(STATES.get(state or "", plain(state or "", 7)))
         if c == "wait":
             if b.get("wait_event") is None and b.get("state") != "active":
                 return Text("")

@@ -104,7 +104,7 @@ class WorkloadScreen(ModalScreen[Any]):
         return self.query_one(TabbedContent).active or "pgbench"
 
     def fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {inp.id.removeprefix("wl-"): inp.value for inp in self.query(Input)}
+        out: dict[str, Any] = {(inp.id or "").removeprefix("wl-"): inp.value for inp in self.query(Input)}
         out["builtin"] = self.query_one("#wl-builtin", Select).value
         out["setup"] = self.query_one("#wl-setup", Checkbox).value
         return out

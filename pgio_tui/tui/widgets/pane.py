@@ -61,6 +61,7 @@ class Pane(LinesView, can_focus=True):
         self._drawn: tuple | None = None
         self._view: View | None = None
         self._sections: dict[str, tuple[int, int]] = {}
+        self._subtitle_text: str | None = None
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -99,7 +100,7 @@ class Pane(LinesView, can_focus=True):
 
     def set_subtitle(self, text: str) -> None:
         """The border subtitle, as plain text (it may hold a device name or a setting)."""
-        if getattr(self, "_subtitle_text", None) != text:
+        if self._subtitle_text != text:
             self._subtitle_text = text
             self.border_subtitle = plain_text(text)
 
