@@ -169,7 +169,7 @@ def test_summary_sums_equal_the_replayed_frames(tmp_path):
     path = write_fixture(tmp_path / "f.pgio", n=40, major=18)
     with Recording(path) as rec:
         win = window(rec, "start")
-        got = {(label, figure): v for label, figure, _, v in backend_rows(rec, win, top=100)}
+        got = {(label, figure): v for _, label, figure, _, v in backend_rows(rec, win, top=100)}
         want: dict = {}
         for f in rec.frames(win.start_tick, win.end_tick):
             for b in f.backends:

@@ -83,8 +83,8 @@ def summarize(rec: Recording, win: Window) -> Summary:
     add_wal(s, ticks, wal_dev if wal_dev is not None and M.disk(wal_dev, M.DISK_F_S) in available else None)
     if pgio:
         _pgio(s, ticks, pgio[0])
-    for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
-        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {label}")
+    for statement, label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
+        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {statement}")
     _backends(s, rec, win)
     return s
 
@@ -124,22 +124,23 @@ def _statements(s: Summary, t: Ticks) -> None:
         col = t.col(metric)
         if has_values(col):
             est = total_estimate([v or 0.0 for v in col])
-            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric)
+            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric,
+                     stat="total")
     mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
     if not has_values(mean):
         return
     n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
     est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
-    add_stat(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS)
+    add_stat(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS, stat="mean")
     if has_values(sd):
         n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
         est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
                         [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
-        add_stat(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS)
+        add_stat(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS, stat="pooled")
     num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
     den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
     est = Estimate((num, den), ratio)
-    add_stat(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S)
+    add_stat(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S, stat="mean")
     s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
                    "(utility statements and pgio-tui's own left out), not transaction latency")
 
@@ -149,8 +150,8 @@ def _statements(s: Summary, t: Ticks) -> None:
 def _backends(s: Summary, rec: Recording, win) -> None:
     """The busiest kinds of backend (type and application: pids differ between runs), MiB read and written."""
     rows = backend_rows(rec, win)
-    for label, figure, unit, value in rows:
-        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {label}")
+    for kind, label, figure, unit, value in rows:
+        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {kind}")
     if rows:
         s.notes.append(BACKENDS_NOTE)
 
@@ -292,8 +293,9 @@ def _devices(s: Summary, t: Ticks) -> None:
         if not util:
             continue
         est = Estimate((util, [1.0] * len(util)), ratio)
-        add_stat(s, "devices", f"{label} util mean", "%", est.value(), est, util_m, dev, stat="mean")
-        add_stat(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, util_m, dev, stat="p95")
+        add_stat(s, "devices", f"{label} util mean", "%", est.value(), est, util_m, dev, stat="mean", role=label)
+        add_stat(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, util_m, dev, stat="p95",
+                 role=label)
         for f, name in ((M.DISK_WKB_S, "write"), (M.DISK_RKB_S, "read")):
             rate = t.col(M.disk(dev, f))
             if f == M.DISK_RKB_S and not any(rate):
@@ -302,16 +304,17 @@ def _devices(s: Summary, t: Ticks) -> None:
             den = [dt if v is not None else 0.0 for v, dt in zip(rate, t.dt)]
             est = Estimate((num, den), ratio)
             add_stat(s, "devices", f"{label} {name} MiB/s mean", "MiB/s", est.value(), est, M.disk(dev, f), dev,
-                 stat="mean")
+                 stat="mean", role=label)
         for ops, aw, name in ((M.DISK_W_S, M.DISK_W_AWAIT_MS, "w_await"), (M.DISK_R_S, M.DISK_R_AWAIT_MS, "r_await")):
             o, a = t.col(M.disk(dev, ops)), t.col(M.disk(dev, aw))
             busy = [(av, (ov or 0.0) * dt) for ov, av, dt in zip(o, a, t.dt) if av is not None and ov]
             if not busy:
                 continue
             est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
-            add_stat(s, "devices", f"{label} {name} mean", "ms", est.value(), est, M.disk(dev, aw), dev, stat="mean")
+            add_stat(s, "devices", f"{label} {name} mean", "ms", est.value(), est, M.disk(dev, aw), dev, stat="mean",
+                     role=label)
             add_stat(s, "devices", f"{label} {name} p95", "ms", percentile(sorted(av for av, _ in busy), 95), None,
-                 M.disk(dev, aw), dev, stat="p95")
+                 M.disk(dev, aw), dev, stat="p95", role=label)
 
 
 # --- pgio ----------------------------------------------------------------------------------------
