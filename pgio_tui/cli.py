@@ -341,6 +341,9 @@ def _add_experiment(sub) -> None:
                    help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
                         "the default when -o ends in .html)")
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+    t.add_argument("--figures", action="append", default=[], metavar="GLOB",
+                   help="the figures to show instead of the default set, by catalog name, key or label "
+                        "(repeatable), e.g. 'waits.*', 'disk.PGDATA.*', 'wal.*'; json carries every figure")
     t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
 
 

@@ -152,7 +152,9 @@ def test_figures_equal_independent_computations(grid, capsys):
     f = other["figures"]["wal_mib"]
     a, b = [r["wal_mib"] for r in base["runs"]], [r["wal_mib"] for r in other["runs"]]
     assert f["change_pct"] == pytest.approx(100 * (statistics.fmean(b) / statistics.fmean(a) - 1))
-    assert f["noise_floor_pct"] == pytest.approx(100 * max(abs(x / y - 1) for x in a for y in a))
+    # the floor: the baseline repeats' range, in % of their mean
+    assert f["noise_floor_pct"] == pytest.approx(100 * (max(a) - min(a)) / statistics.fmean(a))
+    assert f["noise_floor"] == pytest.approx(max(a) - min(a))
     # no transaction histograms in the fixture: no percentiles rather than a mean of per-tick ones
     assert "lat_p99" not in {x["key"] for x in data["figures"]}
     assert not HAS_FLAGS or [r["flags"] for r in data["runs"]][1] == ["autovacuum ran in the run's window: VACUUM pgbench_accounts"]
@@ -170,14 +172,16 @@ def test_text_formats_have_their_shapes(grid, capsys):
 
     md = report(grid, capsys, "--format", "markdown")
     rows = [ln for ln in md.splitlines() if ln.startswith("|")]
-    assert rows[0] == "| figure | unit | settings | n | mean | 95 % interval | change | noise floor | verdict |"
-    assert all(ln.count(" | ") == 8 for ln in rows[2:]) and len(rows) - 2 == len(body)
+    assert rows[0] == ("| figure | unit | settings | n | mean | 95 % interval | change | noise floor | detectable "
+                       "| verdict |")
+    assert all(ln.count(" | ") == 9 for ln in rows[2:]) and len(rows) - 2 == len(body)
     assert not HAS_FLAGS or "**flags**" in md
 
     rows = list(csv.reader(io.StringIO(report(grid, capsys, "--format", "csv"))))
     assert rows[0] == ["figure", "unit", "settings", "n", "mean", "ci95_low", "ci95_high", "change_pct",
-                       "noise_floor_pct", "verdict"]
-    assert len(rows) - 1 == len(body) and all(len(r) == 10 for r in rows)
+                       "noise_floor_pct", "verdict", "name", "detectable_pct"]
+    assert len(rows) - 1 == len(body) and all(len(r) == 12 for r in rows)
+    assert {"latency.tps:mean", "writes.backend:total"} <= {r[10] for r in rows}  # named by catalog key
     wal = [r for r in rows if r[0] == "WAL generated"]
     assert len(wal) == combos and wal[0][7] == "" and float(wal[1][7]) == pytest.approx(float(wal[1][7]))
 
@@ -263,7 +267,7 @@ def test_statements_from_the_server_at_each_runs_end(tmp_path, capsys):
     base, other = data["rows"]
     assert [r["stmt1_mean"] for r in base["runs"]] == [0.6, 0.8] and [r["stmt1_stddev"] for r in other["runs"]] == [0.5, 1.0]
     ch = other["figures"]["stmt1_stddev"]
-    assert ch["change_pct"] == pytest.approx(100 * (0.75 / 0.5 - 1)) and ch["noise_floor_pct"] == pytest.approx(200.0)
+    assert ch["change_pct"] == pytest.approx(100 * (0.75 / 0.5 - 1)) and ch["noise_floor_pct"] == pytest.approx(100.0)  # range / mean
     assert ch["verdict"] == "within noise"
     assert "statements: pg_stat_statements as each run left it (reset before the run)" in data["notes"]
     assert [f["statement"] for f in data["figures"] if f["key"].endswith("_mean") and "statement" in f] == [upd, "SELECT 1"]
@@ -395,7 +399,23 @@ def test_figures_are_found_by_metric_and_statistic(tmp_path):
     assert [k for k, n in Counter(st.id for st in s.stats).items() if n > 1] == []
     values = run_figures(path).values
     missing = {f.key for f in FIGURES if f.of is not None and values[f.key] is None}
-    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s"}
+    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s",
+                       *(f"log_over_{ms}" for ms in M.LATENCY_THRESHOLDS_MS)}  # no server log counts either
+    # every other statistic of the recording is a figure too, named by catalog key and statistic
+    figs = run_figures(path)
+    named = {f.name for f in FIGURES} | {f.name for f in figs.more}
+    for st in s.stats:
+        metric, stat = st.id
+        if st.value is None or not stat or st.group in ("statements", "backends") and metric not in M.BY_NAME:
+            continue
+        if metric.startswith(M.DISK_PREFIX):
+            dev = metric.split(".")[1]
+            role = next((r for r, d in s.role_devices.items() if d == dev), None)
+            if role is None:
+                continue
+            metric = M.disk(role, metric.rsplit(".", 1)[1])
+        assert f"{metric}:{stat}" in named, (st.group, st.name)
+    assert all(figs.values[f.key] is not None for f in figs.more)
     assert values["pgdata_util"] == s.find(M.disk("nvme0n1", M.DISK_UTIL_PCT), "mean").value \
         == s.value("devices", "PGDATA util mean")
 

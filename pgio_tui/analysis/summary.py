@@ -122,7 +122,8 @@ def _statements(s: Summary, t: Ticks) -> None:
         col = t.col(metric)
         if has_values(col):
             est = total_estimate([v or 0.0 for v in col])
-            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric)
+            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric,
+                     stat="total")
     mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
     if not has_values(mean):
         return

@@ -258,6 +258,10 @@ def _report(args: argparse.Namespace) -> int:
     fmt = args.format or ("html" if args.output and str(args.output).lower().endswith((".html", ".htm")) else "table")
     baseline = results.parse_baseline(args.baseline, plan)
     res = results.collect(plan, args.dir, baseline)
+    res.pick = tuple(getattr(args, "figures", None) or ())
+    if res.pick and not res.shown():
+        raise CliError(f"--figures {' '.join(res.pick)}: no figure of this experiment matches; its names are in "
+                       f"`{PROG} experiment report {args.dir} --format json`")
     if not any(r.runs for r in res.rows):
         raise CliError(f"{args.dir}: no finished run yet; `{PROG} experiment resume {args.dir}` runs them")
     pending = len(plan.pending())

@@ -20,16 +20,14 @@ from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
 from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
 from pgio_tui.experiments import charts
-from pgio_tui.experiments.figures import GROUP_TITLES
-from pgio_tui.experiments.report import flag_lines, lines
+from pgio_tui.experiments.figures import GROUP_TITLES, HEADLINE
+from pgio_tui.experiments.report import COLUMNS, flag_lines, lines
 from pgio_tui.experiments.results import Results, RunResult
 from pgio_tui.quantiles import LatencyHistogram
 from pgio_tui.safe_text import html_text as escape
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command
 
-GLANCE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
-          "pgdata_r_s", "pgdata_w_await", "writes_backend")
 HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "pgdata_r_s", "sql_elapsed")
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
@@ -103,17 +101,15 @@ def plan_section(res: Results) -> str:
 
 def results_table(res: Results) -> str:
     """The text report's lines, one table per group of figures, each group folding away."""
-    head = "<table><tr>" + "".join(f"<th>{h}</th>" for h in ("figure", "unit", "settings", "n", "mean",
-                                                              "95 % interval", "change", "noise floor",
-                                                              "verdict")) + "</tr>"
+    head = "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in COLUMNS) + "</tr>"
     groups: dict[str, list[str]] = {}
     for x in lines(res):
-        fig = x[9]
-        cls = "changed" if x[8] == "changed" else "noise" if x[8] == "within noise" else ""
+        fig = x[10]
+        cls = "changed" if x[9] == "changed" else "noise" if x[9] == "within noise" else ""
         name = f'<td title="{escape(fig.text)}">{escape(x[0])}</td>' if fig.text else f"<td>{escape(x[0])}</td>"
         groups.setdefault(fig.group, []).append(
             f'<tr class="{cls}">{name}' + "".join(f'<td class="{c}">{escape(v)}</td>' for v, c in
-                                                  zip(x[1:9], ("", "", "n", "n", "n", "n", "n", "v"))) + "</tr>")
+                                                  zip(x[1:10], ("", "", "n", "n", "n", "n", "n", "n", "v"))) + "</tr>")
     out = []
     for group, rows in groups.items():
         changed = sum('class="changed"' in r for r in rows)
@@ -151,7 +147,7 @@ def glance(res: Results, keys: tuple[str, ...] | None = None) -> str:
             else:
                 cells.append(f'<td class="n">{escape(text)}</td>')
         n = max((st.n for st in r.stats.values()), default=0)
-        base = " (baseline)" if r.settings == res.baseline else ""
+        base = " (baseline)" if r.baseline else ""
         out.append(f"<tr><td>{escape(r.label + base)}</td><td class=n>{n}</td>{''.join(cells)}</tr>")
     if keys is None:
         return ("<h3>Statements at a glance</h3><p class=muted>pg_stat_statements' execution time of the top "
@@ -223,7 +219,7 @@ def cdf_section(res: Results, series: list[Series]) -> str:
     for i, row in enumerate(res.rows):
         merged = LatencyHistogram()
         for s in series:
-            if s.result.run.settings == row.settings and s.hist.count:
+            if s.result.arm == row.arm and s.hist.count:
                 merged.merge(s.hist.buckets)
                 if s.hist.max_ms is not None:
                     merged.max_ms = max(merged.max_ms or 0.0, s.hist.max_ms)
@@ -236,7 +232,7 @@ def cdf_section(res: Results, series: list[Series]) -> str:
 
 
 def heat_maps(res: Results) -> str:
-    sweep = res.plan.sweep
+    sweep = res.plan.varied()  # the fixed settings are the plan's, not the grid's
     if len(sweep) != 2:
         return ""
     (y_name, y_values), (x_name, x_values) = sweep.items()
@@ -288,7 +284,7 @@ def page(res: Results) -> str:
     series = load_series(res)
     title = f"pgio-tui experiment: {res.folder.resolve().name}"
     flags = flag_lines(res)
-    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res), glance(res, GLANCE), glance(res),
+    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res), glance(res, HEADLINE), glance(res),
             ("<h2>Flags</h2><ul>" + "".join(f'<li class="flag">{escape(f)}</li>' for f in flags) + "</ul>")
             if flags else "",
             "<h2>Results</h2><p class=muted>Per setting combination: the mean of its repeats and the 95 % "

@@ -47,9 +47,7 @@ def parse_set(text: str) -> tuple[str, list[str]]:
     vals = [v.strip() for v in values.split(",")]
     if not vals or any(v == "" for v in vals):
         raise PlanError(f"--set {text!r}: empty value; give NAME=V1,V2,...")
-    if len(set(vals)) != len(vals):
-        raise PlanError(f"--set {text!r}: a value is given twice")
-    return name, vals
+    return name, vals  # a value given twice is A vs A: the same setting as two combinations (calibration)
 
 
 @dataclass(slots=True)
@@ -69,6 +67,7 @@ class Run:
     ran_s: float | None = None  # wall time of the recorded run
     page_cache: dict[str, Any] = field(default_factory=dict)  # the os.page_cache cap and its use at the end
     statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements' top at the run's end
+    arm: int | None = None  # its combination's place in Plan.combinations() (two alike when a value is given twice)
 
     @property
     def label(self) -> str:
@@ -108,7 +107,25 @@ class Plan:
             pairs = [(c, r) for r in range(1, self.repeat + 1) for c in combos]
             if self.order == "random":
                 random.Random(self.seed).shuffle(pairs)
-        self.runs = [Run(i, dict(c), r) for i, (c, r) in enumerate(pairs, 1)]
+        arms = {id(c): i for i, c in enumerate(combos)}
+        self.runs = [Run(i, dict(c), r, arm=arms[id(c)]) for i, (c, r) in enumerate(pairs, 1)]
+
+    def varied(self) -> dict[str, list[str]]:
+        """The swept settings with more than one value (a value given twice counts: A vs A); the
+        others are fixed, said once in the plan and not in every label."""
+        return {n: v for n, v in self.sweep.items() if len(v) > 1} or dict(self.sweep)
+
+    def label_of(self, settings: dict[str, str]) -> str:
+        varied = self.varied()
+        return " ".join(f"{k}={v}" for k, v in settings.items() if k in varied)
+
+    def arm_of(self, run: Run, combos: list[dict[str, str]] | None = None) -> int:
+        """The combination a run belongs to: its recorded arm, else (older plans) the first alike
+        (`combos`: self.combinations(), when the caller has them already)."""
+        combos = self.combinations() if combos is None else combos
+        if run.arm is not None and 0 <= run.arm < len(combos) and combos[run.arm] == run.settings:
+            return run.arm
+        return next((i for i, c in enumerate(combos) if c == run.settings), -1)
 
     def pending(self) -> list[Run]:
         return [r for r in self.runs if r.state != "done"]
