@@ -306,3 +306,15 @@ def test_sigterm_mid_run_lifts_the_cap_and_restores(tmp_path):
     assert [c["action"] for c in plan["changes"]] == ["set", "set", "restore", "restore"]
     assert plan["changes"][-1]["values"] == {"work_mem": None}
     assert plan["runs"][0]["flags"][0]["kind"] == "ended_early"
+
+
+def test_only_autovacuum_that_can_matter_is_a_flag():
+    """ANALYZE of a small system table (after CREATE TABLE, every first run) is not a disturbance; the
+    workload's tables, a big system table and anti-wraparound vacuums always are."""
+    av = {"kind": "autovacuum", "text": "autovacuum ran in the run's window: ANALYZE pg_catalog.pg_attribute",
+          "table": "pg_catalog.pg_attribute", "bytes": 800_000, "wraparound": False}
+    assert not hygiene.matters(av) and not hygiene.matters({**av, "bytes": None})  # older folders: by schema
+    assert hygiene.matters({**av, "bytes": hygiene.AV_MIN_BYTES})
+    assert hygiene.matters({**av, "table": "public.pgbench_accounts", "bytes": 8192})
+    assert hygiene.matters({**av, "kind": "autovacuum_wraparound", "wraparound": True})
+    assert hygiene.matters({"kind": "dirty_at_start", "text": "Dirty 900 MB at the start"})

@@ -121,6 +121,31 @@ def _ages(conn: psycopg.Connection) -> tuple[dict[str, int], int, int]:
     return {k: int(v) for k, v in ages.items()}, int(nxt), int(limit)
 
 
+SYSTEM_SCHEMAS = ("pg_catalog.", "pg_toast.", "information_schema.")
+AV_MIN_BYTES = 8 * 1024 * 1024  # a system table's autovacuum below this size cannot matter to a run
+
+
+def matters(f: dict[str, Any]) -> bool:
+    """Whether a flag can matter to the run's figures: every flag but an autovacuum of a small
+    system table (ANALYZE of pg_attribute after CREATE TABLE); anti-wraparound ones always. A
+    flag without a size (older folders) counts by its schema alone."""
+    if f.get("kind") != "autovacuum" or f.get("wraparound"):
+        return True
+    table = str(f.get("table") or "")
+    size = f.get("bytes")
+    return not table.startswith(SYSTEM_SCHEMAS) or (isinstance(size, int) and size >= AV_MIN_BYTES)
+
+
+def _sizes(conn: psycopg.Connection, tables: list[str]) -> dict[str, int]:
+    """table -> its size with indexes and TOAST, in bytes."""
+    if not tables:
+        return {}
+    rows = conn.execute("select n.nspname || '.' || c.relname, pg_total_relation_size(c.oid) from pg_class c "
+                        "join pg_namespace n on n.oid = c.relnamespace where n.nspname || '.' || c.relname = any(%s)",
+                        [tables]).fetchall()
+    return {t: int(b) for t, b in rows if b is not None}
+
+
 def _wal_files(conn: psycopg.Connection) -> int | None:
     try:
         return conn.execute("select count(*) from pg_ls_waldir() where name ~ %s", [_SEGMENT]).fetchone()[0]
@@ -182,6 +207,8 @@ class Watch:
             after_av = _av_counts(conn)
             after_wal = _wal_files(conn)
             next_after = _ages(conn)[1]
+            sizes = _sizes(conn, sorted({t for t, (v, a) in after_av.items() if (v, a) != self._before_av.get(t, (0, 0))}
+                                        | {e["table"] for e in self.seen.values()}))
         ages, next_before, freeze_max_age = self._ages
         consumed = max(0, next_after - next_before)  # transaction ids used during the run
         counted = {}
@@ -203,7 +230,7 @@ class Watch:
             said = "anti-wraparound autovacuum" if wrap else "autovacuum"
             extra = "" if vac or anl else " (seen running; not yet in its counters at the end)"
             out.append(flag(kind, f"{said} ran in the run's window: {what} {table}{extra}", table=table,
-                            vacuums=vac, analyzes=anl, wraparound=wrap))
+                            vacuums=vac, analyzes=anl, wraparound=wrap, bytes=sizes.get(table)))
         if self._before_wal is not None and after_wal is not None and after_wal > self._before_wal:
             out.append(flag("wal_files_created", f"WAL files created during the run: pg_wal went from "
                                                  f"{self._before_wal} to {after_wal} segments",

@@ -16,6 +16,7 @@ from typing import Any
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
+from pgio_tui.experiments import hygiene
 from pgio_tui.experiments.charts import correlation
 from pgio_tui.experiments.figures import Figure, RunFigures, catalog, run_figures
 from pgio_tui.experiments.plan import Plan, PlanError, Run
@@ -96,6 +97,8 @@ def run_flags(run: Run, figures: RunFigures | None = None) -> list[str]:
     plainly (a failed or interrupted state, a workload that ended early) and no flag says so."""
     out = []
     for f in getattr(run, "flags", None) or []:
+        if isinstance(f, dict) and not hygiene.matters(f):
+            continue  # autovacuum of a small system table: nothing the run's figures would show
         text = f.get("text") or f.get("kind") if isinstance(f, dict) else f
         if text:
             out.append(printable(str(text)))
