@@ -143,3 +143,17 @@ def test_a_value_twice_is_two_combinations():
     assert plan.label_of(plan.runs[0].settings) == "x=0.9"  # y is fixed: said once in the plan
     plan.runs[1].arm = None
     assert plan.arm_of(plan.runs[1]) == 0
+
+
+def test_a_figure_that_cannot_be_negative_is_judged_as_a_ratio():
+    """Backend writes falling from thousands (noisy: 2,000 to 18,000) to ~60 is a change a range
+    floor in amounts (16,000 buffers, above the whole baseline) could never see; as ratios the
+    baseline moves 9× and the change is 100×. Falls and rises of the same ratio are judged alike."""
+    base, after = [2000.0, 18000.0, 800.0], [58.0, 45.0, 72.0]
+    assert repeats.change(base, after).verdict == "within noise"  # on amounts
+    c = repeats.change(base, after, repeats.NON_NEGATIVE)
+    assert c.verdict == "changed" and c.floor_pct == pytest.approx(100 * (18000 / 800 - 1))
+    up = repeats.change(after, base, repeats.NON_NEGATIVE)
+    assert up.verdict == "changed" and up.detectable_pct > 0
+    same = repeats.change([100.0, 110.0, 105.0], [104.0, 108.0, 101.0], repeats.NON_NEGATIVE)
+    assert same.verdict == "within noise" and same.detectable_pct == pytest.approx(100 * (110 / 100 - 1), rel=0.5)

@@ -6,7 +6,9 @@ Each repeat is one figure of one whole run (its tps, its p99 from all its transa
 repeats are independent samples and a t-interval is the right width for the few of them there are.
 The verdict of a change has two tests, both needed for "changed": Welch's interval of B − A must
 exclude 0, and |B − A| must beat the noise floor — the range of the baseline's repeats (A vs A:
-what the same setting gives twice), an absolute amount; as a percentage it is of the baseline's
+what the same setting gives twice). A figure that cannot be negative, every repeat above 0, is
+judged as a ratio (on logarithms: a fall to 1 % is as plain as a rise to 100×; its floor is the
+largest ratio of two baseline repeats); any other on amounts, its floor in % of the baseline's
 mean, so a baseline repeat near zero does not blow it up. docs/experiments.md says why.
 """
 
@@ -118,7 +120,24 @@ def _welch_half(a: Interval, b: Interval) -> float:
     return t975(max(1.0, df)) * math.sqrt(va + vb)
 
 
-def change(base: Sequence[float | None], other: Sequence[float | None]) -> Change:
+def _ratio_change(base: list[float], other: list[float], pct: float, diff: float, floor: float | None) -> Change:
+    """A change of a figure that cannot be negative, every repeat above 0: judged as a ratio (on the
+    logarithms), so a fall to a hundredth is as plain as a rise to a hundred times and a floor never
+    asks for more than a figure can fall. Welch on ln x; the floor is the largest ln(a_i / a_j)."""
+    logs = [math.log(x) for x in base]
+    la, lb = interval(logs), interval([math.log(x) for x in other])
+    half, log_floor = _welch_half(la, lb), max(logs) - min(logs)
+    shift = abs((lb.mean or 0.0) - (la.mean or 0.0))  # ln of the ratio of the geometric means
+    least = max(half, log_floor)  # the smallest ratio these repeats could call changed, as a ln
+    return Change(pct, 100 * math.expm1(log_floor), "changed" if shift > half and shift > log_floor
+                  else "within noise", diff, floor, math.fsum(base) / len(base) * math.expm1(least),
+                  100 * math.expm1(least))
+
+
+def change(base: Sequence[float | None], other: Sequence[float | None], domain: Domain = ANY) -> Change:
+    """B against the baseline A. A figure with a lower bound of 0 and every repeat above it is judged
+    as a ratio (_ratio_change); any other on amounts: Welch's interval of B − A must exclude 0 and
+    |B − A| beat the baseline's range."""
     a, b = interval(base), interval(other)
     if a.mean is None or b.mean is None:
         return Change(None, None, "not judged (no figure)")
@@ -127,6 +146,9 @@ def change(base: Sequence[float | None], other: Sequence[float | None]) -> Chang
     floor, floor_pct = noise_floor(base), noise_floor_pct(base)
     if a.n < 2 or b.n < 2:
         return Change(pct, floor_pct, "not judged (fewer than 2 repeats)", diff, floor)
+    xa, xb = _finite(base), _finite(other)
+    if domain[0] == 0 and min(xa + xb) > 0 and pct is not None:
+        return _ratio_change(xa, xb, pct, diff, floor)
     half = _welch_half(a, b)
     detectable = max(half, floor or 0.0)
     detectable_pct = None if a.mean == 0 else 100 * detectable / abs(a.mean)

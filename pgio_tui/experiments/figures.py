@@ -136,6 +136,7 @@ class RunFigures:
     notes: list[str] = field(default_factory=list)
     workload: dict[str, Any] = field(default_factory=dict)
     more: list[Figure] = field(default_factory=list)  # the recording's other statistics (values under their keys)
+    spans: list[tuple[float, float, str]] = field(default_factory=list)  # checkpoints: (x start, x end, kind)
 
 
 def run_window(rec: Recording) -> Window:
@@ -151,7 +152,8 @@ def run_figures(path: str | Path) -> RunFigures:
     with Recording(path) as rec:
         win = run_window(rec)
         s = summarize(rec, win)
-        out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win)
+        out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win,
+                         spans=list(s.checkpoint_spans))
         workloads = rec.workloads()
         out.workload = workloads[0] if workloads else {}
         _from_summary(out, s)
@@ -196,6 +198,31 @@ def _more(out: RunFigures, s: Summary) -> None:
         out.more.append(Figure(key, f"{st.group}: {st.name}", st.unit, st.group, of=(metric, stat), default=False))
 
 
+_CLIENT_WAITS = ("SELECT waits.tick, w.wait_event_type, SUM(waits.count) FROM waits JOIN wait_events w "
+                 "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
+                 "GROUP BY 1, 2")
+
+
+def waits_over_time(rec: Recording, win: Window) -> tuple[list[float], dict[str, list[float]]]:
+    """The window's ticks (x: seconds from its origin) and per wait event type (CPU: active, not
+    waiting) the client backends sampled in it at each tick, busiest type first."""
+    if win.start_tick is None:
+        return [], {}
+    ticks = rec.conn.execute("SELECT tick, t FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick",
+                             (win.start_tick, _last(win))).fetchall()
+    at = {tick: i for i, (tick, _) in enumerate(ticks)}
+    out: dict[str, list[float]] = {}
+    for tick, wtype, n in rec.conn.execute(_CLIENT_WAITS, (win.start_tick, _last(win))):
+        if tick in at:
+            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] = float(n or 0)
+    order = sorted(out, key=lambda k: -sum(out[k]))
+    return [t - win.origin_t for _, t in ticks], {k: out[k] for k in order}
+
+
+def _last(win: Window) -> int:
+    return win.end_tick if win.end_tick is not None else 2 ** 62
+
+
 def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
     """Wait events of the client backends sampled every tick of the run: each event's and each type's
     share of the samples (CPU:Running: active, not waiting), in %."""
@@ -204,7 +231,7 @@ def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
     rows = rec.conn.execute(
         "SELECT w.wait_event_type, w.wait_event, SUM(waits.count) FROM waits JOIN wait_events w "
         "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
-        "GROUP BY 1, 2", (win.start_tick, win.end_tick if win.end_tick is not None else 2 ** 62)).fetchall()
+        "GROUP BY 1, 2", (win.start_tick, _last(win))).fetchall()
     total = sum(n or 0 for *_, n in rows)
     if not total:
         return
@@ -316,6 +343,7 @@ def catalog(runs: list[RunFigures]) -> list[Figure]:
     more = list({f.key: f for r in runs for f in r.more}.values())
     more.sort(key=lambda f: f.group != WAITS)  # stable: waits first, the rest as the summaries list them
     for r in runs:
-        for f in more:
-            r.values.setdefault(f.key, None)
+        sampled = any(f.group == WAITS for f in r.more)
+        for f in more:  # a wait event a run with samples never saw: 0 % of them
+            r.values.setdefault(f.key, 0.0 if sampled and f.group == WAITS else None)
     return [*FIGURES[:cut], *stmts, *FIGURES[cut:], *more]

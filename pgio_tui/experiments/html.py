@@ -20,7 +20,7 @@ from pgio_tui.analysis.align import aligned_columns
 from pgio_tui.analysis.formats import DASH, number
 from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
 from pgio_tui.experiments import charts
-from pgio_tui.experiments.figures import GROUP_TITLES, HEADLINE
+from pgio_tui.experiments.figures import GROUP_TITLES, HEADLINE, waits_over_time
 from pgio_tui.experiments.report import COLUMNS, flag_lines, lines
 from pgio_tui.experiments.results import Results, RunResult
 from pgio_tui.quantiles import LatencyHistogram
@@ -49,6 +49,8 @@ class Series:
     cols: dict[str, list] = field(default_factory=dict)
     hist: LatencyHistogram = field(default_factory=LatencyHistogram)
     pgdata: str | None = None
+    waits_x: list[float] = field(default_factory=list)
+    waits: dict[str, list[float]] = field(default_factory=dict)  # wait type -> client backends per tick
 
     def col(self, key: str) -> list:
         return self.cols.get(key) or [None] * len(self.x)
@@ -64,7 +66,8 @@ def load_series(res: Results) -> list[Series]:
             continue
         with Recording(res.folder / r.run.file) as rec:
             names = set(rec.metric_names())
-            want = {"writeback": M.MEM_WRITEBACK_KB, "p99": M.LATENCY_P99_MS, "mean": M.LATENCY_MEAN_MS}
+            want = {"writeback": M.MEM_WRITEBACK_KB, "p99": M.LATENCY_P99_MS, "mean": M.LATENCY_MEAN_MS,
+                    **{f"w.{src}": M.writes(src) for src in M.WRITE_SOURCES}}
             if s.pgdata:
                 want |= {"util": M.disk(s.pgdata, M.DISK_UTIL_PCT), "wkb": M.disk(s.pgdata, M.DISK_WKB_S),
                          "w_await": M.disk(s.pgdata, M.DISK_W_AWAIT_MS)}
@@ -73,6 +76,7 @@ def load_series(res: Results) -> list[Series]:
             s.x = c.x
             s.cols = {k: c.values[m] for k, m in want.items()}
             s.hist = rec.latency_histogram(win.start_tick, win.end_tick)
+            s.waits_x, s.waits = waits_over_time(rec, win)
         out.append(s)
     return out
 
@@ -197,7 +201,7 @@ def small_multiples(series: list[Series]) -> str:
     tops = {k: charts.robust_top([v for s in drawn for v in _scaled(s.col(k), f)]) for k, _, _, f, _ in panels}
     out = ["<h2>PGDATA over time, per run</h2><p class=muted>Seconds from the workload's start; every run on the "
            "same scales (where a few peaks would flatten every other run, they are cut at the top and the "
-           "chart says so).</p>"]
+           "chart says so); grey bands: checkpoints, from start to end.</p>"]
     for s in drawn:
         r = s.result
         flags = f' <span class="flag">⚑ {escape("; ".join(r.flags))}</span>' if r.flags else ""
@@ -208,8 +212,31 @@ def small_multiples(series: list[Series]) -> str:
             top, cut = tops[k]
             above = cut and any(y is not None and y > top for _, y in pts)
             out.append(charts.mini_time(f"{title} (peaks above {svg.label(top)} cut)" if above else title, unit,
-                                        pts, x1, top, color))
+                                        pts, x1, top, color, r.figures.spans))
         out.append("</div>")
+    return "".join(out)
+
+
+def stacks_section(series: list[Series]) -> str:
+    """Per run in run order, over time: buffers written by source and the client backends' wait
+    event types, stacked, with the checkpoints as bands."""
+    drawn = [s for s in series if s.x and (any(any(v for v in s.col(f"w.{src}")) for src in M.WRITE_SOURCES)
+                                           or s.waits)]
+    if not drawn:
+        return ""
+    x1 = max((s.x[-1] for s in drawn if s.x), default=1.0) or 1.0
+    out = ["<h2>Writes by source and wait events over time, per run</h2><p class=muted>Buffers written per second "
+           "by each source, stacked; client backends sampled in each wait event type every tick (CPU: active, "
+           "not waiting), stacked; grey bands: checkpoints.</p>"]
+    for s in drawn:
+        r = s.result
+        writes = [(src, s.col(f"w.{src}"), svg.PALETTE[i]) for i, src in enumerate(M.WRITE_SOURCES)]
+        waits = [(name, col, svg.PALETTE[i % len(svg.PALETTE)]) for i, (name, col) in enumerate(s.waits.items())]
+        out.append(f'<p class="run"><b>run {r.run.index}</b> {escape(r.run.label)} · repeat {r.run.repeat}</p>'
+                   '<div class="grid3">'
+                   + charts.stacked_time("buffers written", "buffers/s", s.x, writes, x1, r.figures.spans)
+                   + (charts.stacked_time("wait events", "backends", s.waits_x, waits, x1, r.figures.spans)
+                      if waits else "") + "</div>")
     return "".join(out)
 
 
@@ -292,7 +319,8 @@ def page(res: Results) -> str:
             "excludes 0 <i>and</i> it is larger than the noise floor (the largest difference between two baseline "
             "repeats). Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
             "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res),
-            heat_maps(res), cdf_section(res, series), small_multiples(series), writeback_section(series),
+            heat_maps(res), cdf_section(res, series), small_multiples(series), stacks_section(series),
+            writeback_section(series),
             "<h2>Runs</h2>", runs_table(res, series)]
     if res.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")

@@ -169,8 +169,8 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
     for row in rows:
         row.baseline = row is base
         if base is not None and row is not base:
-            row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs])
-                           for f in figures}
+            row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs],
+                                                 f.domain) for f in figures}
     notes = list(dict.fromkeys(n for r in done for n in r.figures.notes))
     if any(f.group == "statements" for f in figures):
         n = sum(server_statements(r.run) is not None for r in done)
