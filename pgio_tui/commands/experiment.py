@@ -105,13 +105,16 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = Fal
         if new:
             made = _make_folder(plan, folder)
             say(f"{PROG}: experiment: {len(plan.runs)} runs ({plan.order}) into {folder}")
-        workloads.setup(plan.workload, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
+        first = workloads.for_run(plan.workload, plan.pending()[0].settings if plan.pending() else {})
+        workloads.setup(first, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
+        target.workload, target.set_up = first, workloads.setup_key(first)
         if getattr(args, "tui", False):
             _in_tui(plan, folder, target, conninfo, shown, args)
         else:
             runner.run_all(plan, folder, target,
-                           shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
+                           shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar,
+                                                                  spec=target.workload)),
                            say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
         shown.results_table()
@@ -198,7 +201,8 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
         def one(kind: str, path: Path | None) -> tuple[str, str]:
             if feed.quitting:
                 return "interrupted", "stopped by the user"
-            return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session)
+            return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session,
+                            spec=target.workload)
         runner.run_all(plan, folder, target, shown.wrap(one), say=shown.say)
 
     sampler = open_sampler(conninfo, plan.interval)  # describes the server for the header
@@ -215,15 +219,16 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
 
 
 def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
-             status=None, on_session=None) -> tuple[str, str]:
-    """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
+             status=None, on_session=None, spec: dict | None = None) -> tuple[str, str]:
+    """One Session: the workload (the run's `spec`, else the plan's; shortened to the warm-up for
+    kind "warmup"), recorded to path."""
     from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
     from pgio_tui.session import Session, open_sampler
     from pgio_tui.workloads.launch import data_devices
     sampler = open_sampler(conninfo, plan.interval)
     try:
-        workload = make(plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
+        workload = make(spec or plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
                         devices=data_devices(sampler))
         session = Session(sampler, workload=workload)
         if path is not None:

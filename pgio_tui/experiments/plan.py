@@ -27,6 +27,9 @@ FORMAT = 2
 READS = (1, 2)  # formats this version reads
 PAGE_CACHE = "os.page_cache"
 OS_SETTINGS = (PAGE_CACHE,)  # swept like settings, applied by the OS (experiments/page_cache.py)
+# swept like settings, applied to the workload (experiments/workloads.py for_run); a new scale sets it up again
+WORKLOAD_OPTIONS = ("pgbench.clients", "pgbench.jobs", "pgbench.scale", "pgio.update_pct", "pgio.sessions",
+                    "pgio.scale", "pgio.work_unit")
 WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
 MAX_RUNS = 2000  # runs of one plan (combinations × repeats): a day of 40 s runs; a folder's file holds no more
 MAX_SETTINGS = 32  # settings swept at once
@@ -155,6 +158,9 @@ class Plan:
         unknown = [n for n in self.sweep if n.startswith("os.") and n not in OS_SETTINGS]
         if unknown:
             raise PlanError(f"--set {unknown[0]}: the OS settings are {', '.join(OS_SETTINGS)}")
+        if any(n.startswith(WORKLOADS) for n in self.sweep):
+            from pgio_tui.experiments.workloads import check_options
+            check_options(self.workload, self.sweep)
 
     def run_file(self, run: Run) -> str:
         label = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in run.settings.items()))[:80]
@@ -162,7 +168,8 @@ class Plan:
 
 
 def os_settings() -> tuple[str, ...]:
-    return OS_SETTINGS
+    """The swept names that are not server settings: the OS's and the workload's options."""
+    return OS_SETTINGS + WORKLOAD_OPTIONS
 
 
 def save(plan: Plan, folder: str | Path) -> None:

@@ -46,6 +46,8 @@ class Target:
         self.last: dict[str, str] = {}  # what this process last set (a resume starts from nothing)
         self._sb_in_cap = False
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
+        self.workload: dict[str, Any] | None = None  # the workload of the run under way (workloads.for_run)
+        self.set_up: tuple | None = None  # what the workload was last set up for (workloads.setup_key)
 
     def _restarted(self) -> None:
         self._restart()
@@ -188,8 +190,10 @@ def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
 def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, say: Say) -> None:
     run.flags = []
     run.applied = _apply(plan, run, target)
-    if plan.reinit:
-        workloads.setup(plan.workload, target.conninfo, say)
+    target.workload = workloads.for_run(plan.workload, run.settings)
+    if plan.reinit or workloads.setup_key(target.workload) != target.set_up:
+        workloads.setup(target.workload, target.conninfo, say)  # --reinit, or a scale swept
+        target.set_up = workloads.setup_key(target.workload)
     if plan.warmup_s > 0:
         t0 = time.time()
         state, note = run_one("warmup", None)
