@@ -335,8 +335,10 @@ def _add_experiment(sub) -> None:
     s.add_argument("--tui", action="store_true",
                    help="show the runs in the live monitor with an experiment strip (default: headless)")
     s.add_argument("--theme", metavar="NAME", help="colour theme of --tui")
-    t = act.add_parser("report", help="the results table of an experiment folder")
-    t.add_argument("dir", metavar="DIR")
+    t = act.add_parser("report", help="the results table of an experiment folder (or of several, as one grid)")
+    t.add_argument("dir", metavar="DIR", nargs="+",
+                   help="an experiment folder; several with the same settings swept are reported as one grid, "
+                        "the workload option they differ in (or the folder) as one more dimension")
     t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),
                    help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
                         "the default when -o ends in .html)")

@@ -422,3 +422,31 @@ def test_figures_are_found_by_metric_and_statistic(tmp_path):
     assert values["pgdata_util"] == s.find(M.disk("nvme0n1", M.DISK_UTIL_PCT), "mean").value \
         == s.value("devices", "PGDATA util mean")
 
+
+
+def test_folders_reported_as_one_grid(tmp_path, capsys):
+    """Two folders that differ in the workload's scale (pgbench -i -s 1 and 10), the same setting
+    swept: one report, pgbench.scale a dimension, each row's figures those of its folder's report;
+    the two dimensions make a heat map. Folders that are not one grid are refused in one line."""
+    a, b = tmp_path / "s1", tmp_path / "s10"
+    make_folder(a, {"shared_buffers": ["64MB", "128MB"]})
+    make_folder(b, {"shared_buffers": ["64MB", "128MB"]})
+    data = json.loads((b / "experiment.json").read_text())
+    data["workload"]["init_scale"] = 10
+    (b / "experiment.json").write_text(json.dumps(data))
+    one = [json.loads(report(f, capsys, "--format", "json")) for f in (a, b)]
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(a), str(b), "--format", "json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert [r["settings"] for r in both["rows"]] == [
+        {"pgbench.scale": s, "shared_buffers": sb} for s in ("1", "10") for sb in ("64MB", "128MB")]
+    assert both["baseline"] == {"pgbench.scale": "1", "shared_buffers": "64MB"}
+    for merged, alone in zip(both["rows"], one[0]["rows"] + one[1]["rows"]):
+        assert merged["runs"] == alone["runs"] and merged["figures"]["tps"]["mean"] == alone["figures"]["tps"]["mean"]
+    out = tmp_path / "grid.html"
+    assert cli.main(["experiment", "report", str(a), str(b), "-o", str(out)]) == 0
+    assert re.findall(r'<svg class="heat"[^>]*aria-label="tps', out.read_text())
+    make_folder(tmp_path / "other", {"work_mem": ["4MB", "8MB"]})
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(a), str(tmp_path / "other")]) == 1
+    assert "not one grid" in capsys.readouterr().err

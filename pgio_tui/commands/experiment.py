@@ -259,10 +259,12 @@ def _term_as_interrupt() -> dict:
 def _report(args: argparse.Namespace) -> int:
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
-    plan = load(args.dir)
+    dirs = args.dir if isinstance(args.dir, list) else [args.dir]
+    plan = load(dirs[0]) if len(dirs) == 1 else results.merge([(load(d), Path(d)) for d in dirs])
+    args.dir = " ".join(str(d) for d in dirs)
     fmt = args.format or ("html" if args.output and str(args.output).lower().endswith((".html", ".htm")) else "table")
     baseline = results.parse_baseline(args.baseline, plan)
-    res = results.collect(plan, args.dir, baseline)
+    res = results.collect(plan, dirs[0], baseline)
     res.pick = tuple(getattr(args, "figures", None) or ())
     if res.pick and not res.shown():
         raise CliError(f"--figures {' '.join(res.pick)}: no figure of this experiment matches; its names are in "

@@ -19,7 +19,7 @@ from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments import hygiene
 from pgio_tui.experiments.charts import correlation
 from pgio_tui.experiments.figures import Figure, RunFigures, catalog, run_figures
-from pgio_tui.experiments.plan import Plan, PlanError, Run
+from pgio_tui.experiments.plan import WORKLOAD_OPTIONS, Plan, PlanError, Run
 from pgio_tui.safe_text import printable
 from pgio_tui.sources.statements_sql import shown_statement
 from pgio_tui.store.reader import RecordingError
@@ -89,6 +89,39 @@ def parse_baseline(text: str | None, plan: Plan) -> dict[str, str]:
             raise PlanError(f"--baseline {text!r}: give one of the swept values ({choices})")
         base[name] = value.strip()
     return base
+
+
+FOLDER = "folder"  # the dimension of merged folders that differ in nothing a dimension names
+
+
+def merge(plans: list[tuple[Plan, Path]]) -> Plan:
+    """Several experiment folders as one plan: the same workload kind and the same settings swept
+    (their values joined); the workload option their workloads differ in becomes one more dimension
+    (pgio.update_pct = 0, 50), else the folder's name does. Each run keeps its folder's file (by its
+    whole path) and its run order within its folder."""
+    first = plans[0][0]
+    kind = first.workload.get("kind")
+    if any(p.workload.get("kind") != kind or list(p.sweep) != list(first.sweep) for p, _ in plans):
+        raise PlanError("these folders are not one grid: give folders of the same workload with the same "
+                        "settings swept (--set names in the same order)")
+    specs = [p.workload.get("config") or {} for p, _ in plans] if kind == "pgio" else \
+        [{"scale": p.workload.get("init_scale")} for p, _ in plans]
+    differ = sorted({k for s in specs for k in s if any(t.get(k) != s.get(k) for t in specs)})
+    dim = f"{kind}.{differ[0]}" if len(differ) == 1 and f"{kind}.{differ[0]}" in WORKLOAD_OPTIONS \
+        and f"{kind}.{differ[0]}" not in first.sweep else FOLDER
+    values = [str(s.get(differ[0])) if dim != FOLDER else folder.resolve().name for s, (_, folder) in zip(specs, plans)]
+    if len(set(values)) != len(values):
+        raise PlanError(f"two folders with the same {dim} ({values[0]}): give each value once")
+    sweep = {dim: values, **{n: list(dict.fromkeys(v for p, _ in plans for v in p.sweep[n])) for n in first.sweep}}
+    merged = Plan(sweep=sweep, repeat=max(p.repeat for p, _ in plans), order=first.order, workload=first.workload,
+                  target=first.target, warmup_s=first.warmup_s, discard_first=first.discard_first,
+                  interval=first.interval, restored=all(p.restored for p, _ in plans))
+    for value, (p, folder) in zip(values, plans):
+        for r in p.runs:
+            merged.runs.append(Run(len(merged.runs) + 1, {dim: value, **r.settings}, r.repeat, r.state,
+                                   str(folder.resolve() / r.file) if r.file else None, dict(r.applied), r.note,
+                                   r.flags, r.hygiene, r.warmup, r.ran_s, r.page_cache, r.statements))
+    return merged
 
 
 def run_flags(run: Run, figures: RunFigures | None = None) -> list[str]:
