@@ -302,7 +302,11 @@ def _add_experiment(sub) -> None:
     r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
     r.add_argument("--set", action="append", required=True, metavar="NAME=V1,V2",
                    help="a setting and its values (repeatable: a grid of all combinations)")
-    r.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per combination (default 3)")
+    r.add_argument("--repeat", type=_repeat, default=3, metavar="N|auto",
+                   help="runs per combination (default 3); auto: from 2, one more round at a time until the "
+                        "headline verdicts settle, or --max-repeat / --budget runs out")
+    r.add_argument("--max-repeat", type=int, default=None, metavar="N", help="--repeat auto: at most N (default 10)")
+    r.add_argument("--budget", metavar="TIME", help="--repeat auto: no new round after TIME (e.g. 30m, 1h)")
     r.add_argument("--order", choices=("interleaved", "random", "sequential"), default="interleaved",
                    help="interleaved (default): A B A B; sequential: A A B B; random: shuffled")
     r.add_argument("--warmup", type=float, default=0.0, metavar="S",
@@ -347,6 +351,16 @@ def _add_experiment(sub) -> None:
                    help="the figures to show instead of the default set, by catalog name, key or label "
                         "(repeatable), e.g. 'waits.*', 'disk.PGDATA.*', 'wal.*'; json carries every figure")
     t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
+
+
+def _repeat(text: str) -> int | str:
+    """--repeat: a number of runs per combination, or auto."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number, or auto") from None
 
 
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:

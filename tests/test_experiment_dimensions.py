@@ -65,3 +65,27 @@ def test_clients_and_scale_swept_with_a_setting(make_cluster, tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["label"] for r in rows] == ["pgbench.clients=1 pgbench.scale=1", "pgbench.clients=1 pgbench.scale=2",
                                           "pgbench.clients=3 pgbench.scale=1", "pgbench.clients=3 pgbench.scale=2"]
+
+
+@pytest.mark.pg
+def test_repeat_auto_adds_rounds_until_settled_or_out_of_repeats(make_cluster, tmp_path, capsys):
+    """--repeat auto --max-repeat 3 on 2 s runs: two interleaved rounds, then a third when a headline
+    verdict is open (2 s of pgbench cannot see 10 %), and it stops there, saying why."""
+    cluster = make_cluster()
+    out = tmp_path / "auto"
+    rc = cli.main(["experiment", "run", "-h", str(cluster.sockdir), "-p", str(cluster.port), "-U", "postgres",
+                   "-d", "postgres", "--allow-settings", "--init-scale", "1", "--no-discard-first",
+                   "--set", "bgwriter_delay=10ms,200ms", "--repeat", "auto", "--max-repeat", "3", "-o", str(out),
+                   "--quiet", "pgbench", "--", "-c", "2", "-T", "2"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    plan = json.loads((out / "experiment.json").read_text())
+    assert plan["auto"] == {"max_repeat": 3, "budget_s": None}
+    order = [(r["settings"]["bgwriter_delay"], r["repeat"]) for r in plan["runs"]]
+    if "auto: settled at 2 repeats" in err:
+        assert order == [("10ms", 1), ("200ms", 1), ("10ms", 2), ("200ms", 2)]
+    else:
+        assert "one more repeat" in err and "repeat auto: " in err and plan["repeat"] == 3
+        assert order == [("10ms", 1), ("200ms", 1), ("10ms", 2), ("200ms", 2), ("10ms", 3), ("200ms", 3)]
+        assert ("auto: settled at 3 repeats" in err) != ("the repeats ran out" in err)
+    assert all(r["state"] == "done" for r in plan["runs"]) and plan["restored"] is True

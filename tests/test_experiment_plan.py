@@ -154,6 +154,30 @@ def test_a_figure_that_cannot_be_negative_is_judged_as_a_ratio():
     c = repeats.change(base, after, repeats.NON_NEGATIVE)
     assert c.verdict == "changed" and c.floor_pct == pytest.approx(100 * (18000 / 800 - 1))
     up = repeats.change(after, base, repeats.NON_NEGATIVE)
-    assert up.verdict == "changed" and up.detectable_pct > 0
+    assert up.verdict == "changed" and up.detectable_pct > 100 > c.detectable_pct  # a rise of ×k, a fall of 1 − 1/k
+    assert 100 > c.detectable_pct >= 100 * (1 - 800 / 18000)  # at least the baseline's own ratio, as a fall
     same = repeats.change([100.0, 110.0, 105.0], [104.0, 108.0, 101.0], repeats.NON_NEGATIVE)
     assert same.verdict == "within noise" and same.detectable_pct == pytest.approx(100 * (110 / 100 - 1), rel=0.5)
+
+
+def test_repeat_auto_adds_interleaved_rounds():
+    plan = Plan(sweep={"x": ["a", "b"]}, repeat=2, order="interleaved", workload={}, target={},
+                auto={"max_repeat": 4, "budget_s": None})
+    plan.make_runs()
+    new = plan.add_round()
+    assert plan.repeat == 3 and [(r.index, r.settings["x"], r.repeat, r.arm) for r in new] == [(5, "a", 3, 0),
+                                                                                           (6, "b", 3, 1)]
+    assert plan.pending()[-2:] == new
+
+
+def test_repeat_auto_options(tmp_path, capsys):
+    for bad, says in ((["--repeat", "many"], "a number, or auto"), (["--max-repeat", "4"], "go with --repeat auto"),
+                      (["--repeat", "auto", "--budget", "soon"], "a time such as"),
+                      (["--repeat", "auto", "--max-repeat", "1"], "at least 2")):
+        try:
+            rc = cli.main(["experiment", "run", "--lab", "--set", "work_mem=4MB,8MB", *bad, "-o",
+                           str(tmp_path / "e"), "pgbench", "--", "-T", "2"])
+        except SystemExit as exc:  # argparse's usage error
+            rc = exc.code
+        assert rc != 0 and says in capsys.readouterr().err
+        assert not (tmp_path / "e").exists()

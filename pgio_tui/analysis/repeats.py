@@ -108,7 +108,8 @@ class Change:
     diff: float | None = None  # mean B − mean A, in the figure's unit
     floor: float | None = None  # the noise floor, in the figure's unit
     detectable: float | None = None  # the smallest |B − A| these repeats would call changed (unit)
-    detectable_pct: float | None = None  # the same in % of the baseline's mean
+    detectable_pct: float | None = None  # the same in % of the baseline's mean (a ratio: in the change's direction)
+    as_ratio: bool = False  # judged as a ratio: a fall and a rise of the same ratio are different percentages
 
 
 def _welch_half(a: Interval, b: Interval) -> float:
@@ -129,9 +130,9 @@ def _ratio_change(base: list[float], other: list[float], pct: float, diff: float
     half, log_floor = _welch_half(la, lb), max(logs) - min(logs)
     shift = abs((lb.mean or 0.0) - (la.mean or 0.0))  # ln of the ratio of the geometric means
     least = max(half, log_floor)  # the smallest ratio these repeats could call changed, as a ln
+    least_pct = 100 * (-math.expm1(-least) if diff < 0 else math.expm1(least))  # a fall: 1 − 1/ratio
     return Change(pct, 100 * math.expm1(log_floor), "changed" if shift > half and shift > log_floor
-                  else "within noise", diff, floor, math.fsum(base) / len(base) * math.expm1(least),
-                  100 * math.expm1(least))
+                  else "within noise", diff, floor, math.fsum(base) / len(base) * least_pct / 100, least_pct, True)
 
 
 def change(base: Sequence[float | None], other: Sequence[float | None], domain: Domain = ANY) -> Change:

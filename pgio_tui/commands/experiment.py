@@ -9,7 +9,8 @@ import signal
 from pathlib import Path
 
 from pgio_tui.errors import PROG, CliError, say
-from pgio_tui.experiments.plan import PLAN_FILE, RUNS_DIR, Plan, PlanError, load, os_settings, parse_set, save
+from pgio_tui.experiments.plan import (AUTO_MAX_REPEAT, AUTO_START, PLAN_FILE, RUNS_DIR, Plan, PlanError, load,
+                                      os_settings, parse_set, save)
 from pgio_tui.private import make_dir, write_text
 
 LAB_SETTINGS = {"log_autovacuum_min_duration": "0"}
@@ -56,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.reinit and args.workload == "sql":
         raise CliError("--reinit sets the workload up again per run: pgbench -i or pgio's tables; "
                        "sql has --before 'SQL' for that")
-    plan = Plan(sweep=sweep, repeat=args.repeat, order=args.order, workload=spec,
+    auto = _auto(args)
+    plan = Plan(sweep=sweep, repeat=AUTO_START if auto else args.repeat, order=args.order, workload=spec, auto=auto,
                 target={"lab": bool(args.lab), "pg_version": args.pg_version}, warmup_s=args.warmup,
                 discard_first=args.discard_first, seed=args.seed, interval=args.interval,
                 reinit=args.reinit, dirty_wait_s=args.dirty_wait)
@@ -65,6 +67,23 @@ def _run(args: argparse.Namespace) -> int:
     check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
     plan.make_runs()
     return _execute(plan, folder, args, new=True)
+
+
+def _auto(args: argparse.Namespace) -> dict:
+    """--repeat auto and its limits as the plan keeps them; {} for a fixed number of repeats."""
+    if args.repeat != "auto":
+        if args.max_repeat is not None or args.budget:
+            raise CliError("--max-repeat and --budget go with --repeat auto")
+        return {}
+    from pgio_tui.store.player import parse_seconds
+    try:
+        budget = parse_seconds(args.budget) if args.budget else None
+    except ValueError:
+        raise CliError(f"--budget {args.budget!r}: a time such as 30m, 1h or 90s") from None
+    most = AUTO_MAX_REPEAT if args.max_repeat is None else args.max_repeat
+    if most < AUTO_START:
+        raise CliError(f"--max-repeat {most}: at least {AUTO_START}")
+    return {"max_repeat": most, "budget_s": budget}
 
 
 def _resume(args: argparse.Namespace) -> int:

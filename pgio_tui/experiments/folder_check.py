@@ -110,7 +110,7 @@ def _plan(data: Any) -> Plan:
         raise PlanError(f"a sweep of {combos:,} combinations × {repeat} repeats: at most {MAX_RUNS:,} runs")
     if data.get("order") not in ORDERS:
         raise PlanError(f"order: one of {', '.join(ORDERS)}")
-    for name in ("workload", "target", "originals"):
+    for name in ("workload", "target", "originals", "auto"):
         _typed(data, name, dict)
     for name in ("changes", "runs"):
         _typed(data, name, list)

@@ -12,6 +12,7 @@ plan is escaped.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from pgio_tui import metrics as M
@@ -28,7 +29,8 @@ from pgio_tui.safe_text import html_text as escape
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command
 
-HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "pgdata_r_s", "sql_elapsed")
+HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "blks_read_s", "pgdata_r_s",
+                "sql_elapsed")
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
 .grid3 svg, .scatters svg { width: 100%; height: auto; }
@@ -260,18 +262,22 @@ def cdf_section(res: Results, series: list[Series]) -> str:
 
 def heat_maps(res: Results) -> str:
     sweep = res.plan.varied()  # the fixed settings are the plan's, not the grid's
-    if len(sweep) != 2:
-        return ""
-    (y_name, y_values), (x_name, x_values) = sweep.items()
+    if len(sweep) < 2 or any(len(set(v)) < len(v) for v in sweep.values()):
+        return ""  # one dimension, or a value given twice (A vs A): no grid
+    *rest, (y_name, y_values), (x_name, x_values) = sweep.items()  # the last two: the grid; one per other value
     shown = {f.key: f for f in res.shown()}
     out = []
     for key in HEAT_FIGURES:
         if key not in shown:
             continue
         fig = shown[key]
-        cells = {(r.settings[y_name], r.settings[x_name]): r.stats[key].mean for r in res.rows}
-        out.append(charts.heat_map(f"{fig.label}, mean of repeats", fig.unit, x_name, x_values, y_name, y_values,
-                                   cells, lambda v, u=fig.unit: number(v, u)))
+        for fixed in itertools.product(*(vals for _, vals in rest)):
+            at = dict(zip((n for n, _ in rest), fixed))
+            rows = [r for r in res.rows if all(r.settings.get(n) == v for n, v in at.items())]
+            cells = {(r.settings[y_name], r.settings[x_name]): r.stats[key].mean for r in rows}
+            where = "".join(f", {n}={v}" for n, v in at.items())
+            out.append(charts.heat_map(f"{fig.label}{where}, mean of repeats", fig.unit, x_name, x_values, y_name,
+                                       y_values, cells, lambda v, u=fig.unit: number(v, u)))
     if not out:
         return ""
     return ("<h2>The grid</h2><p class=muted>Each cell: the mean across repeats; light is the lowest value, dark "

@@ -34,6 +34,9 @@ WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
 MAX_RUNS = 2000  # runs of one plan (combinations × repeats): a day of 40 s runs; a folder's file holds no more
 MAX_SETTINGS = 32  # settings swept at once
 DIRTY_WAIT_S = 60.0  # default longest wait before a run for Dirty under the background threshold
+# --repeat auto: repeats to start with, the most by default, and the detectable change (in % of the
+# baseline) under which a headline figure's "within noise" counts as settled
+AUTO_START, AUTO_MAX_REPEAT, AUTO_TARGET_PCT = 2, 10, 10.0
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -95,6 +98,7 @@ class Plan:
     dirty_wait_s: float = DIRTY_WAIT_S  # longest wait before a run for Dirty under the background threshold
     changes: list[dict[str, Any]] = field(default_factory=list)  # what was set and restored, in order
     format: int = FORMAT
+    auto: dict[str, Any] = field(default_factory=dict)  # --repeat auto: {"max_repeat": N, "budget_s": S | None}
 
     def combinations(self) -> list[dict[str, str]]:
         names = list(self.sweep)
@@ -129,6 +133,18 @@ class Plan:
         if run.arm is not None and 0 <= run.arm < len(combos) and combos[run.arm] == run.settings:
             return run.arm
         return next((i for i, c in enumerate(combos) if c == run.settings), -1)
+
+    def add_round(self) -> list[Run]:
+        """--repeat auto: one more repeat of every combination, after the runs planned (in the plan's
+        order: interleaved as planned, random shuffled with the seed and the round)."""
+        combos = self.combinations()
+        self.repeat += 1
+        pairs = list(enumerate(combos))
+        if self.order == "random":
+            random.Random(self.seed * 1000 + self.repeat).shuffle(pairs)
+        new = [Run(len(self.runs) + i, dict(c), self.repeat, arm=arm) for i, (arm, c) in enumerate(pairs, 1)]
+        self.runs += new
+        return new
 
     def pending(self) -> list[Run]:
         return [r for r in self.runs if r.state != "done"]

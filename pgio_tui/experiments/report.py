@@ -43,8 +43,9 @@ def lines(res: Results) -> list[tuple]:
             else:
                 change = _amount(ch.pct, ch.diff, fig.unit)
                 floor = _amount(ch.floor_pct, ch.floor, fig.unit).lstrip("+")
-                least = "±" + _amount(ch.detectable_pct, ch.detectable, fig.unit).lstrip("+") \
-                    if ch.detectable is not None else DASH
+                least = DASH if ch.detectable is None else \
+                    ("-" if ch.as_ratio and (ch.diff or 0) < 0 else "+" if ch.as_ratio else "±") \
+                    + _amount(ch.detectable_pct, ch.detectable, fig.unit).lstrip("+")
                 verdict = ch.verdict
             out.append((fig.label, fig.unit, r.label, str(st.n), number(st.mean, fig.unit), ci, change, floor,
                         least, verdict, fig, st, ch))

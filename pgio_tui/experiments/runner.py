@@ -136,11 +136,42 @@ def run_all(plan: Plan, folder: Path, conninfo: str | Target, run_one: RunOne, *
             _one(plan, run, folder, target, run_one, say)
             if run.state == "interrupted":
                 raise Interrupted()
+        while plan.auto and not settled(plan, folder, say):
+            for run in plan.add_round():
+                _one(plan, run, folder, target, run_one, say)
+                if run.state == "interrupted":
+                    raise Interrupted()
     finally:
         try:
             _restore(plan, target, say)
         finally:
             save(plan, folder)
+
+
+def settled(plan: Plan, folder: Path, say: Say = lambda text: None) -> bool:
+    """--repeat auto: are the headline verdicts settled? Every combination's first two headline
+    figures against the baseline either "changed" or able to see a change of AUTO_TARGET_PCT; else
+    True only when the repeats (max_repeat) or the time (budget_s, from the first change) run out."""
+    from pgio_tui.experiments import results
+    from pgio_tui.experiments.figures import HEADLINE
+    from pgio_tui.experiments.plan import AUTO_TARGET_PCT
+    res = results.collect(plan, folder, results.parse_baseline(None, plan))
+    shown = {f.key for f in res.present()}
+    keys = [k for k in HEADLINE if k in shown][:2]
+    open_ = [f"{row.label}: {k}" for row in res.rows if not row.baseline for k in keys
+             if (ch := row.changes.get(k)) is not None and ch.verdict != "changed"
+             and not (ch.detectable_pct is not None and ch.detectable_pct <= AUTO_TARGET_PCT)]
+    if not open_:
+        say(f"repeat auto: settled at {plan.repeat} repeats")
+        return True
+    spent = time.time() - plan.changes[0]["t"] if plan.changes else 0.0
+    budget = plan.auto.get("budget_s")
+    if plan.repeat >= int(plan.auto.get("max_repeat") or 0) or (budget is not None and spent >= budget):
+        say(f"repeat auto: not settled at {plan.repeat} repeats ({'; '.join(open_[:3])}), and the "
+            + ("repeats" if plan.repeat >= int(plan.auto.get("max_repeat") or 0) else "time") + " ran out")
+        return True
+    say(f"repeat auto: {len(open_)} headline verdict(s) not settled ({'; '.join(open_[:3])}): one more repeat")
+    return False
 
 
 def _restore(plan: Plan, target: Target, say: Say) -> None:
