@@ -66,3 +66,24 @@ def test_a_planted_effect_is_changed(make_cluster, tmp_path, capsys):
     line = next(ln for ln in table.splitlines() if ln.startswith("buffers written: backend")
                 and "bgwriter_lru_maxpages=1000" in ln)
     assert line.split()[-1] == "changed" and re.search(r"-\d[\d.]* %  changed$", line)  # the detectable fall
+
+
+def test_slow_statements_are_the_server_logs(make_cluster, tmp_path, capsys):
+    """Statements over 100-500 ms come from the server log's `duration:` lines, checked here against
+    the log itself: three pg_sleep(0.25) per run are 3 over 100 and 200 ms, none over 300."""
+    cluster = make_cluster()
+    out = tmp_path / "log"
+    rc = cli.main(["experiment", "run", *conn_args(cluster), "--allow-settings", "--no-discard-first",
+                   "--set", "work_mem=4MB,8MB", "--set", "log_min_duration_statement=0", "--repeat", "2",
+                   "-o", str(out), "--quiet", "sql", "SELECT pg_sleep(0.25)", "--times", "3"])
+    assert rc == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(out), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    log = cluster.server_log_path().read_text(errors="replace")
+    slow = [float(ms) for ms in re.findall(r"duration: ([\d.]+) ms\s+statement: SELECT pg_sleep\(0\.25\)", log)]
+    assert len(slow) == 12 and all(250 <= ms < 300 for ms in slow)  # the reference: 3 per run, 4 runs
+    for row in data["rows"]:
+        assert [r["log_over_100"] for r in row["runs"]] == [r["log_over_200"] for r in row["runs"]] == [3, 3]
+        assert [r["log_over_300"] for r in row["runs"]] == [0, 0]
+        assert row["figures"]["log_over_100"]["label"] == "statements over 100 ms (server log)"
