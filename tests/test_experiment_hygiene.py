@@ -318,3 +318,22 @@ def test_only_autovacuum_that_can_matter_is_a_flag():
     assert hygiene.matters({**av, "table": "public.pgbench_accounts", "bytes": 8192})
     assert hygiene.matters({**av, "kind": "autovacuum_wraparound", "wraparound": True})
     assert hygiene.matters({"kind": "dirty_at_start", "text": "Dirty 900 MB at the start"})
+
+
+@pytest.mark.pg
+def test_top_statements_are_the_workloads_role(make_cluster):
+    """A poller connected as another role runs its own statement during the run: not among the
+    workload's top statements; the workload's own (this role's) is."""
+    cluster = make_cluster()
+    with cluster.connect() as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        conn.execute("CREATE ROLE poller LOGIN SUPERUSER")
+        conn.execute("SELECT pg_stat_statements_reset()")
+        conn.execute("SELECT count(*) AS workload_own FROM pg_class")
+    poller = cluster.conninfo().replace("user=postgres", "user=poller")
+    assert poller != cluster.conninfo()
+    import psycopg
+    with psycopg.connect(poller, autocommit=True) as conn:
+        conn.execute("SELECT count(*) AS the_poller FROM pg_stat_activity")
+    texts = [s["query"] for s in hygiene.statements_after(cluster.conninfo())]
+    assert any("workload_own" in t for t in texts) and not any("the_poller" in t for t in texts), texts

@@ -244,8 +244,10 @@ TOP_STATEMENTS = 10
 
 
 def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str, Any]]:
-    """pg_stat_statements as the run left it (it was reset before the run): the top statements by
-    total time with calls, mean and stddev (ms) — the server's own figures for the whole run, as the
+    """pg_stat_statements as the run left it (it was reset before the run): the top statements of the
+    workload's database and role (the workload connects as this conninfo does: another client's,
+    e.g. a monitoring poller's, are left out when it connects elsewhere or as another role) by total
+    time with calls, mean and stddev (ms) — the server's own figures for the whole run, as the
     backend_flush_after article read them; [] without the extension."""
     try:
         with psycopg.connect(conninfo, autocommit=True) as conn:
@@ -254,6 +256,7 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
             rows = conn.execute(
                 "select queryid::text, left(query, 200), calls, total_exec_time, mean_exec_time, stddev_exec_time "
                 "from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) "
+                "and userid = (select oid from pg_roles where rolname = current_user) "  # the workload's role
                 "order by total_exec_time desc limit %s", [top]).fetchall()
     except psycopg.Error:
         return []  # not in shared_preload_libraries, or a server older than 13's column names
