@@ -214,6 +214,8 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     # small multiples: three charts per run; a scatter per run with its r
     assert page.count('class="grid3"') == 24 and len(re.findall(r"PGDATA w_await", page)) >= 12
     # per run, writes by source stacked over time (12 runs); checkpoints as bands on the time charts
+    runs = page.split("<h2>Runs, in run order</h2>", 1)[1].split("</table>", 1)[0]
+    assert "<th>tps (1/s)</th>" in runs and runs.count("<tr>") == 13  # a row per run with its headline figures
     stacks = page.split("Writes by source and wait events over time", 1)[1]
     assert stacks.count('aria-label="buffers written"') == 12 and "<title>checkpoint" in page
     rs = dict(re.findall(r'aria-label="run (\d+): r = ([+-]\d\.\d\d)"', page))

@@ -22,7 +22,7 @@ from pgio_tui.analysis.formats import DASH, number
 from pgio_tui.analysis.summary_model import KB_PER_MIB as KIB_PER_MIB
 from pgio_tui.experiments import charts
 from pgio_tui.experiments.figures import GROUP_TITLES, HEADLINE, waits_over_time
-from pgio_tui.experiments.report import COLUMNS, flag_lines, lines
+from pgio_tui.experiments.report import COLUMNS, RUN_FIGURES, flag_lines, lines
 from pgio_tui.experiments.results import Results, RunResult
 from pgio_tui.quantiles import LatencyHistogram
 from pgio_tui.safe_text import html_text as escape
@@ -177,15 +177,21 @@ def statements_section(res: Results) -> str:
 
 
 def runs_table(res: Results, series: list[Series]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("run", "settings", "repeat", "read back", "workload", "file",
-                                             "r(Writeback, latency)", "flags"))
+    """The runs in run order, each with its headline figures (run-order effects show down a column)."""
+    present = {f.key: f for f in res.present()}
+    figs = [present[k] for k in HEADLINE if k in present][:RUN_FIGURES]
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("run", "settings", "repeat", *(f"{f.label} ({f.unit})"
+                                                                                   for f in figs),
+                                                     "read back", "workload", "file", "r(Writeback, latency)",
+                                                     "flags"))
     out = [f"<table><tr>{head}</tr>"]
     for s in series:
         r = s.result
         applied = " ".join(f"{k}={v}" for k, v in r.run.applied.items()) or DASH
         rho, what = writeback_r(s)
         out.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in (
-            str(r.run.index), r.run.label, str(r.run.repeat), applied,
+            str(r.run.index), res.plan.label_of(r.run.settings), str(r.run.repeat),
+            *(number(r.figures.values.get(f.key), f.unit) for f in figs), applied,
             workload_command(r.figures.workload) if r.figures.workload else DASH, r.run.file or DASH,
             DASH if rho is None else f"{rho:+.2f} ({what})"))
             + f'<td class="flag">{"<br>".join(escape(f) for f in r.flags) or DASH}</td></tr>')
@@ -327,7 +333,7 @@ def page(res: Results) -> str:
             "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res),
             heat_maps(res), cdf_section(res, series), small_multiples(series), stacks_section(series),
             writeback_section(series),
-            "<h2>Runs</h2>", runs_table(res, series)]
+            "<h2>Runs, in run order</h2>", runs_table(res, series)]
     if res.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in res.notes) + "</ul>")
     return report.page(title, body)
