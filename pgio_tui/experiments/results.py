@@ -226,7 +226,7 @@ def drift_lines(res: Results) -> list[str]:
         for r in res.runs:
             row, v = res.row_of(r), r.figures.values.get(f.key)
             mean = None if row is None else row.stats[f.key].mean
-            if v is None or mean is None:
+            if v is None or row is None or mean is None:
                 continue
             xs.append(float(r.run.index))
             ys.append(v - mean)
