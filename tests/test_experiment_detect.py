@@ -54,7 +54,9 @@ def test_a_vs_a_calls_nothing_changed(make_cluster, tmp_path, capsys):
 
 
 def test_a_planted_effect_is_changed(make_cluster, tmp_path, capsys):
-    cluster = make_cluster(shared_buffers="16MB", bgwriter_delay="10ms")
+    # 4 MB: 512 buffers, so that backends evict dirty buffers from the first seconds even on a busy
+    # machine (a CHECKPOINT before each run leaves them all clean)
+    cluster = make_cluster(shared_buffers="4MB", bgwriter_delay="10ms")
     data, table = experiment(cluster, tmp_path / "planted", "bgwriter_lru_maxpages=0,1000", capsys)
     base, other = data["rows"]
     assert [r["settings"] for r in data["rows"]] == [{"bgwriter_lru_maxpages": "0"}, {"bgwriter_lru_maxpages": "1000"}]
