@@ -11,7 +11,11 @@ taken as a whole, never as a mean of per-tick figures where that would change it
 - buffers written by source (totals and shares), Dirty/Writeback, PGDATA and WAL devices,
   checkpoints: the summary's; WAL generated and the PGDATA device's reads per second: Σ rate·dt
   over the same ticks;
-- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time.
+- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time;
+- statements over 100-500 ms: the server log's `duration:` lines (any client's), beside pgbench's;
+- wait events: each type's (and event's) share of the client backends sampled every tick;
+- and every other statistic of the summary (run_figures' `more`), named by catalog key and statistic
+  (`wal.fpi_s:mean`, `disk.PGDATA.aqu_sz:mean`): in JSON and on --figures, not in the default table.
 A figure the recording cannot give is None (the report shows "—").
 """
 
@@ -214,8 +218,8 @@ def waits_over_time(rec: Recording, win: Window) -> tuple[list[float], dict[str,
     out: dict[str, list[float]] = {}
     for tick, wtype, n in rec.conn.execute(_CLIENT_WAITS, (win.start_tick, _last(win))):
         if tick in at:
-            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] = float(n or 0)
-    order = sorted(out, key=lambda k: -sum(out[k]))
+            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] += _count(n)
+    order = sorted(out, key=lambda k: -sum(out[k]))[:MAX_WAIT_EVENTS]
     return [t - win.origin_t for _, t in ticks], {k: out[k] for k in order}
 
 
@@ -223,26 +227,34 @@ def _last(win: Window) -> int:
     return win.end_tick if win.end_tick is not None else 2 ** 62
 
 
+MAX_WAIT_EVENTS = 40  # wait events per run kept as figures (a recording is untrusted: bounded), the busiest
+
+
+def _count(n: Any) -> float:
+    """A sample count from the file: a number >= 0, else 0 (a recording is untrusted input)."""
+    return float(n) if isinstance(n, (int, float)) and not isinstance(n, bool) and math.isfinite(n) and n > 0 else 0.0
+
+
 def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
-    """Wait events of the client backends sampled every tick of the run: each event's and each type's
-    share of the samples (CPU:Running: active, not waiting), in %."""
+    """Wait events of the client backends sampled every tick of the run: each type's share of the
+    samples and the busiest events' (CPU:Running: active, not waiting), in %."""
     if win.start_tick is None:
         return
-    rows = rec.conn.execute(
+    rows = [(printable(str(t))[:64], printable(str(e))[:64], _count(n)) for t, e, n in rec.conn.execute(
         "SELECT w.wait_event_type, w.wait_event, SUM(waits.count) FROM waits JOIN wait_events w "
         "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
-        "GROUP BY 1, 2", (win.start_tick, _last(win))).fetchall()
-    total = sum(n or 0 for *_, n in rows)
+        "GROUP BY 1, 2", (win.start_tick, _last(win)))]
+    total = math.fsum(n for *_, n in rows)
     if not total:
         return
     types: dict[str, float] = {}
-    for wtype, event, n in sorted(rows, key=lambda r: -(r[2] or 0)):
-        wtype, event = printable(str(wtype))[:64], printable(str(event))[:64]
-        types[wtype] = types.get(wtype, 0.0) + (n or 0)
+    for i, (wtype, event, n) in enumerate(sorted(rows, key=lambda r: -r[2])):
+        types[wtype] = types.get(wtype, 0.0) + n
         key = f"{WAITS}.{wtype}.{event}:share"
-        out.values[key] = 100 * (n or 0) / total
-        out.more.append(Figure(key, f"wait {wtype}:{event}", "%", WAITS, default=False))
-    for wtype, n in sorted(types.items(), key=lambda kv: -kv[1]):
+        if i < MAX_WAIT_EVENTS and key not in out.values:
+            out.values[key] = 100 * n / total
+            out.more.append(Figure(key, f"wait {wtype}:{event}", "%", WAITS, default=False))
+    for wtype, n in sorted(types.items(), key=lambda kv: -kv[1])[:MAX_WAIT_EVENTS]:
         key = f"{WAITS}.{wtype}:share"
         out.values[key] = 100 * n / total
         out.more.append(Figure(key, f"wait type {wtype}", "%", WAITS))
