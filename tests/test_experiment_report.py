@@ -452,3 +452,23 @@ def test_folders_reported_as_one_grid(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["experiment", "report", str(a), str(tmp_path / "other")]) == 1
     assert "not one grid" in capsys.readouterr().err
+
+
+def test_figures_picked_are_rows_charts_and_heat_maps(grid, tmp_path, capsys):
+    """--figures GLOB: only those rows, in every format; in the HTML each one's metric over time per
+    run (the device's by its role) and a heat map of the grid; a glob that matches nothing: one line."""
+    table = report(grid, capsys, "--figures", "disk.PGDATA.w_await_ms:*", "--figures", "wal.*")
+    body = table.split("\n\n")[0].splitlines()[1:]
+    assert body and all(ln.startswith(("PGDATA w_await", "devices: PGDATA w_await p95", "wal: ")) for ln in body)
+    rows = list(csv.reader(io.StringIO(report(grid, capsys, "--figures", "wal.*", "--format", "csv"))))
+    assert {r[10] for r in rows[1:]} and all(r[10].startswith("wal.") for r in rows[1:])
+    out = tmp_path / "picked.html"
+    assert cli.main(["experiment", "report", str(grid), "--figures", "disk.PGDATA.w_await_ms:*", "-o", str(out)]) == 0
+    page = out.read_text()
+    picked = page.split("The figures asked for, over time per run", 1)[1].split("<h2>", 1)[0]
+    assert picked.count('<svg class="mini"') == 2 * 12  # one chart per run of each (mean and p95: one metric)
+    heats = re.findall(r'<svg class="heat"[^>]*aria-label="([^"]*)"', page)
+    assert heats == ["PGDATA w_await, mean of repeats", "devices: PGDATA w_await p95, mean of repeats"]
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(grid), "--figures", "no.such*"]) == 1
+    assert "no figure of this experiment matches" in capsys.readouterr().err

@@ -73,6 +73,7 @@ def load_series(res: Results) -> list[Series]:
             if s.pgdata:
                 want |= {"util": M.disk(s.pgdata, M.DISK_UTIL_PCT), "wkb": M.disk(s.pgdata, M.DISK_WKB_S),
                          "w_await": M.disk(s.pgdata, M.DISK_W_AWAIT_MS)}
+            want |= {f"pick.{f.key}": m for f in picked(res) if (m := metric_of(f, r.figures.devices))}
             want = {k: m for k, m in want.items() if m in names}
             c = aligned_columns(rec, win, list(want.values()))
             s.x = c.x
@@ -81,6 +82,53 @@ def load_series(res: Results) -> list[Series]:
             s.waits_x, s.waits = waits_over_time(rec, win)
         out.append(s)
     return out
+
+
+PICKED_MAX = 12  # figures --figures may chart per run and as heat maps: a page stays readable
+
+
+def picked(res: Results) -> list:
+    """The figures --figures picked (none without it): charted per run over time and as heat maps."""
+    return res.shown()[:PICKED_MAX] if res.pick else []
+
+
+def metric_of(fig, devices: dict[str, str]) -> str | None:
+    """The recorded metric behind a figure, for its chart over time: its catalog key, a device's
+    role (PGDATA) put back to the run's device; None for figures worked out from several."""
+    if fig.of is None:
+        return None
+    metric = fig.of[0]
+    if fig.role:
+        return M.disk(devices[fig.role], metric) if fig.role in devices else None
+    if metric.startswith(M.DISK_PREFIX):
+        role, _, fld = metric[len(M.DISK_PREFIX):].rpartition(".")
+        return M.disk(devices[role], fld) if role in devices else None
+    return metric
+
+
+def picked_section(res: Results, series: list[Series]) -> str:
+    """Each picked figure's metric over time, per run in run order, on one scale, checkpoints as bands."""
+    out = []
+    for f in picked(res):
+        drawn = [s for s in series if any(v is not None for v in s.col(f"pick.{f.key}"))]
+        if not drawn:
+            continue
+        meta = M.lookup(metric_of(f, drawn[0].result.figures.devices) or "")
+        unit = meta.unit if meta is not None else ""
+        x1 = max((s.x[-1] for s in drawn if s.x), default=1.0) or 1.0
+        top, cut = charts.robust_top([v for s in drawn for v in s.col(f"pick.{f.key}")])
+        out.append(f"<h3>{escape(f.label)} <span class=muted>({escape(f.name)})</span></h3><div class=grid3>")
+        for s in drawn:
+            r = s.result
+            title = f"run {r.run.index}: {res.plan.label_of(r.run.settings)} r{r.run.repeat}"
+            out.append(charts.mini_time(title + (" (peaks cut)" if cut else ""), unit,
+                                        list(zip(s.x, s.col(f"pick.{f.key}"))), x1, top, svg.PALETTE[0],
+                                        r.figures.spans))
+        out.append("</div>")
+    if not out:
+        return ""
+    return ("<h2>The figures asked for, over time per run</h2><p class=muted>--figures: each one's metric per "
+            "tick, every run on one scale, in run order; grey bands: checkpoints.</p>" + "".join(out))
 
 
 def _scaled(col: list, factor: float) -> list:
@@ -273,7 +321,7 @@ def heat_maps(res: Results) -> str:
     *rest, (y_name, y_values), (x_name, x_values) = sweep.items()  # the last two: the grid; one per other value
     shown = {f.key: f for f in res.shown()}
     out = []
-    for key in HEAT_FIGURES:
+    for key in [f.key for f in picked(res)] or HEAT_FIGURES:
         if key not in shown:
             continue
         fig = shown[key]
@@ -331,7 +379,8 @@ def page(res: Results) -> str:
             "excludes 0 <i>and</i> it is larger than the noise floor (the largest difference between two baseline "
             "repeats). Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
             "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res),
-            heat_maps(res), cdf_section(res, series), small_multiples(series), stacks_section(series),
+            heat_maps(res), picked_section(res, series), cdf_section(res, series), small_multiples(series),
+            stacks_section(series),
             writeback_section(series),
             "<h2>Runs, in run order</h2>", runs_table(res, series)]
     if res.notes:
