@@ -376,8 +376,9 @@ def page(res: Results) -> str:
             if flags else "",
             "<h2>Results</h2><p class=muted>Per setting combination: the mean of its repeats and the 95 % "
             "t-interval of that mean; the change against the baseline is <b>changed</b> when Welch's interval "
-            "excludes 0 <i>and</i> it is larger than the noise floor (the largest difference between two baseline "
-            "repeats). Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
+            "excludes 0 <i>and</i> it is larger than the noise floor (what two baseline repeats differ by: as a ratio "
+            "for a figure above 0); <i>detectable</i>: the smallest change these repeats could call changed. "
+            "Latency percentiles are of every transaction of a run; statements are pg_stat_statements' "
             "execution times (docs/experiments.md).</p>", results_table(res), statements_section(res),
             heat_maps(res), picked_section(res, series), cdf_section(res, series), small_multiples(series),
             stacks_section(series),
