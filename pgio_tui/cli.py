@@ -355,7 +355,11 @@ def _add_experiment(sub) -> None:
     r.add_argument("--pg-version", type=int, metavar="N", help="the lab cluster's major version")
     r.add_argument("--set", action="append", required=True, metavar="NAME=V1,V2",
                    help="a setting and its values (repeatable: a grid of all combinations)")
-    r.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per combination (default 3)")
+    r.add_argument("--repeat", type=_repeat, default=3, metavar="N|auto",
+                   help="runs per combination (default 3); auto: from 2, one more round at a time until the "
+                        "headline verdicts settle, or --max-repeat / --budget runs out")
+    r.add_argument("--max-repeat", type=int, default=None, metavar="N", help="--repeat auto: at most N (default 10)")
+    r.add_argument("--budget", metavar="TIME", help="--repeat auto: no new round after TIME (e.g. 30m, 1h)")
     r.add_argument("--order", choices=("interleaved", "random", "sequential"), default="interleaved",
                    help="interleaved (default): A B A B; sequential: A A B B; random: shuffled")
     r.add_argument("--warmup", type=float, default=0.0, metavar="S",
@@ -388,13 +392,28 @@ def _add_experiment(sub) -> None:
     s.add_argument("--tui", action="store_true",
                    help="show the runs in the live monitor with an experiment strip (default: headless)")
     s.add_argument("--theme", metavar="NAME", help="colour theme of --tui")
-    t = act.add_parser("report", help="the results table of an experiment folder")
-    t.add_argument("dir", metavar="DIR")
+    t = act.add_parser("report", help="the results table of an experiment folder (or of several, as one grid)")
+    t.add_argument("dir", metavar="DIR", nargs="+",
+                   help="an experiment folder; several with the same settings swept are reported as one grid, "
+                        "the workload option they differ in (or the folder) as one more dimension")
     t.add_argument("--format", choices=("table", "markdown", "csv", "json", "html"),
                    help="table (default), markdown, csv, json, or html (one self-contained page with charts; "
                         "the default when -o ends in .html)")
     t.add_argument("--baseline", metavar="NAME=V", help="the baseline value (default: the first of each --set)")
+    t.add_argument("--figures", action="append", default=[], metavar="GLOB",
+                   help="the figures to show instead of the default set, by catalog name, key or label "
+                        "(repeatable), e.g. 'waits.*', 'disk.PGDATA.*', 'wal.*'; json carries every figure")
     t.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
+
+
+def _repeat(text: str) -> int | str:
+    """--repeat: a number of runs per combination, or auto."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number, or auto") from None
 
 
 def _subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:

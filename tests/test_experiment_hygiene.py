@@ -306,3 +306,34 @@ def test_sigterm_mid_run_lifts_the_cap_and_restores(tmp_path):
     assert [c["action"] for c in plan["changes"]] == ["set", "set", "restore", "restore"]
     assert plan["changes"][-1]["values"] == {"work_mem": None}
     assert plan["runs"][0]["flags"][0]["kind"] == "ended_early"
+
+
+def test_only_autovacuum_that_can_matter_is_a_flag():
+    """ANALYZE of a small system table (after CREATE TABLE, every first run) is not a disturbance; the
+    workload's tables, a big system table and anti-wraparound vacuums always are."""
+    av = {"kind": "autovacuum", "text": "autovacuum ran in the run's window: ANALYZE pg_catalog.pg_attribute",
+          "table": "pg_catalog.pg_attribute", "bytes": 800_000, "wraparound": False}
+    assert not hygiene.matters(av) and not hygiene.matters({**av, "bytes": None})  # older folders: by schema
+    assert hygiene.matters({**av, "bytes": hygiene.AV_MIN_BYTES})
+    assert hygiene.matters({**av, "table": "public.pgbench_accounts", "bytes": 8192})
+    assert hygiene.matters({**av, "kind": "autovacuum_wraparound", "wraparound": True})
+    assert hygiene.matters({"kind": "dirty_at_start", "text": "Dirty 900 MB at the start"})
+
+
+@pytest.mark.pg
+def test_top_statements_are_the_workloads_role(make_cluster):
+    """A poller connected as another role runs its own statement during the run: not among the
+    workload's top statements; the workload's own (this role's) is."""
+    cluster = make_cluster()
+    with cluster.connect() as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        conn.execute("CREATE ROLE poller LOGIN SUPERUSER")
+        conn.execute("SELECT pg_stat_statements_reset()")
+        conn.execute("SELECT count(*) AS workload_own FROM pg_class")
+    poller = cluster.conninfo().replace("user=postgres", "user=poller")
+    assert poller != cluster.conninfo()
+    import psycopg
+    with psycopg.connect(poller, autocommit=True) as conn:
+        conn.execute("SELECT count(*) AS the_poller FROM pg_stat_activity")
+    texts = [s["query"] for s in hygiene.statements_after(cluster.conninfo())]
+    assert any("workload_own" in t for t in texts) and not any("the_poller" in t for t in texts), texts

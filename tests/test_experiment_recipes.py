@@ -100,7 +100,8 @@ def run_recipe(cluster, tmp_path, capsys, name: str, toy: list[str], workload: l
     table = captured.out[captured.out.index("figure"):].splitlines()
     head = table[0].split()
     assert head[:4] == ["figure", "unit", "settings", "n"] and head[-1] == "verdict"
-    labels = [" ".join(f"{n}={v}" for n, v in zip(sweep, vals)) for vals in _product(list(sweep.values()))]
+    labels = [" ".join(f"{n}={v}" for n, v in zip(sweep, vals) if len(sweep[n]) > 1)  # fixed ones: in the plan
+              for vals in _product(list(sweep.values()))]
     tps = [line for line in table if line.startswith(headline + " ")]
     assert len(tps) == combos and [any(lb in line for line in tps) for lb in labels] == [True] * combos
     assert all(re.search(r"\s2\s", line) for line in tps)  # n = 2 repeats in every row
@@ -134,16 +135,22 @@ def test_backend_flush_after(cluster, tmp_path, capsys):
 
 def test_checkpoint_completion_target(cluster, tmp_path, capsys):
     cmd = doc_command("cct")
-    assert "--set checkpoint_completion_target=0,0.3,0.6,0.9,1" in cmd and "--set checkpoint_timeout=5min" in cmd
+    assert "--set checkpoint_completion_target=0,0.3,0.6,0.9,1" in cmd and "--set checkpoint_timeout=30s" in cmd
+    assert "--set log_min_duration_statement=100ms" in cmd
     got = run_recipe(cluster, tmp_path, capsys, "cct",
                      ["--init-scale", "1", "--no-discard-first", "--set", "checkpoint_completion_target=0,0.6,1",
-                      "--set", "checkpoint_timeout=5min"],
+                      "--set", "checkpoint_timeout=5min", "--set", "log_min_duration_statement=0"],
                      ["pgbench", "--", "-c", "2", "-T", "2"])
     rows = got["report"]["rows"]
-    assert [r["settings"] for r in rows] == [{"checkpoint_completion_target": v, "checkpoint_timeout": "5min"}
-                                            for v in ("0", "0.6", "1")]
-    over = [k for k in rows[0]["figures"] if "100" in k and "over" in k]
-    assert over, "no count of transactions over 100 ms"
+    assert [r["settings"] for r in rows] == [{"checkpoint_completion_target": v, "checkpoint_timeout": "5min",
+                                              "log_min_duration_statement": "0"} for v in ("0", "0.6", "1")]
+    # the article's table: statements from the server log over 100-500 ms, beside pgbench's transactions
+    names = {f["key"]: f for f in got["report"]["figures"]}
+    for ms in (100, 200, 300, 400, 500):
+        log, txn = names[f"log_over_{ms}"], names[f"over_{ms}"]
+        assert log["name"] == f"statements.log_over_{ms}ms:total" and "server log" in log["label"]
+        assert txn["name"] == f"latency.over_{ms}ms:total" and "transactions" in txn["label"]
+        assert all(r["figures"][f"log_over_{ms}"]["n"] == 2 for r in rows)
 
 
 def test_bgwriter_study(cluster, tmp_path, capsys):
@@ -155,6 +162,15 @@ def test_bgwriter_study(cluster, tmp_path, capsys):
     figures = got["report"]["rows"][0]["figures"]
     for source in ("checkpointer", "bgwriter", "backend"):  # buffers written by source, as the study looked at
         assert any(source in k for k in figures), source
+    # wait events: the client backends' samples, shares per type adding up to 100 % in every run
+    for row in got["report"]["rows"]:
+        for run in row["runs"]:
+            types = [v for k, v in run.items() if k.startswith("waits.") and k.count(".") == 1 and v is not None]
+            assert types and sum(types) == pytest.approx(100.0)
+    out = got["out"] / "r.html"
+    assert cli.main(["experiment", "report", str(got["out"]), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.count('aria-label="buffers written"') == 4 and "Runs" in page  # per run, stacked over time
 
 
 def test_fsync_by_synchronous_commit(cluster, tmp_path, capsys):

@@ -152,7 +152,9 @@ def test_figures_equal_independent_computations(grid, capsys):
     f = other["figures"]["wal_mib"]
     a, b = [r["wal_mib"] for r in base["runs"]], [r["wal_mib"] for r in other["runs"]]
     assert f["change_pct"] == pytest.approx(100 * (statistics.fmean(b) / statistics.fmean(a) - 1))
-    assert f["noise_floor_pct"] == pytest.approx(100 * max(abs(x / y - 1) for x in a for y in a))
+    # the floor of a figure above 0: the largest ratio of two baseline repeats; in the unit, their range
+    assert f["noise_floor_pct"] == pytest.approx(100 * (max(a) / min(a) - 1))
+    assert f["noise_floor"] == pytest.approx(max(a) - min(a))
     # no transaction histograms in the fixture: no percentiles rather than a mean of per-tick ones
     assert "lat_p99" not in {x["key"] for x in data["figures"]}
     assert not HAS_FLAGS or [r["flags"] for r in data["runs"]][1] == ["autovacuum ran in the run's window: VACUUM pgbench_accounts"]
@@ -170,14 +172,16 @@ def test_text_formats_have_their_shapes(grid, capsys):
 
     md = report(grid, capsys, "--format", "markdown")
     rows = [ln for ln in md.splitlines() if ln.startswith("|")]
-    assert rows[0] == "| figure | unit | settings | n | mean | 95 % interval | change | noise floor | verdict |"
-    assert all(ln.count(" | ") == 8 for ln in rows[2:]) and len(rows) - 2 == len(body)
+    assert rows[0] == ("| figure | unit | settings | n | mean | 95 % interval | change | noise floor | detectable "
+                       "| verdict |")
+    assert all(ln.count(" | ") == 9 for ln in rows[2:]) and len(rows) - 2 == len(body)
     assert not HAS_FLAGS or "**flags**" in md
 
     rows = list(csv.reader(io.StringIO(report(grid, capsys, "--format", "csv"))))
     assert rows[0] == ["figure", "unit", "settings", "n", "mean", "ci95_low", "ci95_high", "change_pct",
-                       "noise_floor_pct", "verdict"]
-    assert len(rows) - 1 == len(body) and all(len(r) == 10 for r in rows)
+                       "noise_floor_pct", "verdict", "name", "detectable_pct"]
+    assert len(rows) - 1 == len(body) and all(len(r) == 12 for r in rows)
+    assert {"latency.tps:mean", "writes.backend:total"} <= {r[10] for r in rows}  # named by catalog key
     wal = [r for r in rows if r[0] == "WAL generated"]
     assert len(wal) == combos and wal[0][7] == "" and float(wal[1][7]) == pytest.approx(float(wal[1][7]))
 
@@ -208,7 +212,12 @@ def test_html_page_has_its_charts_and_nothing_external(grid, tmp_path, capsys):
     assert heats and all(h.count("<rect") == 6 for h in heats)
     assert "shared_buffers" in heats[0] and "os.page_cache" in heats[0]
     # small multiples: three charts per run; a scatter per run with its r
-    assert page.count('class="grid3"') == 12 and len(re.findall(r"PGDATA w_await", page)) >= 12
+    assert page.count('class="grid3"') == 24 and len(re.findall(r"PGDATA w_await", page)) >= 12
+    # per run, writes by source stacked over time (12 runs); checkpoints as bands on the time charts
+    runs = page.split("<h2>Runs, in run order</h2>", 1)[1].split("</table>", 1)[0]
+    assert "<th>tps (1/s)</th>" in runs and runs.count("<tr>") == 13  # a row per run with its headline figures
+    stacks = page.split("Writes by source and wait events over time", 1)[1]
+    assert stacks.count('aria-label="buffers written"') == 12 and "<title>checkpoint" in page
     rs = dict(re.findall(r'aria-label="run (\d+): r = ([+-]\d\.\d\d)"', page))
     assert len(rs) == 12
     plan = json.loads((grid / "experiment.json").read_text())
@@ -395,7 +404,71 @@ def test_figures_are_found_by_metric_and_statistic(tmp_path):
     assert [k for k, n in Counter(st.id for st in s.stats).items() if n > 1] == []
     values = run_figures(path).values
     missing = {f.key for f in FIGURES if f.of is not None and values[f.key] is None}
-    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s"}
+    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s",
+                       *(f"log_over_{ms}" for ms in M.LATENCY_THRESHOLDS_MS)}  # no server log counts either
+    # every other statistic of the recording is a figure too, named by catalog key and statistic
+    figs = run_figures(path)
+    named = {f.name for f in FIGURES} | {f.name for f in figs.more}
+    for st in s.stats:
+        metric, stat = st.id
+        if st.value is None or not stat or st.group in ("statements", "backends") and metric not in M.BY_NAME:
+            continue
+        if metric.startswith(M.DISK_PREFIX):
+            dev = metric.split(".")[1]
+            role = next((r for r, d in s.role_devices.items() if d == dev), None)
+            if role is None:
+                continue
+            metric = M.disk(role, metric.rsplit(".", 1)[1])
+        assert f"{metric}:{stat}" in named, (st.group, st.name)
+    assert all(figs.values[f.key] is not None for f in figs.more)
     assert values["pgdata_util"] == s.find(M.disk("nvme0n1", M.DISK_UTIL_PCT), "mean").value \
         == s.value("devices", "PGDATA util mean")
 
+
+
+def test_folders_reported_as_one_grid(tmp_path, capsys):
+    """Two folders that differ in the workload's scale (pgbench -i -s 1 and 10), the same setting
+    swept: one report, pgbench.scale a dimension, each row's figures those of its folder's report;
+    the two dimensions make a heat map. Folders that are not one grid are refused in one line."""
+    a, b = tmp_path / "s1", tmp_path / "s10"
+    make_folder(a, {"shared_buffers": ["64MB", "128MB"]})
+    make_folder(b, {"shared_buffers": ["64MB", "128MB"]})
+    data = json.loads((b / "experiment.json").read_text())
+    data["workload"]["init_scale"] = 10
+    (b / "experiment.json").write_text(json.dumps(data))
+    one = [json.loads(report(f, capsys, "--format", "json")) for f in (a, b)]
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(a), str(b), "--format", "json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert [r["settings"] for r in both["rows"]] == [
+        {"pgbench.scale": s, "shared_buffers": sb} for s in ("1", "10") for sb in ("64MB", "128MB")]
+    assert both["baseline"] == {"pgbench.scale": "1", "shared_buffers": "64MB"}
+    for merged, alone in zip(both["rows"], one[0]["rows"] + one[1]["rows"]):
+        assert merged["runs"] == alone["runs"] and merged["figures"]["tps"]["mean"] == alone["figures"]["tps"]["mean"]
+    out = tmp_path / "grid.html"
+    assert cli.main(["experiment", "report", str(a), str(b), "-o", str(out)]) == 0
+    assert re.findall(r'<svg class="heat"[^>]*aria-label="tps', out.read_text())
+    make_folder(tmp_path / "other", {"work_mem": ["4MB", "8MB"]})
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(a), str(tmp_path / "other")]) == 1
+    assert "not one grid" in capsys.readouterr().err
+
+
+def test_figures_picked_are_rows_charts_and_heat_maps(grid, tmp_path, capsys):
+    """--figures GLOB: only those rows, in every format; in the HTML each one's metric over time per
+    run (the device's by its role) and a heat map of the grid; a glob that matches nothing: one line."""
+    table = report(grid, capsys, "--figures", "disk.PGDATA.w_await_ms:*", "--figures", "wal.*")
+    body = table.split("\n\n")[0].splitlines()[1:]
+    assert body and all(ln.startswith(("PGDATA w_await", "devices: PGDATA w_await p95", "wal: ")) for ln in body)
+    rows = list(csv.reader(io.StringIO(report(grid, capsys, "--figures", "wal.*", "--format", "csv"))))
+    assert {r[10] for r in rows[1:]} and all(r[10].startswith("wal.") for r in rows[1:])
+    out = tmp_path / "picked.html"
+    assert cli.main(["experiment", "report", str(grid), "--figures", "disk.PGDATA.w_await_ms:*", "-o", str(out)]) == 0
+    page = out.read_text()
+    picked = page.split("The figures asked for, over time per run", 1)[1].split("<h2>", 1)[0]
+    assert picked.count('<svg class="mini"') == 2 * 12  # one chart per run of each (mean and p95: one metric)
+    heats = re.findall(r'<svg class="heat"[^>]*aria-label="([^"]*)"', page)
+    assert heats == ["PGDATA w_await, mean of repeats", "devices: PGDATA w_await p95, mean of repeats"]
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(grid), "--figures", "no.such*"]) == 1
+    assert "no figure of this experiment matches" in capsys.readouterr().err

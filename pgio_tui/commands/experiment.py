@@ -9,7 +9,8 @@ import signal
 from pathlib import Path
 
 from pgio_tui.errors import PROG, CliError, say
-from pgio_tui.experiments.plan import PLAN_FILE, RUNS_DIR, Plan, PlanError, load, os_settings, parse_set, save
+from pgio_tui.experiments.plan import (AUTO_MAX_REPEAT, AUTO_START, PLAN_FILE, RUNS_DIR, Plan, PlanError, load,
+                                      os_settings, parse_set, save)
 from pgio_tui.private import make_dir, write_text
 
 LAB_SETTINGS = {"log_autovacuum_min_duration": "0"}
@@ -56,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.reinit and args.workload == "sql":
         raise CliError("--reinit sets the workload up again per run: pgbench -i or pgio's tables; "
                        "sql has --before 'SQL' for that")
-    plan = Plan(sweep=sweep, repeat=args.repeat, order=args.order, workload=spec,
+    auto = _auto(args)
+    plan = Plan(sweep=sweep, repeat=AUTO_START if auto else args.repeat, order=args.order, workload=spec, auto=auto,
                 target={"lab": bool(args.lab), "pg_version": args.pg_version}, warmup_s=args.warmup,
                 discard_first=args.discard_first, seed=args.seed, interval=args.interval,
                 reinit=args.reinit, dirty_wait_s=args.dirty_wait)
@@ -65,6 +67,23 @@ def _run(args: argparse.Namespace) -> int:
     check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
     plan.make_runs()
     return _execute(plan, folder, args, new=True)
+
+
+def _auto(args: argparse.Namespace) -> dict:
+    """--repeat auto and its limits as the plan keeps them; {} for a fixed number of repeats."""
+    if args.repeat != "auto":
+        if args.max_repeat is not None or args.budget:
+            raise CliError("--max-repeat and --budget go with --repeat auto")
+        return {}
+    from pgio_tui.store.player import parse_seconds
+    try:
+        budget = parse_seconds(args.budget) if args.budget else None
+    except ValueError:
+        raise CliError(f"--budget {args.budget!r}: a time such as 30m, 1h or 90s") from None
+    most = AUTO_MAX_REPEAT if args.max_repeat is None else args.max_repeat
+    if most < AUTO_START:
+        raise CliError(f"--max-repeat {most}: at least {AUTO_START}")
+    return {"max_repeat": most, "budget_s": budget}
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -105,13 +124,16 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = Fal
         if new:
             made = _make_folder(plan, folder)
             say(f"{PROG}: experiment: {len(plan.runs)} runs ({plan.order}) into {folder}")
-        workloads.setup(plan.workload, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
+        first = workloads.for_run(plan.workload, plan.pending()[0].settings if plan.pending() else {})
+        workloads.setup(first, conninfo, say=shown.say, progress=None if args.quiet else _setup_bar())
         target = runner.Target(conninfo, restart, tag=folder.resolve().name)
+        target.workload, target.set_up = first, workloads.setup_key(first)
         if getattr(args, "tui", False):
             _in_tui(plan, folder, target, conninfo, shown, args)
         else:
             runner.run_all(plan, folder, target,
-                           shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar)),
+                           shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar,
+                                                                  spec=target.workload)),
                            say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
         shown.results_table()
@@ -198,7 +220,8 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
         def one(kind: str, path: Path | None) -> tuple[str, str]:
             if feed.quitting:
                 return "interrupted", "stopped by the user"
-            return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session)
+            return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session,
+                            spec=target.workload)
         runner.run_all(plan, folder, target, shown.wrap(one), say=shown.say)
 
     sampler = open_sampler(conninfo, plan.interval)  # describes the server for the header
@@ -215,15 +238,16 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
 
 
 def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
-             status=None, on_session=None) -> tuple[str, str]:
-    """One Session: the workload (shortened to the warm-up for kind "warmup"), recorded to path."""
+             status=None, on_session=None, spec: dict | None = None) -> tuple[str, str]:
+    """One Session: the workload (the run's `spec`, else the plan's; shortened to the warm-up for
+    kind "warmup"), recorded to path."""
     from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
     from pgio_tui.session import Session, open_sampler
     from pgio_tui.workloads.launch import data_devices
     sampler = open_sampler(conninfo, plan.interval)
     try:
-        workload = make(plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
+        workload = make(spec or plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
                         devices=data_devices(sampler))
         session = Session(sampler, workload=workload)
         if path is not None:
@@ -254,10 +278,16 @@ def _term_as_interrupt() -> dict:
 def _report(args: argparse.Namespace) -> int:
     from pgio_tui.experiments import results
     from pgio_tui.experiments.report import render
-    plan = load(args.dir)
+    dirs = args.dir if isinstance(args.dir, list) else [args.dir]
+    plan = load(dirs[0]) if len(dirs) == 1 else results.merge([(load(d), Path(d)) for d in dirs])
+    args.dir = " ".join(str(d) for d in dirs)
     fmt = args.format or ("html" if args.output and str(args.output).lower().endswith((".html", ".htm")) else "table")
     baseline = results.parse_baseline(args.baseline, plan)
-    res = results.collect(plan, args.dir, baseline)
+    res = results.collect(plan, dirs[0], baseline)
+    res.pick = tuple(getattr(args, "figures", None) or ())
+    if res.pick and not res.shown():
+        raise CliError(f"--figures {' '.join(res.pick)}: no figure of this experiment matches; its names are in "
+                       f"`{PROG} experiment report {args.dir} --format json`")
     if not any(r.runs for r in res.rows):
         raise CliError(f"{args.dir}: no finished run yet; `{PROG} experiment resume {args.dir}` runs them")
     pending = len(plan.pending())

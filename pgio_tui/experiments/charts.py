@@ -56,10 +56,22 @@ def robust_top(values: Sequence[float | None]) -> tuple[float, bool]:
     return y_top([p99 * 1.1]), True
 
 
-def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: float, color: str) -> str:
-    """One small time chart (x: seconds from the run's start, 0..x1; y: 0..top)."""
+Band = tuple[float, float, str]  # (x start, x end, what): a checkpoint, drawn behind the lines
+
+
+def _bands(bands: Sequence[Band], sx, plot_h: int) -> list[str]:
+    """Checkpoint start-to-end bands, shaded behind a time chart, each titled with its kind."""
+    out = []
+    for a, b, kind in bands:
+        x0, x1 = sx(a), sx(b)
+        out.append(f'<rect x="{x0:.0f}" y="{M_TOP}" width="{max(1.0, x1 - x0):.0f}" height="{plot_h}" '
+                   f'fill="#e6e6e6"><title>{escape(f"checkpoint ({kind})" if kind else "checkpoint")}</title></rect>')
+    return out
+
+
+def _frame(title: str, top: float, span: float, bands: Sequence[Band]):
+    """The parts every small time chart starts with (its bands, y axis and time axis) and its scales."""
     plot_w, plot_h = MINI_W - M_LEFT - M_RIGHT, MINI_H - M_TOP - M_BOTTOM
-    span = x1 or 1.0
 
     def sx(x: float) -> float:
         return M_LEFT + min(max(x, 0.0), span) / span * plot_w
@@ -68,6 +80,7 @@ def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: fl
         return M_TOP + plot_h - min(max(y, 0.0), top) / top * plot_h
 
     parts = [f'<svg class="mini" viewBox="0 0 {MINI_W} {MINI_H}" role="img" aria-label="{escape(title)}">']
+    parts += _bands(bands, sx, plot_h)
     parts += _axis_y(top, sy, M_LEFT, MINI_W - M_RIGHT)
     step = time_step(span)
     if span / step > 4:
@@ -76,6 +89,44 @@ def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: fl
     while t <= span + 1e-9:
         parts.append(f'<text x="{sx(t):.0f}" y="{MINI_H - 3}" class="xl">{clock(t)}</text>')
         t += step
+    return parts, sx, sy, plot_w
+
+
+def stacked_time(title: str, unit: str, x: Sequence[float], layers: Sequence[tuple[str, Sequence[float | None],
+                 str]], x1: float, bands: Sequence[Band] = ()) -> str:
+    """A small stacked-area chart (writes by source, waits by type): each layer (name, column,
+    colour) on top of the ones before, per tick; a missing value counts as 0."""
+    span = x1 or 1.0
+    sums = [0.0] * len(x)
+    tops = []
+    for _, col, _ in layers:
+        sums = [s + (v or 0.0) for s, v in zip(sums, col)]
+        tops.append(list(sums))
+    top = y_top(tops[-1] if tops else [])
+    parts, sx, sy, plot_w = _frame(title, top, span, bands)
+    below = [0.0] * len(x)
+    for (name, _, color), upper in zip(layers, tops):
+        if not any(u > b for u, b in zip(upper, below)):
+            below = upper
+            continue
+        up = [(sx(a), sy(v)) for a, v in zip(x, upper)]
+        down = [(sx(a), sy(v)) for a, v in zip(x, below)][::-1]
+        d = "M" + "L".join(f"{a:.1f} {b:.1f}" for a, b in up + down) + "Z"
+        parts.append(f'<path d="{d}" stroke="none" style="fill:{color};fill-opacity:.75">'
+                     f'<title>{escape(name)}</title></path>')
+        below = upper
+    legend = " ".join(f'<tspan style="fill:{c}">■</tspan> {escape(n)}' for n, col, c in layers
+                      if any(v for v in col))
+    parts.append(f'<text x="{M_LEFT}" y="11" class="t">{escape(title)} <tspan class="u">({escape(unit)})</tspan> '
+                 f'<tspan class="u">{legend}</tspan></text></svg>')
+    return "".join(parts)
+
+
+def mini_time(title: str, unit: str, points: Sequence[Point], x1: float, top: float, color: str,
+              bands: Sequence[Band] = ()) -> str:
+    """One small time chart (x: seconds from the run's start, 0..x1; y: 0..top), checkpoints shaded."""
+    span = x1 or 1.0
+    parts, sx, sy, plot_w = _frame(title, top, span, bands)
     d = path_data(decimate(points, 0.0, span, plot_w // 2), sx, sy)
     if d:
         parts.append(f'<path d="{d}" stroke="{color}"/>')

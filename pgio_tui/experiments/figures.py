@@ -11,7 +11,11 @@ taken as a whole, never as a mean of per-tick figures where that would change it
 - buffers written by source (totals and shares), Dirty/Writeback, PGDATA and WAL devices,
   checkpoints: the summary's; WAL generated and the PGDATA device's reads per second: Σ rate·dt
   over the same ticks;
-- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time.
+- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time;
+- statements over 100-500 ms: the server log's `duration:` lines (any client's), beside pgbench's;
+- wait events: each type's (and event's) share of the client backends sampled every tick;
+- and every other statistic of the summary (run_figures' `more`), named by catalog key and statistic
+  (`wal.fpi_s:mean`, `disk.PGDATA.aqu_sz:mean`): in JSON and on --figures, not in the default table.
 A figure the recording cannot give is None (the report shows "—").
 """
 
@@ -23,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from pgio_tui import metrics as M
+from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError, Window, aligned_columns, window
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.analysis.summary import summarize
 from pgio_tui.analysis.summary_latency import OF_TRANSACTIONS
 from pgio_tui.analysis.summary_model import ALL_WRITES, CHECKPOINTS, PERCENTILE_METRICS, Summary
+from pgio_tui.safe_text import printable
 from pgio_tui.store.reader import Recording
 
 BYTES_PER_MIB = 1024 * 1024
@@ -46,6 +52,24 @@ class Figure:
     text: str = ""  # a statement figure: the statement's text (server text: shown escaped)
     of: tuple[str, str] | None = None
     role: str = ""
+    default: bool = True  # in the report unless --figures picks otherwise (JSON carries every figure)
+
+    @property
+    def domain(self) -> repeats.Domain:
+        """The values it can take: a share in [0, 100] %, a change of a level any sign, every other
+        figure (counts, rates, durations, levels) never below 0."""
+        if self.unit == "%":
+            return repeats.PERCENT
+        return repeats.ANY if self.of is not None and self.of[1] == "change" else repeats.NON_NEGATIVE
+
+    @property
+    def name(self) -> str:
+        """The figure by catalog key and statistic (`latency.tps:mean`, `disk.PGDATA.util_pct:mean`):
+        its name in JSON and CSV and what --figures matches; the key for those worked out here."""
+        if self.of is None:
+            return self.key
+        metric, stat = self.of
+        return f"{M.disk(self.role, metric) if self.role else metric}:{stat}"
 
 
 def _device(prefix: str, role: str, name: str) -> tuple[Figure, ...]:
@@ -62,8 +86,11 @@ FIGURES = (
     *(Figure(f"lat_{p}", f"latency {p}", "ms", "latency", of=(m, OF_TRANSACTIONS))
       for p, m in PERCENTILE_METRICS.items()),
     # "ticks mean > N ms" (no per-transaction counts) is another statistic: left out
-    *(Figure(f"over_{ms}", f"latency over {ms} ms", "transactions", "latency", of=(M.LATENCY_OVER[ms], "total"))
-      for ms in M.LATENCY_THRESHOLDS_MS),
+    *(Figure(f"over_{ms}", f"transactions over {ms} ms (pgbench)", "transactions", "latency",
+             of=(M.LATENCY_OVER[ms], "total")) for ms in M.LATENCY_THRESHOLDS_MS),
+    # the server log's statements (any client's) over the same thresholds: another count, beside it
+    *(Figure(f"log_over_{ms}", f"statements over {ms} ms (server log)", "statements", "latency",
+             of=(M.STATEMENTS_LOG_OVER[ms], "total")) for ms in M.LATENCY_THRESHOLDS_MS),
     Figure("sql_elapsed", "statement elapsed", "s", "sql"),
     *(Figure(f"writes_{s}", f"buffers written: {s}", "buffers", "writes", of=(M.writes(s), "total"))
       for s in M.WRITE_SOURCES),
@@ -85,11 +112,16 @@ FIGURES = (
     Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio", of=(M.PGIO_READS_S, "mean")),
     Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio", of=(M.PGIO_HITS_S, "mean")),
     Figure("pgio_hit_ratio", "pgio hit ratio", "%", "pgio"),
+    Figure("blks_read_s", "blks_read/s (all databases)", "1/s", "pgio", of=(M.DB_BLKS_READ_S, "mean")),
 )
+# the at-a-glance figures (the HTML's first table, the runs table's columns), where a run has them
+HEADLINE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
+            "pgdata_r_s", "pgdata_w_await", "writes_backend")
 GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Statement (sql workload)",
                 "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
                 "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",
-                "devices": "Devices", "checkpoints": "Checkpoints", "wal": "WAL", "pgio": "pgio reads"}
+                "devices": "Devices", "checkpoints": "Checkpoints", "wal": "WAL", "pgio": "pgio reads",
+                "waits": "Wait events (client backends: share of the samples taken every tick)"}
 LATENCY_UNIT = {"pgio": "pgio's statements (pgio times each one)", "sql": "the statement's executions"}
 TOP_STATEMENTS = 5  # statements in the report: the experiment's top by total time over all runs
 LABEL_WIDTH = 48  # statement text in a figure's label (the HTML shows it whole)
@@ -107,6 +139,8 @@ class RunFigures:
     window: Window | None = None
     notes: list[str] = field(default_factory=list)
     workload: dict[str, Any] = field(default_factory=dict)
+    more: list[Figure] = field(default_factory=list)  # the recording's other statistics (values under their keys)
+    spans: list[tuple[float, float, str]] = field(default_factory=list)  # checkpoints: (x start, x end, kind)
 
 
 def run_window(rec: Recording) -> Window:
@@ -122,7 +156,8 @@ def run_figures(path: str | Path) -> RunFigures:
     with Recording(path) as rec:
         win = run_window(rec)
         s = summarize(rec, win)
-        out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win)
+        out = RunFigures(dict.fromkeys(f.key for f in FIGURES), devices=dict(s.role_devices), window=win,
+                         spans=list(s.checkpoint_spans))
         workloads = rec.workloads()
         out.workload = workloads[0] if workloads else {}
         _from_summary(out, s)
@@ -137,7 +172,92 @@ def run_figures(path: str | Path) -> RunFigures:
             out.notes.append(f"latency over 100-500 ms counts the transactions pgbench logged: a {rate:g} sample "
                              "(--sampling-rate)")
         out.statements = statements(rec, win)
+        _more(out, s)
+        _waits(out, rec, win)
     return out
+
+
+_FIXED = {f.name for f in FIGURES}
+_SKIP_GROUPS = ("statements", "backends")  # per statement and per process: the statement figures, not these
+WAITS = "waits"
+
+
+def _more(out: RunFigures, s: Summary) -> None:
+    """Every statistic of the summary the fixed figures do not hold, as a figure named by catalog key
+    and statistic (a device's by its role: disk.PGDATA.w_s:mean); not in the default report."""
+    roles = {dev: role for role, dev in s.role_devices.items()}
+    for st in s.stats:
+        metric, stat = st.id
+        if st.group in _SKIP_GROUPS and metric not in M.BY_NAME or not stat or st.value is None:
+            continue
+        if metric.startswith(M.DISK_PREFIX):
+            dev = metric[len(M.DISK_PREFIX):].rsplit(".", 1)[0]
+            if dev not in roles:
+                continue
+            metric = M.disk(roles[dev], metric.rsplit(".", 1)[1])
+        key = f"{metric}:{stat}"
+        if key in _FIXED or key in out.values:
+            continue
+        out.values[key] = st.value
+        out.more.append(Figure(key, f"{st.group}: {st.name}", st.unit, st.group, of=(metric, stat), default=False))
+
+
+_CLIENT_WAITS = ("SELECT waits.tick, w.wait_event_type, SUM(waits.count) FROM waits JOIN wait_events w "
+                 "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
+                 "GROUP BY 1, 2")
+
+
+def waits_over_time(rec: Recording, win: Window) -> tuple[list[float], dict[str, list[float]]]:
+    """The window's ticks (x: seconds from its origin) and per wait event type (CPU: active, not
+    waiting) the client backends sampled in it at each tick, busiest type first."""
+    if win.start_tick is None:
+        return [], {}
+    ticks = rec.conn.execute("SELECT tick, t FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick",
+                             (win.start_tick, _last(win))).fetchall()
+    at = {tick: i for i, (tick, _) in enumerate(ticks)}
+    out: dict[str, list[float]] = {}
+    for tick, wtype, n in rec.conn.execute(_CLIENT_WAITS, (win.start_tick, _last(win))):
+        if tick in at:
+            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] += _count(n)
+    order = sorted(out, key=lambda k: -sum(out[k]))[:MAX_WAIT_EVENTS]
+    return [t - win.origin_t for _, t in ticks], {k: out[k] for k in order}
+
+
+def _last(win: Window) -> int:
+    return win.end_tick if win.end_tick is not None else 2 ** 62
+
+
+MAX_WAIT_EVENTS = 40  # wait events per run kept as figures (a recording is untrusted: bounded), the busiest
+
+
+def _count(n: Any) -> float:
+    """A sample count from the file: a number >= 0, else 0 (a recording is untrusted input)."""
+    return float(n) if isinstance(n, (int, float)) and not isinstance(n, bool) and math.isfinite(n) and n > 0 else 0.0
+
+
+def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
+    """Wait events of the client backends sampled every tick of the run: each type's share of the
+    samples and the busiest events' (CPU:Running: active, not waiting), in %."""
+    if win.start_tick is None:
+        return
+    rows = [(printable(str(t))[:64], printable(str(e))[:64], _count(n)) for t, e, n in rec.conn.execute(
+        "SELECT w.wait_event_type, w.wait_event, SUM(waits.count) FROM waits JOIN wait_events w "
+        "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
+        "GROUP BY 1, 2", (win.start_tick, _last(win)))]
+    total = math.fsum(n for *_, n in rows)
+    if not total:
+        return
+    types: dict[str, float] = {}
+    for i, (wtype, event, n) in enumerate(sorted(rows, key=lambda r: -r[2])):
+        types[wtype] = types.get(wtype, 0.0) + n
+        key = f"{WAITS}.{wtype}.{event}:share"
+        if i < MAX_WAIT_EVENTS and key not in out.values:
+            out.values[key] = 100 * n / total
+            out.more.append(Figure(key, f"wait {wtype}:{event}", "%", WAITS, default=False))
+    for wtype, n in sorted(types.items(), key=lambda kv: -kv[1])[:MAX_WAIT_EVENTS]:
+        key = f"{WAITS}.{wtype}:share"
+        out.values[key] = 100 * n / total
+        out.more.append(Figure(key, f"wait type {wtype}", "%", WAITS))
 
 
 def _from_summary(out: RunFigures, s: Summary) -> None:
@@ -228,7 +348,14 @@ def statement_figures(runs: list[RunFigures], top: int = TOP_STATEMENTS) -> list
 
 
 def catalog(runs: list[RunFigures]) -> list[Figure]:
-    """The figures in report order: the fixed ones with the statements after latency."""
+    """The figures in report order: the fixed ones with the statements after latency, then the wait
+    event types and every other statistic some run's recording has (by group, first seen first)."""
     stmts = statement_figures(runs)
     cut = next(i for i, f in enumerate(FIGURES) if f.group == "writes")
-    return [*FIGURES[:cut], *stmts, *FIGURES[cut:]]
+    more = list({f.key: f for r in runs for f in r.more}.values())
+    more.sort(key=lambda f: f.group != WAITS)  # stable: waits first, the rest as the summaries list them
+    for r in runs:
+        sampled = any(f.group == WAITS for f in r.more)
+        for f in more:  # a wait event a run with samples never saw: 0 % of them
+            r.values.setdefault(f.key, 0.0 if sampled and f.group == WAITS else None)
+    return [*FIGURES[:cut], *stmts, *FIGURES[cut:], *more]

@@ -110,7 +110,7 @@ def _plan(data: Any) -> Plan:
         raise PlanError(f"a sweep of {combos:,} combinations × {repeat} repeats: at most {MAX_RUNS:,} runs")
     if data.get("order") not in ORDERS:
         raise PlanError(f"order: one of {', '.join(ORDERS)}")
-    for name in ("workload", "target", "originals"):
+    for name in ("workload", "target", "originals", "auto"):
         _typed(data, name, dict)
     for name in ("changes", "runs"):
         _typed(data, name, list)
@@ -154,6 +154,8 @@ def _run(r: Any) -> Run:
         _typed(r, name, list)
     _typed(r, "note", str)
     _num(r, "ran_s", 0, MAX_NUMBER, none=True)
+    if r.get("arm") is not None:
+        _int(r, "arm", 0, MAX_RUNS)
     for st in r.get("statements") or []:
         if isinstance(st, dict) and isinstance(st.get("query"), str):
             st["query"] = scrub_statement(st["query"])

@@ -125,6 +125,31 @@ def _ages(conn: psycopg.Connection) -> tuple[dict[str, int], int, int]:
     return {k: int(v) for k, v in ages.items()}, int(nxt), int(limit)
 
 
+SYSTEM_SCHEMAS = ("pg_catalog.", "pg_toast.", "information_schema.")
+AV_MIN_BYTES = 8 * 1024 * 1024  # a system table's autovacuum below this size cannot matter to a run
+
+
+def matters(f: dict[str, Any]) -> bool:
+    """Whether a flag can matter to the run's figures: every flag but an autovacuum of a small
+    system table (ANALYZE of pg_attribute after CREATE TABLE); anti-wraparound ones always. A
+    flag without a size (older folders) counts by its schema alone."""
+    if f.get("kind") != "autovacuum" or f.get("wraparound"):
+        return True
+    table = str(f.get("table") or "")
+    size = f.get("bytes")
+    return not table.startswith(SYSTEM_SCHEMAS) or (isinstance(size, int) and size >= AV_MIN_BYTES)
+
+
+def _sizes(conn: psycopg.Connection, tables: list[str]) -> dict[str, int]:
+    """table -> its size with indexes and TOAST, in bytes."""
+    if not tables:
+        return {}
+    rows = conn.execute("select n.nspname || '.' || c.relname, pg_total_relation_size(c.oid) from pg_class c "
+                        "join pg_namespace n on n.oid = c.relnamespace where n.nspname || '.' || c.relname = any(%s)",
+                        [tables]).fetchall()
+    return {t: int(b) for t, b in rows if b is not None}
+
+
 def _wal_files(conn: psycopg.Connection) -> int | None:
     try:
         return scalar(conn, "select count(*) from pg_ls_waldir() where name ~ %s", [_SEGMENT])
@@ -222,6 +247,8 @@ class Watch:
             after_wal = _wal_files(conn)
             next_after = _ages(conn)[1]
             checkpoints_after = _checkpoint_state(conn)
+            sizes = _sizes(conn, sorted({t for t, (v, a) in after_av.items() if (v, a) != self._before_av.get(t, (0, 0))}
+                                        | {e["table"] for e in self.seen.values()}))
         ages, next_before, freeze_max_age = self._ages
         consumed = max(0, next_after - next_before)  # transaction ids used during the run
         counted = {}
@@ -243,7 +270,7 @@ class Watch:
             said = "anti-wraparound autovacuum" if wrap else "autovacuum"
             extra = "" if vac or anl else " (seen running; not yet in its counters at the end)"
             out.append(flag(kind, f"{said} ran in the run's window: {what} {table}{extra}", table=table,
-                            vacuums=vac, analyzes=anl, wraparound=wrap))
+                            vacuums=vac, analyzes=anl, wraparound=wrap, bytes=sizes.get(table)))
         none = no_checkpoint_flag(self._checkpoints, checkpoints_after, time.monotonic() - self._t0)
         if none is not None:
             out.append(none)
@@ -260,8 +287,10 @@ TOP_STATEMENTS = 10
 
 
 def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str, Any]]:
-    """pg_stat_statements as the run left it (it was reset before the run): the top statements by
-    total time with calls, mean and stddev (ms) — the server's own figures for the whole run, as the
+    """pg_stat_statements as the run left it (it was reset before the run): the top statements of the
+    workload's database and role (the workload connects as this conninfo does: another client's,
+    e.g. a monitoring poller's, are left out when it connects elsewhere or as another role) by total
+    time with calls, mean and stddev (ms) — the server's own figures for the whole run, as the
     backend_flush_after article read them; [] without the extension."""
     try:
         with psycopg.connect(conninfo, autocommit=True) as conn:
@@ -270,6 +299,7 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
             rows = conn.execute(
                 "select queryid::text, left(query, 200), calls, total_exec_time, mean_exec_time, stddev_exec_time "
                 "from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) "
+                "and userid = (select oid from pg_roles where rolname = current_user) "  # the workload's role
                 "order by total_exec_time desc limit %s", [top]).fetchall()
     except psycopg.Error:
         return []  # not in shared_preload_libraries, or a server older than 13's column names

@@ -27,10 +27,16 @@ FORMAT = 2
 READS = (1, 2)  # formats this version reads
 PAGE_CACHE = "os.page_cache"
 OS_SETTINGS = (PAGE_CACHE,)  # swept like settings, applied by the OS (experiments/page_cache.py)
+# swept like settings, applied to the workload (experiments/workloads.py for_run); a new scale sets it up again
+WORKLOAD_OPTIONS = ("pgbench.clients", "pgbench.jobs", "pgbench.scale", "pgio.update_pct", "pgio.sessions",
+                    "pgio.scale", "pgio.work_unit")
 WORKLOADS = ("pgbench", "pgio", "sql")  # experiments/workloads.py
 MAX_RUNS = 2000  # runs of one plan (combinations × repeats): a day of 40 s runs; a folder's file holds no more
 MAX_SETTINGS = 32  # settings swept at once
 DIRTY_WAIT_S = 60.0  # default longest wait before a run for Dirty under the background threshold
+# --repeat auto: repeats to start with, the most by default, and the detectable change (in % of the
+# baseline) under which a headline figure's "within noise" counts as settled
+AUTO_START, AUTO_MAX_REPEAT, AUTO_TARGET_PCT = 2, 10, 10.0
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -47,9 +53,7 @@ def parse_set(text: str) -> tuple[str, list[str]]:
     vals = [v.strip() for v in values.split(",")]
     if not vals or any(v == "" for v in vals):
         raise PlanError(f"--set {text!r}: empty value; give NAME=V1,V2,...")
-    if len(set(vals)) != len(vals):
-        raise PlanError(f"--set {text!r}: a value is given twice")
-    return name, vals
+    return name, vals  # a value given twice is A vs A: the same setting as two combinations (calibration)
 
 
 @dataclass(slots=True)
@@ -69,6 +73,7 @@ class Run:
     ran_s: float | None = None  # wall time of the recorded run
     page_cache: dict[str, Any] = field(default_factory=dict)  # the os.page_cache cap and its use at the end
     statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements' top at the run's end
+    arm: int | None = None  # its combination's place in Plan.combinations() (two alike when a value is given twice)
 
     @property
     def label(self) -> str:
@@ -93,6 +98,7 @@ class Plan:
     dirty_wait_s: float = DIRTY_WAIT_S  # longest wait before a run for Dirty under the background threshold
     changes: list[dict[str, Any]] = field(default_factory=list)  # what was set and restored, in order
     format: int = FORMAT
+    auto: dict[str, Any] = field(default_factory=dict)  # --repeat auto: {"max_repeat": N, "budget_s": S | None}
 
     def combinations(self) -> list[dict[str, str]]:
         names = list(self.sweep)
@@ -108,7 +114,37 @@ class Plan:
             pairs = [(c, r) for r in range(1, self.repeat + 1) for c in combos]
             if self.order == "random":
                 random.Random(self.seed).shuffle(pairs)
-        self.runs = [Run(i, dict(c), r) for i, (c, r) in enumerate(pairs, 1)]
+        arms = {id(c): i for i, c in enumerate(combos)}
+        self.runs = [Run(i, dict(c), r, arm=arms[id(c)]) for i, (c, r) in enumerate(pairs, 1)]
+
+    def varied(self) -> dict[str, list[str]]:
+        """The swept settings with more than one value (a value given twice counts: A vs A); the
+        others are fixed, said once in the plan and not in every label."""
+        return {n: v for n, v in self.sweep.items() if len(v) > 1} or dict(self.sweep)
+
+    def label_of(self, settings: dict[str, str]) -> str:
+        varied = self.varied()
+        return " ".join(f"{k}={v}" for k, v in settings.items() if k in varied)
+
+    def arm_of(self, run: Run, combos: list[dict[str, str]] | None = None) -> int:
+        """The combination a run belongs to: its recorded arm, else (older plans) the first alike
+        (`combos`: self.combinations(), when the caller has them already)."""
+        combos = self.combinations() if combos is None else combos
+        if run.arm is not None and 0 <= run.arm < len(combos) and combos[run.arm] == run.settings:
+            return run.arm
+        return next((i for i, c in enumerate(combos) if c == run.settings), -1)
+
+    def add_round(self) -> list[Run]:
+        """--repeat auto: one more repeat of every combination, after the runs planned (in the plan's
+        order: interleaved as planned, random shuffled with the seed and the round)."""
+        combos = self.combinations()
+        self.repeat += 1
+        pairs = list(enumerate(combos))
+        if self.order == "random":
+            random.Random(self.seed * 1000 + self.repeat).shuffle(pairs)
+        new = [Run(len(self.runs) + i, dict(c), self.repeat, arm=arm) for i, (arm, c) in enumerate(pairs, 1)]
+        self.runs += new
+        return new
 
     def pending(self) -> list[Run]:
         return [r for r in self.runs if r.state != "done"]
@@ -138,6 +174,9 @@ class Plan:
         unknown = [n for n in self.sweep if n.startswith("os.") and n not in OS_SETTINGS]
         if unknown:
             raise PlanError(f"--set {unknown[0]}: the OS settings are {', '.join(OS_SETTINGS)}")
+        if any(n.startswith(WORKLOADS) for n in self.sweep):
+            from pgio_tui.experiments.workloads import check_options
+            check_options(self.workload, self.sweep)
 
     def run_file(self, run: Run) -> str:
         label = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in run.settings.items()))[:80]
@@ -145,7 +184,8 @@ class Plan:
 
 
 def os_settings() -> tuple[str, ...]:
-    return OS_SETTINGS
+    """The swept names that are not server settings: the OS's and the workload's options."""
+    return OS_SETTINGS + WORKLOAD_OPTIONS
 
 
 def save(plan: Plan, folder: str | Path) -> None:

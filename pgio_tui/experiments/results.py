@@ -6,6 +6,7 @@ run that autovacuum or a Dirty start disturbed is still in the mean, but the rea
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 from dataclasses import dataclass, field
@@ -15,8 +16,10 @@ from typing import Any
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
+from pgio_tui.experiments import hygiene
+from pgio_tui.experiments.charts import correlation
 from pgio_tui.experiments.figures import Figure, RunFigures, catalog, run_figures
-from pgio_tui.experiments.plan import Plan, PlanError, Run
+from pgio_tui.experiments.plan import WORKLOAD_OPTIONS, Plan, PlanError, Run
 from pgio_tui.safe_text import printable
 from pgio_tui.sources.statements_sql import shown_statement
 from pgio_tui.store.reader import RecordingError
@@ -32,6 +35,8 @@ class Row:
     runs: list[dict[str, float | None]]
     stats: dict[str, repeats.Interval]
     changes: dict[str, repeats.Change]
+    arm: int = 0  # its place in Plan.combinations()
+    baseline: bool = False
 
 
 @dataclass(slots=True)
@@ -41,6 +46,7 @@ class RunResult:
     run: Run
     figures: RunFigures
     flags: list[str]
+    arm: int = -1  # its combination (Plan.arm_of)
 
 
 @dataclass(slots=True)
@@ -52,10 +58,23 @@ class Results:
     runs: list[RunResult]  # finished runs, in run order
     folder: Path  # the experiment folder the runs' files are in
     notes: list[str] = field(default_factory=list)
+    pick: tuple[str, ...] = ()  # --figures GLOBs: the figures to show instead of the default set
+    drift: list[str] = field(default_factory=list)  # figures trending with run order, as lines
 
-    def shown(self) -> list[Figure]:
+    def present(self) -> list[Figure]:
         """The figures some run has (no PGDATA device, no pgio run: those rows are left out)."""
         return [f for f in self.figures if any(r.stats[f.key].mean is not None for r in self.rows)]
+
+    def shown(self) -> list[Figure]:
+        """The figures the report shows: the default set, or those --figures picks (by catalog name,
+        key or label)."""
+        if not self.pick:
+            return [f for f in self.present() if f.default]
+        return [f for f in self.present() if any(fnmatch.fnmatchcase(x, g) for g in self.pick
+                                                 for x in (f.name, f.key, f.label))]
+
+    def row_of(self, run: RunResult) -> Row | None:
+        return self.rows[run.arm] if 0 <= run.arm < len(self.rows) else None
 
 
 def parse_baseline(text: str | None, plan: Plan) -> dict[str, str]:
@@ -72,12 +91,47 @@ def parse_baseline(text: str | None, plan: Plan) -> dict[str, str]:
     return base
 
 
+FOLDER = "folder"  # the dimension of merged folders that differ in nothing a dimension names
+
+
+def merge(plans: list[tuple[Plan, Path]]) -> Plan:
+    """Several experiment folders as one plan: the same workload kind and the same settings swept
+    (their values joined); the workload option their workloads differ in becomes one more dimension
+    (pgio.update_pct = 0, 50), else the folder's name does. Each run keeps its folder's file (by its
+    whole path) and its run order within its folder."""
+    first = plans[0][0]
+    kind = first.workload.get("kind")
+    if any(p.workload.get("kind") != kind or list(p.sweep) != list(first.sweep) for p, _ in plans):
+        raise PlanError("these folders are not one grid: give folders of the same workload with the same "
+                        "settings swept (--set names in the same order)")
+    specs = [p.workload.get("config") or {} for p, _ in plans] if kind == "pgio" else \
+        [{"scale": p.workload.get("init_scale")} for p, _ in plans]
+    differ = sorted({k for s in specs for k in s if any(t.get(k) != s.get(k) for t in specs)})
+    dim = f"{kind}.{differ[0]}" if len(differ) == 1 and f"{kind}.{differ[0]}" in WORKLOAD_OPTIONS \
+        and f"{kind}.{differ[0]}" not in first.sweep else FOLDER
+    values = [str(s.get(differ[0])) if dim != FOLDER else folder.resolve().name for s, (_, folder) in zip(specs, plans)]
+    if len(set(values)) != len(values):
+        raise PlanError(f"two folders with the same {dim} ({values[0]}): give each value once")
+    sweep = {dim: values, **{n: list(dict.fromkeys(v for p, _ in plans for v in p.sweep[n])) for n in first.sweep}}
+    merged = Plan(sweep=sweep, repeat=max(p.repeat for p, _ in plans), order=first.order, workload=first.workload,
+                  target=first.target, warmup_s=first.warmup_s, discard_first=first.discard_first,
+                  interval=first.interval, restored=all(p.restored for p, _ in plans))
+    for value, (p, folder) in zip(values, plans):
+        for r in p.runs:
+            merged.runs.append(Run(len(merged.runs) + 1, {dim: value, **r.settings}, r.repeat, r.state,
+                                   str(folder.resolve() / r.file) if r.file else None, dict(r.applied), r.note,
+                                   r.flags, r.hygiene, r.warmup, r.ran_s, r.page_cache, r.statements))
+    return merged
+
+
 def run_flags(run: Run, figures: RunFigures | None = None) -> list[str]:
     """What disturbed a run, as lines: the flags the runner stored with it (autovacuum in its window,
     Dirty above the threshold at start, WAL files created, ...), and how it ended when that was not
     plainly (a failed or interrupted state, a workload that ended early) and no flag says so."""
     out = []
     for f in run.flags or []:
+        if isinstance(f, dict) and not hygiene.matters(f):
+            continue  # autovacuum of a small system table: nothing the run's figures would show
         text = f.get("text") or f.get("kind") if isinstance(f, dict) else f
         if text:
             out.append(printable(str(text)))
@@ -128,19 +182,29 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
             if from_server is not None:
                 figs.statements = from_server
             done.append(RunResult(run, figs, []))
+    combos = plan.combinations()
+    for r in done:
+        r.arm = plan.arm_of(r.run, combos)
     figures = catalog([r.figures for r in done])  # fills in the statement figures of every run
     for r in done:
         r.flags = run_flags(r.run, r.figures)
     rows = []
-    for combo in plan.combinations():
-        runs = [r.figures.values for r in done if r.run.settings == combo]
-        rows.append(Row(" ".join(f"{k}={v}" for k, v in combo.items()), combo, runs,
-                        {f.key: repeats.interval([v.get(f.key) for v in runs]) for f in figures}, {}))
+    by_arm: dict[int, list[dict[str, float | None]]] = {}
+    seen: dict[tuple, int] = {}
+    for r in done:
+        by_arm.setdefault(r.arm, []).append(r.figures.values)
+    for arm, combo in enumerate(combos):
+        runs = by_arm.get(arm, [])
+        label = plan.label_of(combo)
+        alike = seen[tuple(combo.items())] = seen.get(tuple(combo.items()), 0) + 1  # A vs A: the 2nd alike
+        rows.append(Row(label + (f" (again, {alike})" if alike > 1 else ""), combo, runs,
+                        {f.key: repeats.interval([v.get(f.key) for v in runs], f.domain) for f in figures}, {}, arm))
     base = next((r for r in rows if r.settings == baseline), None)
     for row in rows:
+        row.baseline = row is base
         if base is not None and row is not base:
-            row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs])
-                           for f in figures}
+            row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs],
+                                                 f.domain) for f in figures}
     notes = list(dict.fromkeys(n for r in done for n in r.figures.notes))
     if any(f.group == "statements" for f in figures):
         n = sum(server_statements(r.run) is not None for r in done)
@@ -148,7 +212,38 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
                      else "statements: the recordings' statement windows inside each run" if not n
                      else f"statements: pg_stat_statements at the end of {n} of {len(done)} runs, the recordings' "
                           "statement windows for the others")
-    return Results(plan, baseline, figures, rows, done, folder, notes)
+    res = Results(plan, baseline, figures, rows, done, folder, notes)
+    res.drift = drift_lines(res)
+    return res
+
+
+def drift_lines(res: Results) -> list[str]:
+    """Per shown figure: does it trend with run order inside the combinations? Each run's distance
+    from its combination's mean, against its place in the run order: Pearson's r, flagged when its
+    t-test rejects "no trend" at 95 % (n − combinations − 1 degrees of freedom: needs 3+ repeats)."""
+    out = []
+    for f in res.shown():
+        xs, ys, arms = [], [], set()
+        for r in res.runs:
+            row, v = res.row_of(r), r.figures.values.get(f.key)
+            mean = None if row is None else row.stats[f.key].mean
+            if v is None or row is None or mean is None:
+                continue
+            xs.append(float(r.run.index))
+            ys.append(v - mean)
+            arms.add(row.arm)
+        df = len(xs) - len(arms) - 1
+        if df < 1 or len(set(ys)) < 2:
+            continue
+        rho = correlation(xs, ys)
+        if rho is None or abs(rho) >= 1:
+            continue
+        t = rho * math.sqrt(df / (1 - rho * rho))
+        if abs(t) > repeats.t975(df):
+            out.append(f"drift: {f.label} {'rises' if rho > 0 else 'falls'} with run order within its combinations "
+                       f"(r = {rho:+.2f} over {len(xs)} runs): a warming cache, WAL recycling or vacuum debt, "
+                       "not the setting")
+    return out
 
 
 def as_json(res: Results) -> str:
@@ -158,18 +253,23 @@ def as_json(res: Results) -> str:
     def iv(i: repeats.Interval) -> dict[str, Any]:
         return {"n": i.n, "mean": i.mean, "ci95_low": i.low, "ci95_high": i.high, "sd": i.sd}
 
-    shown = res.shown()
+    def ch(c: repeats.Change) -> dict[str, Any]:
+        return {"change_pct": c.pct, "noise_floor_pct": c.floor_pct, "verdict": c.verdict, "change": c.diff,
+                "noise_floor": c.floor, "detectable": c.detectable, "detectable_pct": c.detectable_pct}
+
+    shown = res.present()  # every figure, the default set or not (`shown` says which the tables show)
+    default = {f.key for f in res.shown()}
     return json.dumps({
         "baseline": res.baseline,
-        "figures": [{"key": f.key, "label": f.label, "unit": f.unit, "group": f.group,
-                     **({"statement": f.text} if f.text else {})} for f in shown],
-        "rows": [{"settings": r.settings, "repeats": len(r.runs), "runs": r.runs,
-                  "figures": {f.key: {**iv(r.stats[f.key]), "unit": f.unit, "label": f.label,
-                                      **({"change_pct": r.changes[f.key].pct,
-                                          "noise_floor_pct": r.changes[f.key].floor_pct,
-                                          "verdict": r.changes[f.key].verdict} if f.key in r.changes else {})}
+        "figures": [{"key": f.key, "name": f.name, "label": f.label, "unit": f.unit, "group": f.group,
+                     "shown": f.key in default, **({"statement": f.text} if f.text else {})} for f in shown],
+        "rows": [{"settings": r.settings, "label": r.label, "baseline": r.baseline, "repeats": len(r.runs),
+                  "runs": r.runs,
+                  "figures": {f.key: {**iv(r.stats[f.key]), "unit": f.unit, "label": f.label, "name": f.name,
+                                      **(ch(r.changes[f.key]) if f.key in r.changes else {})}
                               for f in shown}} for r in res.rows],
         "runs": [{"index": r.run.index, "settings": r.run.settings, "repeat": r.run.repeat, "file": r.run.file,
                   "flags": r.flags} for r in res.runs],
+        "drift": res.drift,
         "notes": res.notes,
     }, indent=2)

@@ -50,6 +50,8 @@ class Target:
         self.last: dict[str, str] = {}  # what this process last set (a resume starts from nothing)
         self._sb_in_cap = False
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
+        self.workload: dict[str, Any] | None = None  # the workload of the run under way (workloads.for_run)
+        self.set_up: tuple | None = None  # what the workload was last set up for (workloads.setup_key)
 
     def _restarted(self) -> None:
         if self._restart is not None:
@@ -141,6 +143,11 @@ def run_all(plan: Plan, folder: Path, conninfo: str | Target, run_one: RunOne, *
             if run.state == "interrupted":
                 raise Interrupted()
             _stop_if_unreachable(plan, f"run {run.index}", run.state, run.note)
+        while plan.auto and not settled(plan, folder, say):
+            for run in plan.add_round():
+                _one(plan, run, folder, target, run_one, say)
+                if run.state == "interrupted":
+                    raise Interrupted()
     finally:
         try:
             _restore(plan, target, say)
@@ -154,6 +161,32 @@ def _stop_if_unreachable(plan: Plan, which: str, state: str, note: str) -> None:
     if state == "failed" and connection_failed(note) and not any(r.state == "done" for r in plan.runs):
         line = next((ln.strip() for ln in (note or "").splitlines() if ln.strip()), "")
         raise WorkloadError(f"{which} could not connect, so no other run is tried: {line}")
+
+
+def settled(plan: Plan, folder: Path, say: Say = lambda text: None) -> bool:
+    """--repeat auto: are the headline verdicts settled? Every combination's first two headline
+    figures against the baseline either "changed" or able to see a change of AUTO_TARGET_PCT; else
+    True only when the repeats (max_repeat) or the time (budget_s, from the first change) run out."""
+    from pgio_tui.experiments import results
+    from pgio_tui.experiments.figures import HEADLINE
+    from pgio_tui.experiments.plan import AUTO_TARGET_PCT
+    res = results.collect(plan, folder, results.parse_baseline(None, plan))
+    shown = {f.key for f in res.present()}
+    keys = [k for k in HEADLINE if k in shown][:2]
+    open_ = [f"{row.label}: {k}" for row in res.rows if not row.baseline for k in keys
+             if (ch := row.changes.get(k)) is not None and ch.verdict != "changed"
+             and not (ch.detectable_pct is not None and ch.detectable_pct <= AUTO_TARGET_PCT)]
+    if not open_:
+        say(f"repeat auto: settled at {plan.repeat} repeats")
+        return True
+    spent = time.time() - plan.changes[0]["t"] if plan.changes else 0.0
+    budget = plan.auto.get("budget_s")
+    if plan.repeat >= int(plan.auto.get("max_repeat") or 0) or (budget is not None and spent >= budget):
+        say(f"repeat auto: not settled at {plan.repeat} repeats ({'; '.join(open_[:3])}), and the "
+            + ("repeats" if plan.repeat >= int(plan.auto.get("max_repeat") or 0) else "time") + " ran out")
+        return True
+    say(f"repeat auto: {len(open_)} headline verdict(s) not settled ({'; '.join(open_[:3])}): one more repeat")
+    return False
 
 
 def _restore(plan: Plan, target: Target, say: Say) -> None:
@@ -203,8 +236,10 @@ def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
 def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, say: Say) -> None:
     run.flags = []
     run.applied = _apply(plan, run, target)
-    if plan.reinit:
-        workloads.setup(plan.workload, target.conninfo, say)
+    target.workload = workloads.for_run(plan.workload, run.settings)
+    if plan.reinit or workloads.setup_key(target.workload) != target.set_up:
+        workloads.setup(target.workload, target.conninfo, say)  # --reinit, or a scale swept
+        target.set_up = workloads.setup_key(target.workload)
     if plan.warmup_s > 0:
         t0 = time.time()
         state, note = run_one("warmup", None)

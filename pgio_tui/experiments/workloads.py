@@ -4,6 +4,9 @@
   pgbench -- ARGS                   {"kind": "pgbench", "args": [...], "init_scale": N | None}
   pgio [--scale 64M --run-time 60 …] {"kind": "pgio", "config": {PgioConfig fields}}
   sql 'STATEMENT' [--times N] [--before SQL]   {"kind": "sql", "statement": …, "times": N, "before": …}
+
+A run's workload is that with the options it sweeps (`--set pgbench.clients=4,8`, `pgio.update_pct=0,50`,
+`pgbench.scale=10,100`) put in: for_run(); a scale it was not set up for sets it up again first.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 from dataclasses import asdict
 from typing import Any
 
+from pgio_tui.experiments.plan import WORKLOAD_OPTIONS
 from pgio_tui.experiments.plan import WORKLOADS as KINDS
 from pgio_tui.experiments.plan import PlanError
 from pgio_tui.workloads.base import Workload, WorkloadError
@@ -112,20 +116,84 @@ def make(spec: dict[str, Any], conninfo: str, *, warmup_s: float | None = None,
     raise PlanError(f"workload {kind!r}: one of {', '.join(KINDS)}")
 
 
-def with_duration(args: list[str], seconds: float) -> list[str]:
-    """pgbench's args with its length (-T/-t and their long forms) replaced by -T seconds."""
+def _without(args: list[str], shorts: tuple[str, ...], longs: tuple[str, ...]) -> list[str]:
+    """pgbench's args without the options given (short and long, value attached or apart)."""
     out, skip = [], False
     for a in args:
         if skip:
             skip = False
             continue
-        if a in ("-T", "-t", "--time", "--transactions"):
+        if a in shorts + longs:
             skip = True
             continue
-        if a.startswith(("--time=", "--transactions=")) or (a[:2] in ("-T", "-t") and len(a) > 2):
+        if a.startswith(tuple(f"{x}=" for x in longs)) or (a[:2] in shorts and len(a) > 2):
             continue
         out.append(a)
-    return [*out, "-T", str(max(1, round(seconds)))]
+    return out
+
+
+def with_duration(args: list[str], seconds: float) -> list[str]:
+    """pgbench's args with its length (-T/-t and their long forms) replaced by -T seconds."""
+    return [*_without(args, ("-T", "-t"), ("--time", "--transactions")), "-T", str(max(1, round(seconds)))]
+
+
+_PGBENCH_OPTIONS = {"clients": ("-c", "--client"), "jobs": ("-j", "--jobs")}
+
+
+def _whole(name: str, value: str, low: int) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = low - 1
+    if n < low:
+        raise PlanError(f"--set {name}={value}: a whole number from {low}")
+    return n
+
+
+def check_options(spec: dict[str, Any], sweep: dict[str, list[str]]) -> None:
+    """The workload options swept: known, of this workload, each value one it takes (PlanError)."""
+    for name, values in sweep.items():
+        if not name.startswith(KINDS):
+            continue
+        if name not in WORKLOAD_OPTIONS:
+            raise PlanError(f"--set {name}: the workload options are {', '.join(WORKLOAD_OPTIONS)}")
+        if not name.startswith(spec["kind"] + "."):
+            raise PlanError(f"--set {name}: an option of {name.split('.')[0]}, and the workload is {spec['kind']}")
+        for v in values:
+            for_run(spec, {name: v})
+
+
+def for_run(spec: dict[str, Any], settings: dict[str, str]) -> dict[str, Any]:
+    """The workload of a run: the plan's, with the workload options the run sets put in."""
+    opts = {n.split(".", 1)[1]: (n, v) for n, v in settings.items() if n.startswith(spec["kind"] + ".")}
+    if not opts:
+        return spec
+    if spec["kind"] == "pgbench":
+        args = list(spec["args"])
+        for opt, (name, v) in opts.items():
+            if opt in _PGBENCH_OPTIONS:
+                short, long = _PGBENCH_OPTIONS[opt]
+                args = [*_without(args, (short,), (long,)), short, str(_whole(name, v, 1))]
+        scale = _whole(*opts["scale"], 1) if "scale" in opts else spec.get("init_scale")
+        return {**spec, "args": args, "init_scale": scale}
+    from pgio_tui.workloads.pgio_config import PgioConfig, parse_scale
+    config = dict(spec["config"])
+    try:
+        for opt, (name, v) in opts.items():
+            config[opt] = parse_scale(v) if opt == "scale" else _whole(name, v, 0 if opt == "update_pct" else 1)
+        PgioConfig(**config, setup=False).check()
+    except WorkloadError as exc:
+        raise PlanError(f"--set: pgio: {exc}") from None
+    return {**spec, "config": config}
+
+
+def setup_key(spec: dict[str, Any]) -> tuple:
+    """What the workload's setup depends on: a run whose key differs from the last setup's sets up again."""
+    if spec["kind"] == "pgbench":
+        return ("pgbench", spec.get("init_scale"))
+    if spec["kind"] == "pgio":
+        return ("pgio", spec["config"].get("schemas"), spec["config"].get("scale"))
+    return (spec["kind"],)
 
 
 def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None, progress=None) -> None:
