@@ -22,6 +22,7 @@ from pgio_tui.format import number
 from pgio_tui.store.reader import Recording
 
 BLOCK_KB = 8  # PostgreSQL's block: 8 kB unless built otherwise (the recording's block_size says)
+_ANY_DEVICE = "<device>"  # a rule's metric list names per-device metrics for any device
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +130,12 @@ class Scope:
             M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S]
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
         c = aligned_columns(rec, win, known)
-        self.x, self.dt, self.cols = c.x, c.dt, c.values
-        self.tick_ids = [r[0] for r in rec.rows([], win.start_tick, win.end_tick)] if c.x else []
-        self.t = [r[1] for r in rec.rows([], win.start_tick, win.end_tick)] if c.x else []
+        self.x, self.cols = c.x, c.values
+        rows = rec.conn.execute("SELECT tick, t, dt FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick",
+                                (win.start_tick, win.end_tick)).fetchall() if c.x else []
+        self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
+        # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
+        self.dt = [d if isinstance(d, (int, float)) and d > 0 else a for (_, _, d), a in zip(rows, c.dt)]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
         self.settings = {k: s.value for k, s in rec.settings(win.start_tick).items()}
         self._latency: list[tuple[float, float, float, int]] | None = None
@@ -522,11 +526,11 @@ RULES: tuple[Rule, ...] = (
          "Writeback >= writeback_kb in it", "window p99s, Writeback, the lagged Writeback-p99 correlation",
          "vm.dirty_background_*", latency_writeback),
     Rule("device_saturation", "Was the PGDATA or WAL device saturated during checkpoints?",
-         (M.CHECKPOINT_ACTIVE, "disk.<device>.util_pct", "disk.<device>.w_await_ms", "disk.<device>.aqu_sz"),
+         (M.CHECKPOINT_ACTIVE, M.disk(_ANY_DEVICE, M.DISK_UTIL_PCT), M.disk(_ANY_DEVICE, M.DISK_W_AWAIT_MS), M.disk(_ANY_DEVICE, M.DISK_AQU_SZ)),
          "util in checkpoints >= device_util_pct and (SSD) w_await >= device_await_rise_x x between",
          "util, await, queue in and between checkpoints", "spread checkpoints, separate devices", device_saturation),
     Rule("reads_do_not_fit", "Does the read set fit shared_buffers and the page cache?",
-         (M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.BUFFERS_EVICTIONS_S, "disk.<device>.rkb_s"),
+         (M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.BUFFERS_EVICTIONS_S, M.disk(_ANY_DEVICE, M.DISK_RKB_S)),
          "reads >= reads_min_s and hit ratio < hit_ratio_pct; device share >= disk_read_share_pct",
          "hit ratio, evictions, device reads against blocks read", "shared_buffers / RAM", reads_do_not_fit),
     Rule("autovacuum_spike", "Did an autovacuum run inside a window that moved latency?",
