@@ -548,27 +548,12 @@ def findings_of(rec: Recording, win: Window) -> list[Finding]:
     return [f for rule in RULES for f in rule.run(s)]
 
 
-def findings_of_file(path, align: str = "auto") -> list[Finding]:
+def findings_of_file(path, align: str = "auto", win: Window | None = None) -> list[Finding]:
+    """The findings of one recording file over `win` (default: the window `align` selects)."""
     with Recording(path) as rec:
-        return findings_of(rec, window(rec, align))
+        return findings_of(rec, win or window(rec, align))
 
 
 def shown(v: float | int | None, unit: str = "") -> str:
     """A figure as printed: a count (an int) whole, anything else with the digits number() gives it."""
     return f"{v:,}" if isinstance(v, int) else number(v, unit)
-
-
-def text_lines(found: list[Finding], figures: bool = True) -> list[str]:
-    """Each finding as printed: `[strength] id: text`, its evidence and its suggestion indented."""
-    out = []
-    for f in found:
-        out.append(f"[{f.strength}] {f.id}: {f.text}")
-        if figures:
-            out.append("    evidence: " + ", ".join(f"{k} {shown(v['value'], v['unit'])} {v['unit']}".rstrip()
-                                                  for k, v in f.figures.items() if v["value"] is not None))
-            if f.windows:
-                out.append("    windows: " + ", ".join(f"{a:.0f}-{b:.0f} s" for a, b in f.windows[:8])
-                           + (f" (+{len(f.windows) - 8} more)" if len(f.windows) > 8 else ""))
-        if f.suggestion:
-            out.append(f"    suggestion: {f.suggestion}")
-    return out

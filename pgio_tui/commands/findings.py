@@ -22,7 +22,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from pgio_tui.analysis.align import AlignError
-    from pgio_tui.analysis.findings import findings_of_file, text_lines
+    from pgio_tui.analysis.findings import findings_of_file
+    from pgio_tui.analysis.findings_out import NONE, text_lines
     from pgio_tui.experiments.inputs import InputError, gather
     from pgio_tui.safe_text import printable
     from pgio_tui.store.reader import RecordingError
@@ -46,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
         for _, label, found in runs:
             if len(runs) > 1:
                 lines.append(f"{printable(label)}:")
-            body = text_lines(found) or ["no findings: nothing in this recording crossed a rule's threshold"]
+            body = text_lines(found) or [NONE]
             lines += [("  " if len(runs) > 1 else "") + printable(x) for x in body]
         text = "\n".join(lines) + "\n"
     try:
