@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from pgio_tui.analysis.formats import DASH, number, percent
 from pgio_tui.experiments.results import Results, as_json
@@ -44,11 +45,15 @@ def flag_lines(res: Results) -> list[str]:
 
 
 def render(res: Results, fmt: str) -> str:
+    from pgio_tui.experiments.findings import collect
+    found = collect(res)
     if fmt == "json":
-        return as_json(res) + "\n"
+        doc = json.loads(as_json(res))
+        doc["findings"], doc["findings_that_differ"] = found.to_list(), [d.to_dict() for d in found.differences]
+        return json.dumps(doc, indent=2) + "\n"
     if fmt == "html":
         from pgio_tui.experiments.html import page
-        return page(res)
+        return page(res, found.html())
     rows = lines(res)
     if fmt == "csv":
         buf = io.StringIO()
@@ -62,7 +67,7 @@ def render(res: Results, fmt: str) -> str:
                         csv_cell(x[8] if ch is not None else "")])
         return buf.getvalue()
     cells = [tuple(printable(c) for c in x[:9]) for x in rows]
-    after = [("flags", flag_lines(res)), ("notes", res.notes)]
+    after = [("findings", found.lines()), ("flags", flag_lines(res)), ("notes", res.notes)]
     if fmt == "markdown":
         head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---:" if i in _RIGHT else "---"
                                                               for i in range(len(COLUMNS))) + "|\n"
