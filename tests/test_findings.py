@@ -138,3 +138,12 @@ def test_a_quiet_run_has_no_findings(make_cluster, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == []
     assert cli.main(["findings", str(path)]) == 0
     assert capsys.readouterr().out.startswith("no findings")
+
+
+def test_the_rules_doc_is_in_step():
+    """docs/findings.md ends with the rules and thresholds table made from the code (the one place)."""
+    from pathlib import Path
+
+    from pgio_tui.analysis.findings import rules_markdown
+    doc = (Path(__file__).parent.parent / "docs" / "findings.md").read_text(encoding="utf-8")
+    assert doc.endswith(rules_markdown()), "run: python -m pgio_tui.analysis.findings >> docs/findings.md (replace the tables)"

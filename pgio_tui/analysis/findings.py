@@ -226,7 +226,8 @@ def backend_writes(s: Scope) -> list[Finding]:
     else:
         text += "; the background writer never reached its page limit: it judged fewer buffers needed"
         suggestion = "raise bgwriter_lru_multiplier, or shared_buffers if the working set does not fit"
-    if not s.has(M.WRITES_AUTOVACUUM):  # before 16: buffers_backend
+    version = s.rec.meta.get("server_version_num")
+    if isinstance(version, (int, float)) and version < 160000:  # before 16: buffers_backend
         text += " (before PostgreSQL 16 this count includes relation extensions, which the bgwriter cannot take over)"
     return [Finding("backend_writes", text, strength(share, th("backend_share_pct")),
                     [M.writes(p) for p in present] + [M.BGWRITER_MAXWRITTEN_S], figures,
@@ -557,3 +558,17 @@ def findings_of_file(path, align: str = "auto", win: Window | None = None) -> li
 def shown(v: float | int | None, unit: str = "") -> str:
     """A figure as printed: a count (an int) whole, anything else with the digits number() gives it."""
     return f"{v:,}" if isinstance(v, int) else number(v, unit)
+
+
+def rules_markdown() -> str:
+    """The rules and the thresholds table of docs/findings.md, from RULES and THRESHOLDS (a test
+    keeps the doc in step: `python -m pgio_tui.analysis.findings` prints it)."""
+    out = ["| rule | question | test | evidence | suggests |", "|---|---|---|---|---|"]
+    out += [f"| `{r.id}` | {r.question} | {r.test} | {r.evidence} | {r.suggestion} |" for r in RULES]
+    out += ["", "| threshold | value | why |", "|---|---|---|"]
+    out += [f"| `{name}` | {t.value:g} {t.unit} | {t.why} |" for name, t in THRESHOLDS.items()]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(rules_markdown(), end="")

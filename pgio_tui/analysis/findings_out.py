@@ -24,15 +24,14 @@ def windows(f: Finding) -> str:
     return ", ".join(f"{a:.0f}-{b:.0f} s" for a, b in f.windows[:WINDOWS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
 
 
-def text_lines(found: list[Finding], figures: bool = True) -> list[str]:
+def text_lines(found: list[Finding]) -> list[str]:
     """Each finding as printed: `[strength] id: text`, its evidence and its suggestion indented."""
     out = []
     for f in found:
         out.append(f"[{f.strength}] {f.id}: {f.text}")
-        if figures:
-            out.append(f"    evidence: {evidence(f)}")
-            if f.windows:
-                out.append(f"    windows: {windows(f)}")
+        out.append(f"    evidence: {evidence(f)}")
+        if f.windows:
+            out.append(f"    windows: {windows(f)}")
         if f.suggestion:
             out.append(f"    suggestion: {f.suggestion}")
     return out
