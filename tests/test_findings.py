@@ -147,3 +147,29 @@ def test_the_rules_doc_is_in_step():
     from pgio_tui.analysis.findings import rules_markdown
     doc = (Path(__file__).parent.parent / "docs" / "findings.md").read_text(encoding="utf-8")
     assert doc.endswith(rules_markdown()), "run: python -m pgio_tui.analysis.findings >> docs/findings.md (replace the tables)"
+
+
+def test_experiment_report_shows_the_findings_that_differ(pg_bindir, tmp_path, capsys):
+    """max_wal_size 32MB against 1GB on a lab cluster: the 32MB run has the WAL-checkpoints finding,
+    the 1GB run not; experiment report says so in every format, JSON with a `findings` list."""
+    out = tmp_path / "exp"
+    assert cli.main(["experiment", "run", "--lab", "--init-scale", "5", "--no-discard-first", "--set",
+                     "max_wal_size=32MB,1GB", "--repeat", "1", "-o", str(out), "--quiet", "pgbench", "--",
+                     "-c", "4", "-j", "2", "-T", "15"]) == 0
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(out), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    by_run = {f["run"]: f for f in doc["findings"] if f["id"] == "wal_checkpoints"}
+    assert list(by_run) == [1]  # the 32MB run (the baseline), not the 1GB one
+    f = by_run[1]
+    assert f["settings"] == {"max_wal_size": "32MB"} and f["figures"]["max_wal_size"]["value"] == 32
+    (diff,) = [d for d in doc["findings_that_differ"] if d["id"] == "wal_checkpoints"]
+    assert (diff["settings"], diff["runs_with"], diff["baseline_with"]) == ("max_wal_size=1GB", 0, 1)
+    assert "a correlation across runs" in diff["text"] or "no figure changed" in diff["text"]
+    assert cli.main(["experiment", "report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "findings:" in text and diff["text"] in text and f"[{f['strength']}] wal_checkpoints: " in text
+    html = tmp_path / "exp.html"
+    assert cli.main(["experiment", "report", str(out), "-o", str(html)]) == 0
+    page = html.read_text()
+    assert page.index("<h2>Findings</h2>") < page.index("<h2>Results</h2>")
