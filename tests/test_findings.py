@@ -146,7 +146,7 @@ def test_the_rules_doc_is_in_step():
 
     from pgio_tui.analysis.findings import rules_markdown
     doc = (Path(__file__).parent.parent / "docs" / "findings.md").read_text(encoding="utf-8")
-    assert doc.endswith(rules_markdown()), "run: python -m pgio_tui.analysis.findings >> docs/findings.md (replace the tables)"
+    assert doc.endswith(rules_markdown()), "replace the tables with: python -m pgio_tui.analysis.findings"
 
 
 def test_experiment_report_shows_the_findings_that_differ(pg_bindir, tmp_path, capsys):

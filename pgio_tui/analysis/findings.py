@@ -131,11 +131,13 @@ class Scope:
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
         c = aligned_columns(rec, win, known)
         self.x, self.cols = c.x, c.values
-        rows = rec.conn.execute("SELECT tick, t, dt FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick",
-                                (win.start_tick, win.end_tick)).fetchall() if c.x else []
+        rows = list(rec.rows([], win.start_tick, win.end_tick)) if c.x else []
         self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
-        self.dt = [d if isinstance(d, (int, float)) and d > 0 else a for (_, _, d), a in zip(rows, c.dt)]
+        dts = dict(rec.conn.execute("SELECT tick, dt FROM ticks WHERE tick BETWEEN ? AND ?",
+                                    (win.start_tick, win.end_tick)).fetchall()) if c.x else {}
+        self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
+                   for tick, a in zip(self.tick_ids, c.dt)]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
         self.settings = {k: s.value for k, s in rec.settings(win.start_tick).items()}
         self._latency: list[tuple[float, float, float, int]] | None = None
@@ -266,7 +268,8 @@ def wal_checkpoints(s: Scope) -> list[Finding]:
                        f"checkpoint_completion_target)) so checkpoints start on time")
     windows = [(c["start_t"] - s.win.origin_t, c["end_t"] - s.win.origin_t) for c in wal
                if c.get("start_t") is not None and c.get("end_t") is not None]
-    return [Finding("wal_checkpoints", text, strength(share, th("wal_share_pct")), [M.CHECKPOINT_KIND, M.WAL_BYTES_S], figures, windows, suggestion)]
+    return [Finding("wal_checkpoints", text, strength(share, th("wal_share_pct")), [M.CHECKPOINT_KIND, M.WAL_BYTES_S],
+                    figures, windows, suggestion)]
 
 
 def checkpoint_phases(s: Scope) -> list[Finding]:
@@ -275,17 +278,20 @@ def checkpoint_phases(s: Scope) -> list[Finding]:
     data = s.roles.get("PGDATA")
     if timeout and cct is not None:
         target = timeout * cct
-        slow = [c for c in s.checkpoints if c.get("write_s") is not None and c.get("kind") not in ("immediate", "shutdown")
+        slow = [c for c in s.checkpoints if c.get("write_s") is not None
+                and c.get("kind") not in ("immediate", "shutdown")  # not paced: written at full speed
                 and c["write_s"] > target * th("write_phase_over")]
         if slow:
             worst = max(slow, key=lambda c: c["write_s"])
             out.append(Finding(
                 "checkpoint_write_phase",
-                f"{len(slow)} checkpoint(s) took longer to write than checkpoint_timeout x checkpoint_completion_target "
+                f"{len(slow)} checkpoint(s) took longer to write than checkpoint_timeout x "
+                f"checkpoint_completion_target "
                 f"({shown(target, 's')} s): the longest wrote {shown(worst.get('buffers'), 'buffers')} buffers in "
                 f"{shown(worst['write_s'], 's')} s" + (f" to {data}" if data else ""),
                 strength(worst["write_s"], target * th("write_phase_over")), [M.CHECKPOINT_ACTIVE],
-                {"checkpoints over target": fig(len(slow), "checkpoints"), "longest write phase": fig(worst["write_s"], "s"),
+                {"checkpoints over target": fig(len(slow), "checkpoints"),
+                 "longest write phase": fig(worst["write_s"], "s"),
                  "target": fig(target, "s"), "buffers": fig(worst.get("buffers"), "buffers")},
                 [(c["start_t"] - s.win.origin_t, c["end_t"] - s.win.origin_t) for c in slow
                  if c.get("start_t") is not None and c.get("end_t") is not None],
@@ -455,7 +461,8 @@ def reads_do_not_fit(s: Scope) -> list[Finding]:
         if share >= th("disk_read_share_pct"):
             text += (f"; nor does the page cache: {data} delivered {shown(min(share, 100.0), '%')} % of those blocks "
                      f"(device reads / blocks read)")
-            suggestion = "the read set is larger than shared_buffers and the page cache: more RAM, or a smaller read set"
+            suggestion = ("the read set is larger than shared_buffers and the page cache: more RAM, or a smaller "
+                          "read set")
         else:
             text += f"; the page cache served most of them ({data} delivered {shown(share, '%')} %)"
     return [Finding("reads_do_not_fit", text, strength(ratio, th("hit_ratio_pct")), metrics, figures,
@@ -527,7 +534,8 @@ RULES: tuple[Rule, ...] = (
          "Writeback >= writeback_kb in it", "window p99s, Writeback, the lagged Writeback-p99 correlation",
          "vm.dirty_background_*", latency_writeback),
     Rule("device_saturation", "Was the PGDATA or WAL device saturated during checkpoints?",
-         (M.CHECKPOINT_ACTIVE, M.disk(_ANY_DEVICE, M.DISK_UTIL_PCT), M.disk(_ANY_DEVICE, M.DISK_W_AWAIT_MS), M.disk(_ANY_DEVICE, M.DISK_AQU_SZ)),
+         (M.CHECKPOINT_ACTIVE, M.disk(_ANY_DEVICE, M.DISK_UTIL_PCT), M.disk(_ANY_DEVICE, M.DISK_W_AWAIT_MS),
+          M.disk(_ANY_DEVICE, M.DISK_AQU_SZ)),
          "util in checkpoints >= device_util_pct and (SSD) w_await >= device_await_rise_x x between",
          "util, await, queue in and between checkpoints", "spread checkpoints, separate devices", device_saturation),
     Rule("reads_do_not_fit", "Does the read set fit shared_buffers and the page cache?",

@@ -21,7 +21,8 @@ def evidence(f: Finding) -> str:
 
 def windows(f: Finding) -> str:
     more = len(f.windows) - WINDOWS_SHOWN
-    return ", ".join(f"{a:.0f}-{b:.0f} s" for a, b in f.windows[:WINDOWS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
+    shown_ = ", ".join(f"{a:.0f}-{b:.0f} s" for a, b in f.windows[:WINDOWS_SHOWN])
+    return shown_ + (f" (+{more} more)" if more > 0 else "")
 
 
 def text_lines(found: list[Finding]) -> list[str]:
@@ -72,8 +73,9 @@ class ComparisonFindings:
             ids = {f.id for f in found}
             gained, lost = sorted(ids - base), sorted(base - ids)
             if gained or lost:
-                out.append(f"{letter} against {self.letters[0]}: " + "; ".join(
-                    ([f"also {', '.join(gained)}"] if gained else []) + ([f"no longer {', '.join(lost)}"] if lost else [])))
+                said = ([f"also {', '.join(gained)}"] if gained else []) + (
+                    [f"no longer {', '.join(lost)}"] if lost else [])
+                out.append(f"{letter} against {self.letters[0]}: " + "; ".join(said))
         return out
 
     def lines(self) -> list[str]:
