@@ -17,7 +17,7 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns, window
-from pgio_tui.analysis.summary import checkpoints_in, role_devices
+from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.store.reader import Recording
 
@@ -387,7 +387,7 @@ def device_saturation(s: Scope) -> list[Finding]:
     if not any(active):
         return []
     out = []
-    for role, dev in s.roles.items():
+    for role, dev in device_labels(s.roles).items():  # a device holding PGDATA and WAL: once, "PGDATA+WAL"
         util, aw = s.col(M.disk(dev, M.DISK_UTIL_PCT)), s.col(M.disk(dev, M.DISK_W_AWAIT_MS))
         qu = s.col(M.disk(dev, M.DISK_AQU_SZ))
         inside = [i for i, a in enumerate(active) if a and util[i] is not None]
@@ -420,8 +420,8 @@ def device_saturation(s: Scope) -> list[Finding]:
              "ticks in checkpoints": fig(len(inside), "ticks"), "ticks between": fig(len(between), "ticks")},
             [(c["start_t"] - s.win.origin_t, c["end_t"] - s.win.origin_t) for c in s.checkpoints
              if c.get("start_t") is not None and c.get("end_t") is not None],
-            "spread the checkpoint's writes (checkpoint_completion_target 0.9, a longer checkpoint_timeout), or "
-            f"give {role} a device of its own"))
+            "spread the checkpoint's writes (checkpoint_completion_target 0.9, a longer checkpoint_timeout)"
+            + (", or put pg_wal on a device of its own" if "+" in role else "")))
     return out
 
 
