@@ -173,3 +173,19 @@ def test_experiment_report_shows_the_findings_that_differ(pg_bindir, tmp_path, c
     assert cli.main(["experiment", "report", str(out), "-o", str(html)]) == 0
     page = html.read_text()
     assert page.index("<h2>Findings</h2>") < page.index("<h2>Results</h2>")
+
+
+def test_replay_jumps_to_the_findings(fixture_file):
+    """Replay's n/N: each finding's windows are moments (kind `finding`, its text), in tick order
+    with the recorded ones, inside the window the finding read."""
+    from pgio_tui.analysis.findings_out import finding_moments, with_findings
+    from pgio_tui.store.moments import find_moments
+    with Recording(fixture_file) as rec:
+        win = window(rec, "auto")
+        ids = [f.id for f in findings_of(rec, win)]
+        own = finding_moments(rec)
+        merged = with_findings(find_moments(rec), rec)
+    assert ids and {m.text.split(":")[0] for m in own} == set(ids)
+    assert all(m.kind == "finding" and win.start_tick <= m.tick <= win.end_tick for m in own)
+    assert [m for m in merged if m.kind == "finding"] == own
+    assert [m.tick for m in merged] == sorted(m.tick for m in merged)

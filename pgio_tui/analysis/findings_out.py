@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pgio_tui.analysis.findings import Finding, shown
+from pgio_tui.analysis.align import AlignError, window
+from pgio_tui.analysis.findings import Finding, findings_of, shown
 from pgio_tui.safe_text import html_text as escape
 from pgio_tui.safe_text import markdown_cell, printable
+from pgio_tui.store.moments import KINDS, Moment
 
 NONE = "no findings: nothing in this recording crossed a rule's threshold"
 WINDOWS_SHOWN = 8
@@ -117,3 +119,27 @@ def comparison_findings(c) -> ComparisonFindings:
     """Each compared run's findings over its window (its file reopened: a comparison keeps none open)."""
     from pgio_tui.analysis.findings import findings_of_file
     return ComparisonFindings(c.letters, c.labels, [findings_of_file(s.path, win=s.window) for s in c.summaries])
+
+
+MOMENTS_PER_FINDING = 20  # replay's n/N: the first windows of a finding (a WAL checkpoint every 2 s has hundreds)
+
+
+def finding_moments(rec) -> list[Moment]:
+    """Replay's moments for the findings of an open Recording: the start of each finding's windows
+    (over the window `diff` and `report` use), so n/N and the scrubber's marks jump to them."""
+    try:
+        win = window(rec, "auto")
+    except AlignError:
+        return []
+    out = []
+    for f in findings_of(rec, win):
+        for a, _ in f.windows[:MOMENTS_PER_FINDING]:
+            t = win.origin_t + a
+            tick = max(rec.tick_at(t + 0.0005), win.start_tick)  # the window's first tick at the earliest
+            out.append(Moment(tick, t, "finding", f"{f.id}: {f.text}"))
+    return out
+
+
+def with_findings(moments: list[Moment], rec) -> list[Moment]:
+    """`moments` and the findings' moments, in tick order as find_moments sorts them."""
+    return sorted(moments + finding_moments(rec), key=lambda m: (m.tick, KINDS.index(m.kind)))
