@@ -90,9 +90,9 @@ def test_bgwriter_off_gives_the_backend_writes_finding(make_cluster, tmp_path, c
                                             "writes.autovacuum", "writes.other")}
     backends = by_source["writes.backend"] + by_source["writes.autovacuum"]
     share = 100 * backends / sum(by_source.values())
-    print(f"by hand: backends {backends:.0f} of {sum(by_source.values()):.0f} ({share:.2f} %), bgwriter "
-          f"{by_source['writes.bgwriter']:.0f} | finding: {f.figure('backend and autovacuum writes')} of "
-          f"{f.figure('all writes')} ({f.figure('backend share'):.2f} %)")
+    seen = (f"by hand: backends {backends:.0f} of {sum(by_source.values()):.0f} ({share:.2f} %), bgwriter "
+            f"{by_source['writes.bgwriter']:.0f} | finding: {f.figure('backend and autovacuum writes')} of "
+            f"{f.figure('all writes')} ({f.figure('backend share'):.2f} %)")
     assert by_source["writes.bgwriter"] == 0 and backends > 1000
     assert f.figure("backend and autovacuum writes") == round(backends)
     assert f.figure("all writes") == round(sum(by_source.values()))
@@ -104,6 +104,7 @@ def test_bgwriter_off_gives_the_backend_writes_finding(make_cluster, tmp_path, c
     assert cli.main(["findings", "--format", "json", str(path)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert [x for x in printed if x["id"] == "backend_writes"] == [f.to_dict()]
+    print(seen, f.text, sep="\n")  # shown with -s
 
 
 def test_read_set_larger_than_shared_buffers_gives_the_reads_finding(make_cluster, tmp_path):
