@@ -184,8 +184,8 @@ class Scope:
                 hist = self.rec.latency_histogram(ticks[i][0], ticks[j][0])
                 p99 = hist.percentile(99) if hist.count else None
                 if p99 is not None:
-                    self._latency.append((ticks[i][1] - self.win.origin_t - self.dt[i], ticks[j][1] - self.win.origin_t,
-                                          p99, hist.count))
+                    start = max(0.0, ticks[i][1] - self.win.origin_t - self.dt[i])  # the first tick's rates began here
+                    self._latency.append((start, ticks[j][1] - self.win.origin_t, p99, hist.count))
                 i = j + 1
         return self._latency
 
