@@ -184,7 +184,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                      f"zsh); fish: {PROG} completion fish | source")
         comp.add_argument("shell", choices=SHELLS)
     for name, add in (("live", _add_live), ("replay", _add_replay), ("bench", _add_bench), ("demo", _add_demo),
-                      ("diff", _add_diff), ("report", _add_report), ("experiment", _add_experiment)):
+                      ("diff", _add_diff), ("report", _add_report), ("findings", _add_findings),
+                      ("experiment", _add_experiment)):
         if wanted(name):
             add(sub)
     return parser
@@ -335,6 +336,21 @@ def _add_report(sub) -> None:
     _window_options(p)
 
 
+def _add_findings(sub) -> None:
+    p = sub.add_parser("findings", help="what a recording shows, each finding with its evidence",
+                       description="Read a recording (or each finished run of an experiment folder) against the "
+                                   "findings rules (docs/findings.md): backends writing buffers, checkpoints forced "
+                                   "by WAL, slow checkpoint phases, latency spikes during writeback, saturated "
+                                   "devices, a read set that does not fit, autovacuum in a spike. Each finding "
+                                   "names the figures it rests on; a quiet run has none.")
+    p.add_argument("file", metavar="FILE|DIR", help="a recording, or an experiment folder (its finished runs)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json: a list of findings (id, text, strength, metrics, figures, "
+                        "windows, suggestion)")
+    _align_option(p)
+    _window_options(p)
+
+
 def _add_experiment(sub) -> None:
     p = sub.add_parser("experiment", help="a setting sweep with repeats: run it, resume it, report it",
                        description="Run the same workload once per setting value and repeat, one recording "
@@ -461,8 +477,8 @@ def _lazy(name: str):
 
 
 COMMANDS = {name: _lazy(name) for name in
-            ("live", "record", "serve", "export", "info", "replay", "diff", "report", "bench", "demo",
-             "experiment")}
+            ("live", "record", "serve", "export", "info", "replay", "diff", "report", "findings", "bench",
+             "demo", "experiment")}
 
 
 def _completion(args: argparse.Namespace) -> int:

@@ -233,7 +233,10 @@ def test_table(by_workload):
 def test_cli_formats(pair, capsys):
     a, b = map(str, pair)
     assert main(["diff", a, b, "--align", "workload", "--format", "markdown"]) == 0
-    assert capsys.readouterr().out == GOLDEN.read_text(encoding="utf-8")
+    out = capsys.readouterr().out
+    golden = GOLDEN.read_text(encoding="utf-8")
+    assert out.startswith(golden)  # the comparison, then each run's findings (analysis/findings_out.py)
+    assert out[len(golden):].startswith("\n## findings\n\n- **A** backend_writes (strong): backends wrote 40.00 %")
     assert main(["diff", a, b, "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("group,name,unit,a,b,change_pct")
 

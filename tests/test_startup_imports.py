@@ -89,7 +89,7 @@ def test_a_command_built_alone_has_the_same_parser():
         return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
 
     whole = commands(build_parser())
-    assert len(whole) == 12
+    assert len(whole) == 13
     for name, parser in whole.items():
         alone = commands(build_parser(name))
         assert list(alone) == [name]

@@ -23,6 +23,8 @@ from pgio_tui import metrics as M
 from pgio_tui.analysis import latency_cdf, svg
 from pgio_tui.analysis.align import DEFAULT_ALIGN, ORIGIN, aligned_columns, resolve, window
 from pgio_tui.analysis.compare import Comparison, compare_recordings, gc_paused, letter
+from pgio_tui.analysis.findings import Finding, findings_of
+from pgio_tui.analysis.findings_out import html_section
 from pgio_tui.analysis.formats import (CHANGED, NOISE, legend, run_lines, stats_cells, stats_columns,
                                        verdict)
 from pgio_tui.analysis.settings_diff import all_settings, machine_host
@@ -300,10 +302,11 @@ def build(paths: list[str | os.PathLike], align: str | None = None, baseline: in
                 summaries = [summarize(recs[0], window(recs[0], align))]
             workloads = [[{**w, "report": rec.workload_report(w)} for w in rec.workloads()] for rec in recs]
             runs = [_load_run(rec, letter(i), s) for i, (rec, s) in enumerate(zip(recs, summaries))]
+            found = [findings_of(rec, s.window) for rec, s in zip(recs, summaries)]
         finally:
             for rec in recs:
                 rec.close()
-        return render(runs, comparison, align, workloads)
+        return render(runs, comparison, align, workloads, found)
 
 
 def timeline(runs: list[Run], labels: list[str]) -> str:
@@ -326,7 +329,7 @@ def timeline(runs: list[Run], labels: list[str]) -> str:
 
 
 def render(runs: list[Run], comparison: Comparison | None, align: str,
-           workloads: list[list[dict]] | None = None) -> str:
+           workloads: list[list[dict]] | None = None, found: list[list[Finding]] | None = None) -> str:
     c = comparison
     if c is None:
         title = f"pgio-tui report: {runs[0].summary.path.name}"
@@ -344,6 +347,9 @@ def render(runs: list[Run], comparison: Comparison | None, align: str,
     body = [f"<h1>{escape(title)}</h1>",
             f'<p class="muted">Time axis: seconds from the {escape(ORIGIN[align])}{how}.</p>',
             runs_table(summaries, labels)]
+    if found is not None:  # first: what the runs show, then the figures behind it
+        body.append(html_section([(f"{r.label}: {label}" if len(runs) > 1 else label, f)
+                                  for r, label, f in zip(runs, labels, found)]))
     if c is not None:
         body += ["<h2>What changed</h2>", f'<p class="muted">{escape(legend(c))}</p>', comparison_table(c)]
     else:

@@ -60,7 +60,11 @@ def _run(args: argparse.Namespace) -> int:
         from pgio_tui.tui.diff_screen import run_diff_screen
         return run_diff_screen(c, args)
     fmt = args.format or "table"
-    return _print(lambda: rich_renderables(c), lambda: render(c, fmt), fmt, table_width(c))
+    from pgio_tui.analysis.findings_out import comparison_findings
+    found = comparison_findings(c)
+    from rich.text import Text
+    return _print(lambda: [*rich_renderables(c), Text(found.text())], lambda: found.added_to(render(c, fmt), fmt), fmt,
+                  table_width(c))
 
 
 def _print(renderables, text, fmt: str, width: int | None) -> int:

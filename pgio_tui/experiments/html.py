@@ -367,11 +367,11 @@ def writeback_section(series: list[Series]) -> str:
 
 # --- the page -----------------------------------------------------------------------------------
 
-def page(res: Results) -> str:
+def page(res: Results, findings: str = "") -> str:
     series = load_series(res)
     title = f"pgio-tui experiment: {res.folder.resolve().name}"
     flags = flag_lines(res)
-    body = [STYLE, f"<h1>{escape(title)}</h1>", plan_section(res), glance(res, HEADLINE), glance(res),
+    body = [STYLE, f"<h1>{escape(title)}</h1>", findings, plan_section(res), glance(res, HEADLINE), glance(res),
             ("<h2>Flags</h2><ul>" + "".join(f'<li class="flag">{escape(f)}</li>' for f in flags) + "</ul>")
             if flags else "",
             "<h2>Results</h2><p class=muted>Per setting combination: the mean of its repeats and the 95 % "

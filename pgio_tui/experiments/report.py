@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from pgio_tui.analysis.formats import DASH, number, percent
 from pgio_tui.experiments.figures import HEADLINE
@@ -73,11 +74,15 @@ def run_lines(res: Results) -> list[str]:
 
 
 def render(res: Results, fmt: str) -> str:
+    from pgio_tui.experiments.findings import collect
+    found = collect(res)
     if fmt == "json":
-        return as_json(res) + "\n"
+        doc = json.loads(as_json(res))
+        doc["findings"], doc["findings_that_differ"] = found.to_list(), [d.to_dict() for d in found.differences]
+        return json.dumps(doc, indent=2) + "\n"
     if fmt == "html":
         from pgio_tui.experiments.html import page
-        return page(res)
+        return page(res, found.html())
     rows = lines(res)
     if fmt == "csv":
         buf = io.StringIO()
@@ -92,7 +97,8 @@ def render(res: Results, fmt: str) -> str:
                         None if ch is None else ch.detectable_pct])
         return buf.getvalue()
     cells = [tuple(printable(c) for c in x[:10]) for x in rows]
-    after = [("flags", flag_lines(res)), ("runs in run order", run_lines(res)), ("notes", res.notes)]
+    after = [("findings", found.lines()), ("flags", flag_lines(res)), ("runs in run order", run_lines(res)),
+             ("notes", res.notes)]
     if fmt == "markdown":
         head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---:" if i in _RIGHT else "---"
                                                               for i in range(len(COLUMNS))) + "|\n"

@@ -17,7 +17,7 @@ from pgio_tui.workload_facts import workload_command
 
 RECORDED = ("checkpoint_start", "checkpoint_end", "workload_start", "workload_stop", "annotation", "gap",
             "reconnect", "server_restart", "stats_reset", "setting_change")
-DERIVED = ("latency_high", "dirty_above", "dirty_below")
+DERIVED = ("latency_high", "dirty_above", "dirty_below", "finding")  # finding: analysis/findings_out.py
 KINDS = RECORDED + DERIVED
 LATENCY_METRICS = (M.LATENCY_P99_MS, M.LATENCY_MEAN_MS, M.STATEMENTS_MEAN_MS)  # compared: the first with data
 DIRTY, DIRTY_BG = M.MEM_DIRTY_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB

@@ -251,10 +251,10 @@ class ReplayApp(MonitorApp):
 
     def _find_moments(self) -> None:
         self._moments_at = time.monotonic()
-        self._moments_worker(str(self.rec.path))
+        self._moments_worker(str(self.rec.path), self.player.follow)
 
     @work(thread=True, exclusive=True, group="moments", exit_on_error=False)
-    def _moments_worker(self, path: str) -> None:
+    def _moments_worker(self, path: str, follow: bool = False) -> None:
         from pgio_tui.store.timeline import open_recording
 
         # The moments read the whole file (~25 ms of CPU an hour): on this thread, but under the same
@@ -262,6 +262,9 @@ class ReplayApp(MonitorApp):
         self._first_drawn.wait(FIRST_FRAME_WAIT_S)
         with open_recording(path) as own:  # an older schema is migrated again, in this thread's memory
             moments = find_moments(own)
+            if not follow:  # a finished file: its findings are final (analysis/findings_out.py)
+                from pgio_tui.analysis.findings_out import with_findings
+                moments = with_findings(moments, own)
         self.post_message(MomentsFound(moments))
 
     def _first_frame_drawn(self) -> None:

@@ -21,10 +21,11 @@ TIMELINE_MARKS = {
     **MARKS,
     "checkpoint_start": ("[", "ckpt-span"), "checkpoint_end": ("]", "ckpt-span"),
     "latency_high": ("↑", "crit"), "dirty_above": ("≈", "warn"), "dirty_below": ("≈", "muted"),
+    "finding": ("!", "warn"),  # analysis/findings_out.finding_moments
 }
 # when several moments share a column, the one earliest here is drawn
 PRECEDENCE = ("gap", "server_restart", "reconnect", "annotation", "workload_start", "workload_stop",
-              "setting_change", "stats_reset", "latency_high", "dirty_above", "dirty_below",
+              "setting_change", "stats_reset", "finding", "latency_high", "dirty_above", "dirty_below",
               "checkpoint_start", "checkpoint_end")
 KEY_SETTINGS = (  # (setting, label) shown on the info line, most telling first
     ("shared_buffers", "sb"), ("checkpoint_timeout", "cpt"), ("max_wal_size", "maxwal"),
