@@ -15,6 +15,7 @@ import io
 import json
 import math
 import re
+from typing import Literal
 
 from pgio_tui.analysis.align import ORIGIN
 from pgio_tui.analysis.compare import Comparison, Row, letter
@@ -147,7 +148,10 @@ def title(c: Comparison) -> str:
         f"pgio-tui diff (aligned on {c.align})"
 
 
-def stats_columns(c: Comparison) -> list[tuple[str, str]]:
+Justify = Literal["left", "right"]  # a column's, as rich's tables take it
+
+
+def stats_columns(c: Comparison) -> list[tuple[str, Justify]]:
     """(name, justify) of the statistics table's columns."""
     if len(c.summaries) == 2:
         return [("metric", "left"), ("unit", "left"), ("A", "right"), ("B", "right"), ("change", "right"),

@@ -25,7 +25,7 @@ class ProgressBar(StatusLine):
         snap = self.progress.snapshot()
         text = f"{bar(snap.fraction)} {snap.text()}"
         if frame is not None:
-            tps, dirty = frame.values.get(M.LATENCY_TPS), frame.values.get(M.MEM_DIRTY_KB)
+            tps, dirty = frame.number(M.LATENCY_TPS), frame.number(M.MEM_DIRTY_KB)
             text += f" · tps {'-' if tps is None else f'{tps:.0f}'}"
             text += f" · dirty {fmt.kib(dirty)}"
         return text
