@@ -44,7 +44,8 @@ def dot_runs(entries: list, start: int, top: float, ydots: int, stop: float = ma
     the columns touch, by a line of runs across the columns between them when they do not. Values
     off the scale are drawn at its edge (0..ydots); Canvas and Raster both draw from here."""
     k = ydots / top if top else 0.0
-    px = py = ptick = None
+    px: int | None = None  # the previous column drawn (None: none, or a gap before this one)
+    py = ptick = 0  # its last dot and tick: read only when px is set
     for n in range(start, len(entries)):
         e = entries[n]
         if e is None:
@@ -216,7 +217,7 @@ class Raster:
         if grid is None or not 0 <= k < plot_w:  # nothing to shift: a fresh grid, every cell rendered
             k = 0
             grid = self.grids[first & 1] = _Grid(right, plot_w, plot_h)
-            cells = range(plot_w)
+            cells: Sequence[int] = range(plot_w)
         else:
             since = grid.n
             todo = set(range(plot_w - k, plot_w))
