@@ -185,7 +185,7 @@ class Raster:
         self.low = 0  # no dot column left of this is kept
         self.rows: list[list[Run]] = []
 
-    def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[int, int]], right: int,
+    def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[float, float]], right: int,
              plot_w: int, plot_h: int, hrows: dict[int, tuple[int, int]], styles: Sequence[str | None]
              ) -> list[list[Run]]:
         """`series`: (entries, y maximum, owner) in drawing order; `key` names everything but the
@@ -207,7 +207,8 @@ class Raster:
             else:
                 for x in range(self.low, first):
                     cols.pop(x, None)
-            ranges = _merge([(max(first, a), min(right, b)) for a, b in dirty if b >= first and a <= right])
+            # clamped to the screen: whole dot columns (a range may run to +inf: "from here on")
+            ranges = _merge([(int(max(first, a)), int(min(right, b))) for a, b in dirty if b >= first and a <= right])
         self.low = first
         for a, b in ranges:
             self._columns(a, b, series, plot_h)
