@@ -77,7 +77,7 @@ class ChartSpec:
     empty_text: str = "no data yet"
 
 
-_NO_ROW: tuple[object, Run, Line] = (None, ("", None), ())  # a plot row never drawn: no runs are None
+_NO_ROW: tuple[object, Run, Line] = (None, ("", None), ())  # a row not drawn yet: None is no draw's runs
 
 
 class ChartCache:
