@@ -1,29 +1,46 @@
-"""Start to first frame: how long `pgio-tui` takes from exec to its first full frame on a terminal.
+"""Start to first frame: `pgio-tui` beside pg_activity and a bare Textual app, exec to first screen.
 
-Each run starts the program in a fresh pseudo-terminal (SIZE, TERM=xterm-256color) and reads what it
-writes. A small screen model follows the cursor moves and text Textual sends; the first full frame is
-the moment the screen first shows, at once, every row drawn and the texts that only the data-bearing
-frame has (the live monitor's pane titles with a figure, replay's timeline, the reference app's
-footer). The clock starts just before the fork. The programs, interleaved run by run:
+Each program starts in a detached tmux session of SIZE (tmux answers the terminal queries that
+Textual and pg_activity make, as a real terminal does) against the same server, under a pgbench
+load (--clients, --rate; or whatever load runs on --conn), the programs interleaved run by run.
+Its screen is read with capture-pane through one control-mode client every few milliseconds (no
+process per look). Two moments are timed from just before the start:
 
-- `live`: `pgio-tui live CONN --interval 1` against a running server;
+- first frame: the header and the panes on screen (pgio-tui live: its header, the checkpoint pane's
+  title and the footer, figures or not; replay: a frame with the recording's data; the bare app:
+  its line and footer; pg_activity: its header and its process table);
+- first rates: a live rate on screen (pgio-tui: a tps figure, not the "-" of no rate yet;
+  pg_activity: its "N tps" figure, and apart from it the first non-zero one, since its first
+  screen's rate spans two queries a few milliseconds apart and shows 0 under load).
+
+The programs, interleaved run by run:
+
+- `live`: `pgio-tui live CONN --interval 1`;
 - `replay`: `pgio-tui replay FILE` (a short recording made first unless --recording);
 - `textual`: a bare Textual app (a header, a static line and a footer): the floor that Textual's own
   import and first compose set on this machine;
+- `pg_activity` from a venv of its own (never a dependency of pgio-tui): --pg-activity-venv, by
+  default the one bench/tui_cpu.py makes (`python -m venv V && V/bin/pip install pg_activity
+  "psycopg[binary]"`); left out, with that line, when it is not there;
 - `--baseline DIR`: live and replay again from another source tree (before and after in one run).
+
+Printed: medians and p90s, the ratios the targets are (issue 28: live's first frame <= 1.15 x the
+bare app's, replay's too; live's first rates <= pg_activity's first tps figure), and the load
+average beside them: on a busy machine every figure grows, the ratios much less.
 
 Then, in fresh interpreters, where the live start-up goes (--phases, default on): the interpreter
 alone, importing the CLI, the command, connecting and detecting features (`open_sampler`), the first
 sample (`LiveFeed.prime`), and importing the TUI, each timed on its own.
 
-Each tree runs from bytecode compiled beforehand (as an installed package has it). Load average is
-printed beside the figures: on a busy machine every figure grows. --instructions also counts, once
-per program under valgrind's callgrind, the instructions run up to the first full frame (live with
---interval 60, so no tick after the first is counted while valgrind crawls): a figure the machine's
-load does not move. Target (issue 13): median <= 0.3 s.
+Each tree runs from bytecode compiled beforehand (as an installed package has it). --instructions
+also counts, once per program under valgrind's callgrind on a pseudo-terminal of our own (the
+screen model below), the instructions run up to the first frame with data (live with --interval
+60, so no tick after the first is counted while valgrind crawls): a figure the machine's load does
+not move.
 
-    python bench/first_frame.py [--runs 10] [--conn CONNINFO] [--recording FILE] [--size 80x24]
-                                [--baseline DIR] [--no-phases] [--instructions]
+    python bench/first_frame.py [--runs 10] [--conn CONNINFO] [--clients 2] [--rate 300]
+                                [--recording FILE] [--size 80x24] [--baseline DIR]
+                                [--pg-activity-venv DIR] [--no-phases] [--instructions]
 """
 
 from __future__ import annotations
@@ -36,6 +53,7 @@ import os
 import re
 import resource
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -48,7 +66,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_S = 0.3
 TIMEOUT_S = 20.0
 NEUTRAL_CWD = tempfile.gettempdir()
 CLK = os.sysconf("SC_CLK_TCK")
@@ -184,6 +201,105 @@ def run_once(argv: list[str], env: dict[str, str], size: tuple[int, int], needle
     return {"first": first, "cpu": cpu, "app_first": app_first, "screen": screen.text()}
 
 
+class Tmux:
+    """A private tmux server driven through one control-mode client (`tmux -C`): programs start in
+    detached sessions of the size measured and their screens are read with capture-pane over that
+    one connection, so a look costs the server a screen copy, not a process."""
+
+    def __init__(self, size: tuple[int, int]):
+        self.size = size
+        self._n = 0
+        self._proc = subprocess.Popen(["tmux", "-L", f"pgio-tui-first-frame-{os.getpid()}", "-f", "/dev/null", "-C",
+                                       "new-session", "-s", "ctl", "-x", str(size[0]), "-y", str(size[1]),
+                                       "sleep 86400"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                      cwd=NEUTRAL_CWD)
+        self._reply()  # the new-session's own
+        self.command("set -g default-size", f"{size[0]}x{size[1]}")
+
+    def _reply(self) -> tuple[bool, list[str]]:
+        """The lines of the next command's reply (notifications between replies skipped)."""
+        out, inside = [], False
+        for line in self._proc.stdout:
+            line = line.rstrip("\n")
+            if not inside:
+                inside = line.startswith("%begin ")
+            elif line.startswith(("%end ", "%error ")):
+                return line.startswith("%end "), out
+            else:
+                out.append(line)
+        raise RuntimeError("tmux went away")
+
+    def command(self, *words: str) -> list[str]:
+        self._proc.stdin.write(" ".join(words) + "\n")
+        ok, out = self._reply()
+        return out if ok else []
+
+    def start(self, script: Path) -> str:
+        """A session running `sh script` (which execs the program: the pane's pid is the program's)."""
+        self._n += 1
+        name = f"run{self._n}"
+        self.command("new-session -d -s", name, "-x", str(self.size[0]), "-y", str(self.size[1]), "-c", NEUTRAL_CWD,
+                     f'"sh {script}"')
+        return name
+
+    def screen(self, name: str) -> str:
+        return "\n".join(self.command("capture-pane -p -t", name))
+
+    def pid(self, name: str) -> int | None:
+        out = self.command("display -p -t", name, "'#{pane_pid}'")
+        return int(out[0]) if out and out[0].strip().isdigit() else None
+
+    def stop(self, name: str) -> None:
+        """q, as a user quits; the session killed after 5 s if the program is still there."""
+        self.command("send-keys -t", name, "q")
+        limit = time.monotonic() + 5
+        while time.monotonic() < limit and self.command("list-panes -t", name):
+            time.sleep(0.05)
+        self.command("kill-session -t", name)
+
+    def close(self) -> None:
+        try:
+            self.command("kill-server")
+        except (RuntimeError, OSError):
+            pass
+        self._proc.wait(5)
+
+
+def launcher(path: Path, argv: list[str], env: dict[str, str]) -> Path:
+    """A shell script that execs `argv` with `env` added (COLUMNS, LINES and the bench's TMUX left
+    out: the pane's real size is what each program must find)."""
+    words = ["exec", "env", "-u", "COLUMNS", "-u", "LINES", "-u", "TMUX", *(f"{k}={v}" for k, v in env.items()), *argv]
+    path.write_text(shlex.join(words) + "\n")
+    return path
+
+
+def run_tmux(tmux: Tmux, script: Path, frame: tuple[str, ...], rates: dict[str, re.Pattern],
+             timeout: float = TIMEOUT_S) -> dict:
+    """One start in tmux: seconds to the first screen holding every `frame` text, to the first that
+    matches each of `rates`, the CPU the program had used at its first frame, and that screen."""
+    t0 = time.perf_counter()
+    name = tmux.start(script)
+    pid = tmux.pid(name)
+    got: dict[str, float | None] = {"first": None, **{k: None for k in rates}}
+    cpu, first_screen = None, ""
+    deadline = t0 + timeout
+    try:
+        while any(v is None for v in got.values()) and time.perf_counter() < deadline:
+            screen = tmux.screen(name)
+            now = time.perf_counter() - t0
+            if got["first"] is None and all(n in screen for n in frame):
+                got["first"], first_screen = now, screen
+                cpu = cpu_seconds(pid) if pid else None
+            for key, pattern in rates.items():
+                if got[key] is None and pattern.search(screen):
+                    got[key] = now
+            time.sleep(0.005)
+    finally:
+        tmux.stop(name)
+    return {**got, "cpu": cpu, "screen": first_screen}
+
+
 def cpu_seconds(pid: int) -> float | None:
     """utime + stime of the process, all its threads, so far (what it cost, however busy the machine)."""
     try:
@@ -250,6 +366,15 @@ def compiled(tree: Path) -> None:
 # 80x24 to large, shows them.
 LIVE_NEEDLES = ("PG ", "Quit", "% of ")
 REPLAY_NEEDLES = ("PG ", "Play/Pause", "% of ", "tick ")
+# The live monitor's first frame in tmux: its header, the checkpoint pane's title and the footer,
+# with figures or without; its first rates: a tps figure (the "-" before there is a rate does not count).
+LIVE_FRAME = ("pgio-tui", "Checkpoint", "Quit")
+PGIO_RATES = re.compile(r"\btps \d")
+# pg_activity: its header and process table; its tps figure, and the first non-zero one.
+PG_ACTIVITY_FRAME = ("PostgreSQL", "PID")
+PG_ACTIVITY_RATES = {"rates": re.compile(r"\b\d+ tps"), "nonzero": re.compile(r"\b[1-9]\d* tps")}
+RATE_LABELS = {"rates": "first rates", "nonzero": "first tps > 0"}
+FRAME_RATIO = 1.15
 
 
 PHASES = r"""
@@ -334,74 +459,113 @@ def summary(times: list[float | None]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="starts of each program (default 10)")
-    ap.add_argument("--conn", help="a running server's conninfo (default: a throwaway lab cluster)")
+    ap.add_argument("--conn", help="a running server's conninfo, its load yours (default: a lab cluster, "
+                                   "pgbench on it)")
+    ap.add_argument("--clients", type=int, default=2, help="the lab cluster's pgbench clients (default 2)")
+    ap.add_argument("--rate", type=int, default=300, help="their transactions a second, pgbench -R (default 300)")
     ap.add_argument("--recording", type=Path, help="the recording replay opens (default: one of 6 s, made first)")
     ap.add_argument("--size", type=parse_size, default=(80, 24), help="terminal size (default 80x24)")
     ap.add_argument("--baseline", type=Path, help="another pgio-tui source tree, measured beside this one")
+    ap.add_argument("--pg-activity-venv", type=Path, default=Path(tempfile.gettempdir()) / "pgio-tui-bench-pg_activity",
+                    help="a venv with pg_activity in it (default: bench/tui_cpu.py's)")
     ap.add_argument("--no-phases", dest="phases", action="store_false", help="skip the per-step breakdown")
-    ap.add_argument("--show", action="store_true", help="print the first full frame of each program once")
+    ap.add_argument("--show", action="store_true", help="print the first frame of each program once")
     ap.add_argument("--instructions", action="store_true",
                     help="also count each program's instructions to its first frame once, under valgrind (slow)")
     args = ap.parse_args()
+    if not shutil.which("tmux"):
+        print("tmux is needed (apt-get install tmux)", file=sys.stderr)
+        return 1
     trees = {"": ROOT}
     if args.baseline:
         trees["before: "] = args.baseline.resolve()
     for tree in trees.values():
         compiled(tree)
-    cluster = None
+    pg_activity = args.pg_activity_venv / "bin" / "pg_activity"
+    if not pg_activity.exists():
+        print(f"pg_activity left out: not in {args.pg_activity_venv} (python -m venv {args.pg_activity_venv} && "
+              f"{args.pg_activity_venv}/bin/pip install pg_activity 'psycopg[binary]')")
+        pg_activity = None
+    cluster = load = tmux = None
     outdir = Path(tempfile.mkdtemp(prefix="pgio-tui-first-frame-"))
     try:
         conninfo = args.conn
+        described = "the server given (its own load)"
         if conninfo is None:
             sys.path.insert(0, str(ROOT))
+            sys.path.insert(0, str(ROOT / "bench"))
             from pgio_tui.workloads.cluster import Cluster
+            from tui_cpu import pgbench_load
             cluster = Cluster(name="firstframe").__enter__()
             conninfo = cluster.conninfo()
+            load = pgbench_load(cluster, args.clients, 86400, 10, rate=args.rate)
+            described = f"a lab cluster under pgbench -c {args.clients} -R {args.rate}"
         recording = args.recording
         if recording is None:
             recording = outdir / "short.pgio"
             make_recording(trees.get("before: ", ROOT), conninfo, recording)  # the older tree: both read it
         bare = outdir / "bare_textual.py"
         bare.write_text(BARE_APP)
-        programs: dict[str, tuple[list[str], dict[str, str], tuple[str, ...], bool]] = {}
+        pg_rates = {"rates": PGIO_RATES}
+        programs: dict[str, tuple[Path, tuple[str, ...], dict[str, re.Pattern]]] = {}
         for label, tree in trees.items():
             env = {"PYTHONPATH": str(tree), "XDG_CONFIG_HOME": str(outdir)}
-            programs[f"{label}live"] = ([sys.executable, "-m", "pgio_tui", "live", conninfo, "--interval", "1"], env,
-                                        LIVE_NEEDLES, True)
-            programs[f"{label}replay"] = ([sys.executable, "-m", "pgio_tui", "replay", str(recording)], env,
-                                          REPLAY_NEEDLES, True)
-        programs["textual (bare app)"] = ([sys.executable, str(bare)], {}, ("bare textual app", "Quit"), False)
-        times: dict[str, list[float | None]] = {name: [] for name in programs}
-        app_times: dict[str, list[float]] = {name: [] for name in programs}
-        cpus: dict[str, list[float]] = {name: [] for name in programs}
-        shown: set[str] = set()
+            live = [sys.executable, "-m", "pgio_tui", "live", conninfo, "--interval", "1"]
+            replay = [sys.executable, "-m", "pgio_tui", "replay", str(recording)]
+            tag = "before-" if label else ""
+            programs[f"{label}live"] = (launcher(outdir / f"{tag}live.sh", live, env), LIVE_FRAME, pg_rates)
+            programs[f"{label}replay"] = (launcher(outdir / f"{tag}replay.sh", replay, env), REPLAY_NEEDLES, {})
+        programs["textual (bare app)"] = (launcher(outdir / "bare.sh", [sys.executable, str(bare)], {}),
+                                          ("bare textual app", "Quit"), {})
+        if pg_activity is not None:
+            version = subprocess.run([str(pg_activity), "--version"], capture_output=True, text=True).stdout.strip()
+            programs[version or "pg_activity"] = (
+                launcher(outdir / "pg_activity.sh", [str(pg_activity), *pg_activity_conn(conninfo), "--refresh", "1"],
+                         {}), PG_ACTIVITY_FRAME, PG_ACTIVITY_RATES)
+        tmux = Tmux(args.size)
+        results: dict[str, dict[str, list]] = {name: {} for name in programs}
         loads = [os.getloadavg()]
         for i in range(args.runs):
-            for name, (argv, env, needles, has_marker) in programs.items():
-                r = run_once(argv, env, args.size, needles, outdir / "marker" if has_marker else None)
-                times[name].append(r["first"])
-                if r["cpu"] is not None:
-                    cpus[name].append(r["cpu"])
-                if r["app_first"] is not None:
-                    app_times[name].append(r["app_first"])
-                if args.show and name not in shown:
-                    shown.add(name)
-                    print(f"--- {name}, first full frame ({r['first']}):\n{r['screen']}\n", flush=True)
+            for name, (script, frame, rates) in programs.items():
+                r = run_tmux(tmux, script, frame, rates)
+                for key in ("first", "cpu", *rates):
+                    results[name].setdefault(key, []).append(r[key])
+                if args.show and i == 0:
+                    print(f"--- {name}, first frame ({r['first']}):\n{r['screen']}\n", flush=True)
         loads.append(os.getloadavg())
-        print(f"start to first full frame on a {args.size[0]}x{args.size[1]} pty, {args.runs} runs each "
-              f"(interleaved), target median <= {TARGET_S} s")
-        for name in programs:
-            print(f"  {name:22} {summary(times[name])}")
-            extra = [f"CPU used by then: median {statistics.median(cpus[name]):.2f} s"] if cpus[name] else []
-            if app_times[name]:
-                extra.append(f"the app's own first-frame mark: median {statistics.median(app_times[name]):.3f} s")
-            if extra:
-                print(f"  {'':22} {';  '.join(extra)}")
+        print(f"exec to first screen in tmux {args.size[0]}x{args.size[1]}, {args.runs} runs each (interleaved), "
+              f"{described}:")
+        for name, got in results.items():
+            cpu = [c for c in got["cpu"] if c is not None]
+            print(f"  {name:22} first frame      {summary(got['first'])}"
+                  + (f"  (CPU by then {statistics.median(cpu):.2f} s)" if cpu else ""))
+            for key in programs[name][2]:
+                print(f"  {'':22} {RATE_LABELS[key]:16} {summary(got[key])}")
+        print("ratios of medians (targets, issue 28):")
+        bare_first = median_of(results["textual (bare app)"]["first"])
+        their_rates = next((median_of(got["rates"]) for name, got in results.items() if name.startswith("pg_activity")),
+                           None)
+        for label in trees:
+            for what, target in (("live", FRAME_RATIO), ("replay", FRAME_RATIO)):
+                print(f"  {label}{what} first frame / the bare app's: {ratio(results[label + what]['first'], bare_first)}"
+                      f"  (target <= {target})")
+            if their_rates is not None:
+                print(f"  {label}live first rates / pg_activity's first tps figure: "
+                      f"{ratio(results[label + 'live']['rates'], their_rates)}  (target <= 1)")
+        print("load average (1/5/15 min) before / after the starts: "
+              + " / ".join(" ".join(f"{v:.2f}" for v in load) for load in loads) + f" on {os.cpu_count()} CPUs")
+        tmux.close()
+        tmux = None
         if args.instructions:
-            print("instructions from exec to the first full frame (callgrind, one run each; load-independent):")
-            for name, (argv, env, needles, _marker) in programs.items():
-                if "live" in argv:  # no tick after the first while valgrind crawls: only start-up is counted
-                    argv = [*argv[:-1], "60"]
+            print("instructions from exec to the first frame with data (callgrind, one run each; load-independent):")
+            counted = {f"{label}live": ([sys.executable, "-m", "pgio_tui", "live", conninfo, "--interval", "60"],
+                                        {"PYTHONPATH": str(tree), "XDG_CONFIG_HOME": str(outdir)}, LIVE_NEEDLES)
+                       for label, tree in trees.items()}
+            counted.update({f"{label}replay": ([sys.executable, "-m", "pgio_tui", "replay", str(recording)],
+                                               {"PYTHONPATH": str(tree), "XDG_CONFIG_HOME": str(outdir)},
+                                               REPLAY_NEEDLES) for label, tree in trees.items()})
+            counted["textual (bare app)"] = ([sys.executable, str(bare)], {}, ("bare textual app", "Quit"))
+            for name, (argv, env, needles) in counted.items():
                 count = instructions(argv, env, args.size, needles, outdir)
                 print(f"  {name:22} " + (f"{count / 1e6:,.0f} M" if count else "not counted (valgrind missing?)"),
                       flush=True)
@@ -411,14 +575,34 @@ def main() -> int:
                       "wall s, CPU s):")
                 for step, wall, cpu in phases(tree, conninfo, args.runs):
                     print(f"  {step:45} {wall:6.3f} {cpu:6.3f}")
-            loads.append(os.getloadavg())
-        print("load average (1/5/15 min) before / after the starts" + (" / after the phases" if args.phases else "")
-              + ": " + " / ".join(" ".join(f"{v:.2f}" for v in load) for load in loads) + f" on {os.cpu_count()} CPUs")
+            print(f"load average after the phases: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
+        if tmux is not None:
+            tmux.close()
+        if load is not None:
+            load.terminate()
+            load.wait(30)
         if cluster is not None:
             cluster.__exit__(None, None, None)
         shutil.rmtree(outdir, ignore_errors=True)
     return 0
+
+
+def median_of(times: list[float | None]) -> float | None:
+    got = [t for t in times if t is not None]
+    return statistics.median(got) if got else None
+
+
+def ratio(times: list[float | None], base: float | None) -> str:
+    mine = median_of(times)
+    return f"{mine / base:.2f}" if mine is not None and base else "-"
+
+
+def pg_activity_conn(conninfo: str) -> list[str]:
+    """pg_activity's options for a libpq conninfo of key=value words (the lab cluster's)."""
+    words = dict(w.split("=", 1) for w in shlex.split(conninfo) if "=" in w)
+    flags = {"host": "-h", "port": "-p", "user": "-U", "dbname": "-d"}
+    return [part for key, flag in flags.items() if key in words for part in (flag, words[key])]
 
 
 if __name__ == "__main__":

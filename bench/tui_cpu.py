@@ -116,13 +116,15 @@ def ensure_pg_activity(venv: Path) -> Path:
     return exe
 
 
-def pgbench_load(cluster: Cluster, clients: int, seconds: float, scale: int) -> subprocess.Popen:
+def pgbench_load(cluster: Cluster, clients: int, seconds: float, scale: int, rate: int | None = None) -> subprocess.Popen:
+    """pgbench on the cluster for `seconds` (its tables made first); `rate`: transactions a second
+    for all clients together (-R), a steady load that leaves the CPU to what is measured."""
     pgbench = str(find_client("pgbench"))
     conn = ["-h", str(cluster.sockdir), "-p", str(cluster.port), "-U", "postgres"]
     subprocess.run([pgbench, *conn, "-i", "-q", "-s", str(scale), "postgres"], check=True,
                    capture_output=True)
     return subprocess.Popen([pgbench, *conn, "-c", str(clients), "-j", str(min(clients, 2)), "-T",
-                             str(int(seconds)), "-P", "10", "postgres"],
+                             str(int(seconds)), "-P", "10", *(["-R", str(rate)] if rate else []), "postgres"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -35,7 +35,7 @@ def _conn_options(p: argparse.ArgumentParser) -> None:
 
 
 def _interval(text: str) -> float:
-    from pgio_tui.sampler import MAX_INTERVAL, MIN_INTERVAL
+    from pgio_tui.frame import MAX_INTERVAL, MIN_INTERVAL
     try:
         value = float(text)
     except ValueError:

@@ -125,8 +125,21 @@ def _zsh(nodes: list[_Node], prog: str) -> str:
             "autoload -U +X bashcompinit && bashcompinit\n" + _bash(nodes, prog).split("\n", 1)[1])
 
 
+# fish's own __fish_complete_suffix lists every file after the matching ones: recordings and folders only.
+_FISH_RECORDINGS = """function __pgio_tui_recordings
+    for f in (commandline -ct)*
+        if test -d $f
+            echo $f/
+        else if string match -q -- '*.pgio' $f
+            echo $f
+        end
+    end
+end"""
+
+
 def _fish(nodes: list[_Node], prog: str) -> str:
-    lines = [f"# {prog} completion for fish: {prog} completion fish | source", f"complete -c {prog} -f"]
+    lines = [f"# {prog} completion for fish: {prog} completion fish | source", f"complete -c {prog} -f",
+             _FISH_RECORDINGS]
     for n in nodes:
         words = n.path.split()
         if words:
@@ -154,7 +167,7 @@ def _fish_value(kind: str | None) -> str:
     if kind == "setting":
         return f" -x -a '{' '.join(s + '=' for s in settings())}'"
     if kind == "recording":
-        return " -r -k -a '(__fish_complete_suffix .pgio)'"
+        return " -r -f -k -a '(__pgio_tui_recordings)'"
     if kind in ("file", "dir"):
         return " -r -F" if kind == "file" else " -r -a '(__fish_complete_directories)'"
     return " -x"

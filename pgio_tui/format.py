@@ -142,3 +142,16 @@ def number(v: float | None, unit: str = "") -> str:
     if a >= 0.01:
         return f"{v:.3f}"
     return f"{v:.2g}"
+
+
+def fit_fields(fields: list[str], width: int, sep: str = " · ") -> str:
+    """Fields joined by `sep` within `width` columns: a field that does not fit is left out whole
+    (the later, smaller ones may still fit), never cut, so no number loses digits. The first
+    field is kept (cut only when it alone is wider than the line)."""
+    if not fields:
+        return ""
+    out = fields[0][:width]
+    for f in fields[1:]:
+        if len(out) + len(sep) + len(f) <= width:
+            out += sep + f
+    return out

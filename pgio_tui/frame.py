@@ -16,6 +16,9 @@ Value = float | int | str | None
 DEVICE_FIELDS = ("r_s", "w_s", "rkb_s", "wkb_s", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct", "f_s",
                  "f_await_ms")
 DISK_PREFIX = "disk."  # a device's metrics are disk.<device>.<field>
+# Seconds between ticks: the limits of --interval (the command line checks them without importing
+# the sampler, which imports psycopg).
+MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 
 
 def disk(device: str, fld: str) -> str:

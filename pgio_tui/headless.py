@@ -16,6 +16,7 @@ import time
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.errors import CliError, say
+from pgio_tui.format import fit_fields
 from pgio_tui.frame import Frame
 from pgio_tui.session import STOP_GRACE_S, Session, end_workload, on_signals
 
@@ -114,14 +115,14 @@ class StatusLine:
 
         ck = "ckpt " + (f"{v.get(M.CHECKPOINT_KIND) or ''} {f(M.CHECKPOINT_PROGRESS, '{:.0%}')}"
                         if v.get(M.CHECKPOINT_ACTIVE) else "idle")
-        text = (f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick} | {ck} | "
-                f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)} "
-                f"| dirty {fmt.kib(frame.number(M.MEM_DIRTY_KB))} | tps {f(M.LATENCY_TPS)} | {path}")
+        fields = [f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick}", ck,
+                  f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)}",
+                  f"dirty {fmt.kib(frame.number(M.MEM_DIRTY_KB))}", f"tps {f(M.LATENCY_TPS)}", path]
         try:
-            if self.tty:
-                sys.stderr.write("\r\x1b[2K" + text[: os.get_terminal_size(2).columns - 1])
+            if self.tty:  # fields that do not fit are left out whole: no number loses digits
+                sys.stderr.write("\r\x1b[2K" + fit_fields(fields, os.get_terminal_size(2).columns - 1, " | "))
             else:
-                sys.stderr.write(text + "\n")
+                sys.stderr.write(" | ".join(fields) + "\n")
             sys.stderr.flush()
         except OSError:
             self.enabled = False

@@ -482,11 +482,11 @@ CATALOG: tuple[Metric, ...] = (
     _m(BUFFERS_USED, "buffers", "gauge", "reads",
        "Shared buffers holding a page (the rest are free); read every few seconds, null in between.",
        f"16+ pg_buffercache_summary().buffers_used, when the extension is installed; {_BUFCACHE}",
-       ref=VIEW, prom=gauge("shared_buffers_used")),
+       ref=VIEW, prom=gauge("shared_buffers_used_buffers")),
     _m(BUFFERS_DIRTY, "buffers", "gauge", "reads",
        "Shared buffers modified and not yet written; read every few seconds, null in between.",
        f"16+ pg_buffercache_summary().buffers_dirty, when the extension is installed; {_BUFCACHE}",
-       ref=VIEW, prom=gauge("shared_buffers_dirty")),
+       ref=VIEW, prom=gauge("shared_buffers_dirty_buffers")),
     _m(BUFFERS_EVICTIONS_S, "buffers/s", "rate", "reads",
        "Shared buffers evicted to make room for another block, by every process: shared_buffers pressure.",
        "16+ pg_stat_io.evictions (object relation, every backend type and context); null before 16",
@@ -567,15 +567,18 @@ BACKEND_METRICS: tuple[Metric, ...] = (
        "Bytes the process made the kernel read from storage (page-cache hits are not counted).",
        f"read_bytes; {_PROC_IO}", ref=PROC),
     _m("backend.<pid>.write_bytes_s", "bytes/s", "rate", "backends",
-       "Bytes the process caused to be sent to storage (counted when it dirties the page cache).",
-       f"write_bytes; {_PROC_IO}", ref=PROC),
+       "Page-cache bytes the process dirtied (the kernel counts a page when it is dirtied, again each "
+       "time it is re-dirtied after writeback: a WAL page rewritten by every commit counts whole each "
+       "time), not bytes that reached storage; PostgreSQL's own writes are pg_write_bytes_s (18).",
+       f"write_bytes; {_PROC_IO}", label="dirtied", ref=PROC),
     _m("backend.<pid>.pg_read_bytes_s", "bytes/s", "rate", "backends",
        "Bytes PostgreSQL read for this backend (from the kernel, page cache or disk), as published "
        "(a backend flushes its statistics at most about once a second).", f"read_bytes; {_BACKEND_IO}",
        ref=VIEW),
     _m("backend.<pid>.pg_write_bytes_s", "bytes/s", "rate", "backends",
-       "Bytes PostgreSQL wrote for this backend (buffers and WAL), as published.", f"write_bytes; {_BACKEND_IO}",
-       ref=VIEW),
+       "Bytes PostgreSQL wrote for this backend (shared buffers it evicted, WAL, temp files: "
+       "writes × block size), as published: the buffer-level figure beside write_bytes_s.",
+       f"write_bytes; {_BACKEND_IO}", ref=VIEW),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in BACKEND_METRICS) == BACKEND_RATES
 

@@ -137,10 +137,10 @@ class Session:
         self._recorder, self.recording, self.ticks, self.record_error = rec, str(path), 0, None
         self._tell_workload(rec)
 
-    def prime(self) -> Frame | None:
+    def prime(self, first_gap: float | None = None) -> Frame | None:
         """Take the first tick now (before a UI exists, so its first paint has data); `frames()`
-        records and hands it on first."""
-        self._source = self.sampler.frames(self._stop, duration=self.duration)
+        records and hands it on first. `first_gap`: the second tick that soon after it (Sampler.frames)."""
+        self._source = self.sampler.frames(self._stop, duration=self.duration, first_gap=first_gap)
         self._primed = next(self._source, None)
         return self._primed
 

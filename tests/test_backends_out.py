@@ -116,19 +116,19 @@ def test_diff_compares_backends_by_type_and_application(runs):
     a_path, (da, _, major), b_path, (db, _, _) = runs
     c = compare(a_path, b_path, "start")
     for app in (WRITER, OTHER):
-        w = _figure(c, app, "written")
+        w = _figure(c, app, "dirtied")
         assert (w.a, w.b) == (pytest.approx(da[app]["write_bytes"] / MIB), pytest.approx(db[app]["write_bytes"] / MIB))
         r = _figure(c, app, "read")
         assert (r.a, r.b) == (pytest.approx(da[app]["read_bytes"] / MIB), pytest.approx(db[app]["read_bytes"] / MIB))
         assert (_figure(c, app, "pg written") is not None) == (major >= 18)
     assert any("pids differ between runs" in n for n in c.notes)
     md = render(c, "markdown")
-    assert "client backend (=1+1 &lt;b>bk&lt;/b> [red]x[/]) · written" in md and "<b>" not in md
+    assert "client backend (=1+1 &lt;b>bk&lt;/b> [red]x[/]) · dirtied" in md and "<b>" not in md
     table = render(c, "table", 200)
-    assert "client backend (=1+1 <b>bk</b> [red]x[/]) · written" in table  # shown, never parsed as markup
+    assert "client backend (=1+1 <b>bk</b> [red]x[/]) · dirtied" in table  # shown, never parsed as markup
     got = json.loads(render(c, "json"))
     assert {r["name"] for r in got["rows"] if r["group"] == "backends"} >= {
-        f"client backend ({WRITER}) · written", f"client backend ({OTHER}) · written"}
+        f"client backend ({WRITER}) · dirtied", f"client backend ({OTHER}) · dirtied"}
 
 
 def test_n_run_diff_and_report(runs, tmp_path, capsys):
@@ -138,20 +138,20 @@ def test_n_run_diff_and_report(runs, tmp_path, capsys):
     a_path, (da, _, _), b_path, (db, _, _) = runs
     copy = shutil.copy(a_path, tmp_path / "a2.pgio")
     c = compare_files([a_path, b_path, copy], "start")
-    row = c.row("backends", f"client backend ({WRITER}) · written")
+    row = c.row("backends", f"client backend ({WRITER}) · dirtied")
     assert row.values[0] == pytest.approx(da[WRITER]["write_bytes"] / MIB)
     assert row.values[1] == pytest.approx(db[WRITER]["write_bytes"] / MIB)
     assert row.values[2] == row.values[0]
     out = cli(capsys, "diff", str(a_path), str(b_path), str(copy), "--align", "start", "--format", "csv")
     lines = [r for r in csv.reader(io.StringIO(out)) if r and r[0] == "backends"]
-    assert any(r[1] == f"client backend ({WRITER}) · written" for r in lines)
+    assert any(r[1] == f"client backend ({WRITER}) · dirtied" for r in lines)
     assert all(not r[1].startswith("=") for r in lines)
     for files in ([a_path], [a_path, b_path]):
         html_path = tmp_path / f"r{len(files)}.html"
         cli(capsys, "report", *map(str, files), "--align", "start", "-o", str(html_path))
         html = html_path.read_text()
         assert '<td colspan="' in html and ">backends</td>" in html
-        assert f"client backend ({WRITER}) · written" in html
+        assert f"client backend ({WRITER}) · dirtied" in html
         assert "&lt;b&gt;bk&lt;/b&gt;" in html and "<b>bk</b>" not in html
 
 
@@ -169,12 +169,12 @@ def test_summary_sums_equal_the_replayed_frames(tmp_path):
     path = write_fixture(tmp_path / "f.pgio", n=40, major=18)
     with Recording(path) as rec:
         win = window(rec, "start")
-        got = {(label, figure): v for label, figure, _, v in backend_rows(rec, win, top=100)}
+        got = {(label, figure): v for _, label, figure, _, v in backend_rows(rec, win, top=100)}
         want: dict = {}
         for f in rec.frames(win.start_tick, win.end_tick):
             for b in f.backends:
                 key = backend_label(b["backend_type"], b["application"])
-                for fld, figure in zip(BACKEND_RATES, ("read", "written", "pg read", "pg written")):
+                for fld, figure in zip(BACKEND_RATES, ("read", "dirtied", "pg read", "pg written")):
                     if b[fld] is not None:
                         want[key, figure] = want.get((key, figure), 0.0) + b[fld] * f.dt
     assert len(got) >= 8 and got.keys() == want.keys()
@@ -202,4 +202,4 @@ def test_escape_bytes_in_a_file_stay_text(tmp_path, capsys):
         out = cli(capsys, "diff", str(a), str(b), "--format", fmt)
         if fmt == "json":
             out = "\n".join(r["name"] for r in json.loads(out)["rows"])
-        assert "([red]psql[/]\\x1b[2J) · written" in out.replace("\\\\", "\\"), fmt  # a table wraps the name
+        assert "([red]psql[/]\\x1b[2J) · dirtied" in out.replace("\\\\", "\\"), fmt  # a table wraps the name

@@ -169,6 +169,26 @@ def test_bash_completion_in_a_real_bash(tmp_path):
         "table markdown csv json html", "pgbench pgio sql"]
 
 
+@pytest.mark.skipif(not shutil.which("fish"), reason="no fish")
+def test_fish_completes_recordings_and_folders_only(tmp_path, capsys):
+    assert cli.main(["completion", "fish"]) == 0
+    script = tmp_path / "c.fish"
+    script.write_text(capsys.readouterr().out)
+    work = tmp_path / "work"  # fish makes its config folder where XDG_CONFIG_HOME says (under tmp_path)
+    for name in ("a.pgio", "notes.txt", "runs/b.pgio", "runs/c.csv"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("")
+
+    def complete(line: str) -> list[str]:
+        r = subprocess.run(["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"], cwd=work,
+                           capture_output=True, text=True, timeout=60)
+        assert r.stderr == ""
+        return [w.split("\t")[0] for w in r.stdout.splitlines()]
+    assert complete("pgio-tui replay ") == ["a.pgio", "runs/"]
+    assert complete("pgio-tui diff a.pgio runs/") == ["runs/b.pgio"]
+    assert "notes.txt" not in complete("pgio-tui export ")
+
+
 @pytest.mark.parametrize("shell, check", [("zsh", ["zsh", "-n"]), ("fish", ["fish", "-n"])])
 def test_zsh_and_fish_scripts_parse(shell, check, tmp_path, capsys):
     if not shutil.which(check[0]):

@@ -114,7 +114,7 @@ def test_sigterm_mid_run_leaves_nothing():
 @pytest.mark.slow
 def test_ctrl_c_during_init_leaves_nothing():
     # scale 40: data generation lasts ~2 s even on a fast machine, so the signal lands inside it
-    demo, postmaster, kids, datadir = _stop_demo_at(r"tuples \([1-5]0%\) done", signal.SIGINT, "--scale", "40")
+    demo, postmaster, kids, datadir = _stop_demo_at(r"pgbench -i -s 40: [1-5]0 % \(", signal.SIGINT, "--scale", "40")
     rc = demo.finish()
     _nothing_left(demo, postmaster, kids, datadir)
     assert rc == 0

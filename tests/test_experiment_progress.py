@@ -83,3 +83,33 @@ def test_bar():
     assert bar(0.5) == "[##########----------]  50%"
     assert bar(0.999) == "[###################-]  99%"  # never 100 % before the end
     assert bar(1) == "[####################] 100%"
+
+
+def test_progress_line_drops_whole_fields_never_digits(tmp_path):
+    """Issue 22 item 7: at 120 columns the line was cut inside tps' figure (`tps 64` for 643)."""
+    from pgio_tui import metrics as M
+    from pgio_tui.commands.experiment_progress import ProgressBar
+    from pgio_tui.frame import Frame
+    p = Plan(sweep={"checkpoint_completion_target": ["0.9"], "max_wal_size": ["64MB"], "shared_buffers": ["32MB"]},
+             repeat=2, order="interleaved", workload={"kind": "pgbench", "args": ["-T", "20"], "init_scale": 1},
+             target={"lab": True})
+    p.make_runs()
+    clock = Clock()
+    prog = Progress(p, tmp_path, clock_fn=clock)
+    p.runs[0].state = "running"
+    prog.begin("run")
+    clock.t += 12
+    frame = Frame(tick=12, t=0.0, elapsed=12.0, dt=1.0)
+    frame.values[M.LATENCY_TPS], frame.values[M.MEM_DIRTY_KB] = 643.2, 81234.0
+    line_bar = ProgressBar(prog)
+    full = line_bar.line(frame)
+    fields = full.split(" · ")
+    cut = full.index("tps 643") + len("tps 64")  # where the old line (text[:width]) cut into 643
+    assert "tps 643" in fields and "tps 64" not in line_bar.line(frame, cut).split(" · ")
+    for width in range(len(fields[0]), len(full) + 2):
+        line = line_bar.line(frame, width)
+        assert len(line) <= width
+        shown = line.split(" · ")
+        assert shown[0] == fields[0]  # the bar and the run come first
+        assert all(f in fields for f in shown), (width, line)  # whole fields only
+    assert line_bar.line(frame, cut).split(" · ")[-1] == "no flags"  # tps left out whole

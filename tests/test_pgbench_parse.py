@@ -199,28 +199,35 @@ def test_options_detected_in_user_args():
     assert inv.option_value(["--sampling-rate", "0.1"], None, "--sampling-rate") == "0.1"
 
 
-def test_libpq_env_keeps_passwords_out_of_argv():
-    """pgbench expands a conninfo given as its database (PGDATABASE): every keyword, services and
+def test_connection_keeps_passwords_out_of_argv():
+    """pgbench expands a conninfo given as its database argument: every keyword, services and
     URIs reach it as libpq parses them; the password goes apart, in PGPASSWORD."""
     from psycopg.conninfo import conninfo_to_dict
-    env = inv.libpq_env("host=/tmp/s port=5433 user=bob dbname=bench password=secret sslmode=disable "
-                       "application_name=x connect_timeout=3")
-    assert env["PGPASSWORD"] == "secret" and "secret" not in env["PGDATABASE"]
-    assert conninfo_to_dict(env["PGDATABASE"]) == {
+    env, args = inv.connection("host=/tmp/s port=5433 user=bob dbname=bench password=secret sslmode=disable "
+                               "application_name=x connect_timeout=3")
+    assert env == {"PGPASSWORD": "secret"} and len(args) == 1 and "secret" not in args[0]
+    assert conninfo_to_dict(args[0]) == {
         "host": "/tmp/s", "port": "5433", "user": "bob", "dbname": "bench", "sslmode": "disable",
         "application_name": "x", "connect_timeout": "3"}
-    assert conninfo_to_dict(inv.libpq_env("service=lab")["PGDATABASE"]) == {"service": "lab"}
-    assert conninfo_to_dict(inv.libpq_env("postgresql://u@h:5/d")["PGDATABASE"]) == {
+    assert conninfo_to_dict(inv.connection("service=lab")[1][0]) == {"service": "lab"}
+    assert conninfo_to_dict(inv.connection("postgresql://u@h:5/d")[1][0]) == {
         "user": "u", "host": "h", "port": "5", "dbname": "d"}
-    assert inv.libpq_env("dbname=d") == {"PGDATABASE": "d"}
+    assert inv.connection("dbname=d") == ({}, ["d"]) and inv.connection("") == ({}, [])
+
+
+def test_database_argument_told_from_option_values():
+    assert not inv.has_database_arg(["-c", "4", "-T", "10", "-S", "-P5", "--log-prefix", "x", "--rate=5"])
+    assert inv.has_database_arg(["-c", "4", "bench"]) and inv.has_database_arg(["-n", "bench"])
+    assert not inv.has_database_arg(["-f", "script.sql", "-D", "a=1", "--builtin", "tpcb-like"])
 
 
 def test_workload_argv(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     w = pb.PgbenchWorkload("dbname=x", ["--", "-c", "4", "-T", "10"], pgbench="/bin/pgbench", sampling_rate=0.5)
-    assert w.argv[:3] == ["/bin/pgbench", "-P", "1"] and w.argv[-4:] == ["-c", "4", "-T", "10"]
+    assert w.argv[:3] == ["/bin/pgbench", "-P", "1"] and w.argv[-5:] == ["-c", "4", "-T", "10", "x"]
     assert "-l" in w.argv and "--sampling-rate=0.5" in w.argv and w.sampling_rate == 0.5
-    assert w.env["PGDATABASE"] == "x"
+    with pytest.raises(pb.WorkloadError, match="give the database as CONN"):
+        pb.PgbenchWorkload("dbname=x", ["-c", "4", "other"], pgbench="/bin/pgbench")
     mine = pb.PgbenchWorkload("", ["-P", "5", "--aggregate-interval=10", "-l"], pgbench="/bin/pgbench")
     assert mine.argv == ["/bin/pgbench", "-P", "5", "--aggregate-interval=10", "-l"] and mine.log_prefix is None
     init = pb.PgbenchWorkload("", ["-i", "-s", "5"], pgbench="/bin/pgbench")

@@ -51,7 +51,8 @@ def test_recording_agrees_with_pgbench_summary(pg_cluster, tmp_path, capsys):
         (w,) = rec.workloads()
         s = w["summary"]
         assert w["kind"] == "pgbench" and w["exit_code"] == 0 and s["source"] == "pgbench"
-        assert w["argv"][-6:] == ["-c", "4", "-j", "2", "-T", "10"] and w["params"]["init_scale"] == 1
+        assert w["argv"][-7:-1] == ["-c", "4", "-j", "2", "-T", "10"] and w["params"]["init_scale"] == 1
+        assert f"port={pg_cluster.port}" in w["argv"][-1]  # the conninfo, pgbench's database argument
         ticks = [r for r in rec.rows(["latency.txns", "latency.mean_ms", "latency.tps", "latency.p99_ms"])
                  if r[3] is not None]
         lines = [line for _, _, line in rec.workload_output(w["id"])]

@@ -61,7 +61,7 @@ def _writer(cluster, stop: threading.Event) -> None:
 
 def _grafana_vars(expr: str) -> str:
     """A dashboard expression as Grafana sends it with every variable on All."""
-    for var in ("$instance", "$server", "$device"):
+    for var in ("$instance", "$server", "$device", "$role"):
         expr = expr.replace(var, ".*")
     return expr.replace("$__rate_interval", "1m")
 
@@ -170,7 +170,7 @@ def test_backfill_with_promtool_reads_back_the_recording(fixture_file, tmp_path)
         frames = list(rec.frames())
     dirty = points[("pgio_mem_dirty_bytes", "server=fixture-host")]
     wal = points[("pgio_wal_bytes_total", "server=fixture-host")]
-    util = points[("pgio_disk_utilization_ratio", "device=nvme0n1,role=data,server=fixture-host")]
+    util = points[("pgio_disk_utilization_ratio", "device=nvme0n1,server=fixture-host")]
     assert len(dirty) == len(frames)
 
     def at(series: dict[int, float], t: float) -> float:

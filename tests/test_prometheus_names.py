@@ -14,6 +14,7 @@ from pgio_tui.export.prometheus import Exporter, ListenError, parse_listen
 from pgio_tui.export.grafana import dashboard
 from pgio_tui.export.promnames import FAMILIES, Converter, exposed_names, markdown, server_label
 from pgio_tui.metrics import BY_NAME, DISK_METRICS
+from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording
 
 BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event",
@@ -53,16 +54,32 @@ def test_totals_sum_the_recorded_rates_and_gauges_are_in_base_units(fixture_file
                 assert samples[("pgio_wal_bytes_total", (server,))] == pytest.approx(wal, rel=1e-12)
                 assert samples[("pgio_buffers_written_total", (server, ("backend_type", "checkpointer")))] \
                     == pytest.approx(checkpointer, rel=1e-12)
-                assert samples[("pgio_disk_written_bytes_total", (server, ("device", "nvme0n1"), ("role", "data")))] \
+                assert samples[("pgio_disk_written_bytes_total", (server, ("device", "nvme0n1")))] \
                     == pytest.approx(dev_bytes, rel=1e-12)
             assert samples[("pgio_mem_dirty_bytes", (server,))] == frame.values["mem.dirty_kb"] * 1024
             await_ms = frame.devices.get("nvme1n1", {}).get("w_await_ms")
-            assert samples.get(("pgio_disk_write_await_seconds", (server, ("device", "nvme1n1"), ("role", "wal")))) \
+            assert samples.get(("pgio_disk_write_await_seconds", (server, ("device", "nvme1n1")))) \
                 == (None if await_ms is None else pytest.approx(await_ms / 1000, rel=1e-12))
             assert samples[("pgio_up", (server,))] == 1.0
+            roles = {(dict(labels)["device"], dict(labels)["role"]) for name, labels in samples
+                     if name == "pgio_disk_role_info"}
+            assert roles == {(d, frame.device_roles.get(d, "none")) for d in frame.devices}
             for name, labels in samples:
                 assert {k for k, _ in labels} <= BOUNDED_LABELS, (name, labels)
         assert wal > 0 and checkpointer > 0
+
+
+def test_a_device_with_two_roles_is_two_role_series_and_its_figures_once():
+    """Labels hold one value: pg_wal on PGDATA's device is role data and role wal, never "data,wal"."""
+    frame = Frame(1, 1.0, 1.0, 1.0)
+    frame.devices = {"vda": {"wkb_s": 100.0, "util_pct": 50.0}, "vdb": {"wkb_s": 1.0}}
+    frame.device_roles = {"vda": "data,wal"}
+    samples = [(f.sample_name, dict(labels), v) for f, labels, v in Converter("h:5432").update(frame)]
+    assert sorted((lab["device"], lab["role"]) for name, lab, _ in samples if name == "pgio_disk_role_info") \
+        == [("vda", "data"), ("vda", "wal"), ("vdb", "none")]
+    util = [(lab, v) for name, lab, v in samples if name == "pgio_disk_utilization_ratio"]
+    assert util == [({"server": "h:5432", "device": "vda"}, 0.5)]
+    assert all("," not in value for _, lab, _ in samples for value in lab.values())
 
 
 @pytest.fixture

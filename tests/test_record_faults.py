@@ -30,7 +30,7 @@ def conn_args(cluster, **kw) -> list[str]:
 
 def run_one_line_error(cmd: list[str], **kw) -> str:
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
-    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)  # a failed connection: 2, as psql
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pgio-tui: error: "), r.stderr
     return lines[0]

@@ -40,6 +40,9 @@ CASES = {
     # the whole command line (--help): nothing of the TUI, the server or the store
     "cli": ("import pgio_tui.cli as c; c.build_parser()",
             ["textual", "psycopg", "sqlite_utils", "pgio_tui.tui", "pgio_tui.store", "pgio_tui.sampler"]),
+    # live's command line, --interval checked: not the sampler (psycopg), which the connect thread imports
+    "parse": ("import pgio_tui.cli as c; c.build_parser('live').parse_args(['live', '--interval', '1'])",
+              ["textual", "psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres", "pgio_tui.tui.app"]),
     # the live monitor: its parser, its command, the sampler and the TUI up to the monitor screen
     "live": ("import pgio_tui.cli as c; c.build_parser('live')\n"
              "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live",

@@ -84,7 +84,7 @@ def test_series_module_is_textual_free():
 def test_rows_name_their_chart(comparison):
     util = comparison.row("devices", "PGDATA util mean")
     c = choice_for_row(util)
-    assert c.pair == ("disk.nvme0n1.util_pct", "disk.sda.util_pct") and c.row == ("devices", "PGDATA util mean")
+    assert c.pair == ("disk.nvme0n1.util_pct", "disk.sda.util_pct") and c.row == ("disk.PGDATA.util_pct", "mean")
     above = choice_for_row(comparison.row("memory", "time Dirty > background threshold"))
     assert above.pair == ("mem.dirty_kb", "mem.dirty_kb")  # Dirty, with the threshold drawn
     assert above.hlines[0][0] == "mem.dirty_background_threshold_kb"

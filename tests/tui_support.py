@@ -42,7 +42,7 @@ class FakeSampler:
     def close(self) -> None:  # nothing to let go of
         pass
 
-    def frames(self, stop: threading.Event, duration: float | None = None):
+    def frames(self, stop: threading.Event, duration: float | None = None, first_gap: float | None = None):
         for f in self._frames:
             if stop.wait(self.interval):
                 return

@@ -27,12 +27,13 @@ NAME_WIDTH = 40
 MIB = 1 << 20
 VIEW = "backend_io_named"
 # Frame field -> the figure's name in a summary row; /proc/<pid>/io first, pg_stat_get_backend_io (18+) after.
-FIGURES = dict(zip(BACKEND_RATES, ("read", "written", "pg read", "pg written")))
+FIGURES = dict(zip(BACKEND_RATES, ("read", "dirtied", "pg read", "pg written")))
 KERNEL, PG = BACKEND_RATES[:2], BACKEND_RATES[2:]
 BACKENDS_NOTE = (f"backends: MiB per backend type and application (pids differ between runs), summed over the "
                  f"ticks in which a process was among the {BACKENDS_TOP} with the most I/O the recording keeps; "
-                 "read/written: /proc/<pid>/io (storage, page-cache hits not counted), pg read/written: "
-                 "pg_stat_get_backend_io (18)")
+                 "read: /proc/<pid>/io read_bytes (storage, page-cache hits not counted); dirtied: its "
+                 "write_bytes, page-cache bytes dirtied (a re-dirtied page counts again: not bytes sent to "
+                 "storage); pg read/written: pg_stat_get_backend_io (18), what PostgreSQL itself read and wrote")
 
 
 def backend_label(backend_type: str | None, application: str | None) -> str:
@@ -43,19 +44,20 @@ def backend_label(backend_type: str | None, application: str | None) -> str:
     return f"{kind} ({app})" if app else kind
 
 
-def backend_totals(rec: Recording, start_tick: int, end_tick: int) -> dict[str, dict[str, float | None]]:
-    """Label (backend_label) -> {"processes": distinct pids, "ticks": rows, field: bytes over the
-    ticks [start_tick, end_tick] (None: never measured)} for each kind of backend the file kept."""
+def backend_totals(rec: Recording, start_tick: int, end_tick: int) -> dict[tuple[str, str], dict[str, float | None]]:
+    """Kind (backend type, application: what pairs a kind between runs; backend_label shows it) ->
+    {"processes": distinct pids, "ticks": rows, field: bytes over the ticks [start_tick, end_tick]
+    (None: never measured)} for each kind of backend the file kept."""
     conn = rec.db.conn
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = ?", (VIEW,)).fetchone() is None:
         return {}  # a file from before backends were recorded
     sums = ", ".join(f"total(v.{f} * t.dt), count(v.{f})" for f in BACKEND_RATES)
     sql = (f"SELECT v.backend_type, v.application, count(DISTINCT v.pid), count(*), {sums} "
            f"FROM {VIEW} v JOIN ticks t ON t.tick = v.tick WHERE v.tick BETWEEN ? AND ? GROUP BY 1, 2")
-    out: dict[str, dict[str, float | None]] = {}
+    out: dict[tuple[str, str], dict[str, float | None]] = {}
     for kind, app, pids, rows, *figures in conn.execute(sql, (start_tick, end_tick)):
-        label = backend_label(text(kind), text(app))  # a blob is missing; two such kinds are one "?"
-        row = out.setdefault(label, {"processes": 0, "ticks": 0, **{f: None for f in BACKEND_RATES}})
+        key = (text(kind) or "?", text(app) or "")  # a blob is missing; two such kinds are one "?"
+        row = out.setdefault(key, {"processes": 0, "ticks": 0, **{f: None for f in BACKEND_RATES}})
         row["processes"] += pids
         row["ticks"] += rows
         for f, total, measured in zip(BACKEND_RATES, figures[::2], figures[1::2]):
@@ -72,14 +74,18 @@ def _io(t: dict) -> float:
     return sum(kernel) if kernel else sum(t[f] or 0.0 for f in PG)
 
 
-def backend_rows(rec: Recording, win: Window, top: int = TOP_BACKENDS) -> list[tuple[str, str, str, float | None]]:
-    """(backend label, figure, unit, value) for the run's `top` kinds of backend by bytes read and
-    written: MiB read and written per /proc/<pid>/io, and on 18 per pg_stat_get_backend_io."""
+def backend_rows(rec: Recording, win: Window,
+                 top: int = TOP_BACKENDS) -> list[tuple[str, str, str, str, float | None]]:
+    """(kind, backend label, figure, unit, value) for the run's `top` kinds of backend by bytes read
+    and written: MiB read and page-cache MiB dirtied per /proc/<pid>/io, and on 18 MiB read and
+    written per pg_stat_get_backend_io. The kind ("type/application", whole) pairs rows between
+    runs; the label is for display."""
     if win.start_tick is None or win.end_tick is None:
         return []
     totals = backend_totals(rec, win.start_tick, win.end_tick)
-    ranked = sorted(((label, t) for label, t in totals.items() if _io(t) > 0), key=lambda kv: (-_io(kv[1]), kv[0]))
-    out: list[tuple[str, str, str, float | None]] = []
-    for label, t in ranked[:top]:
-        out += [(label, FIGURES[f], "MiB", v / MIB) for f in BACKEND_RATES if (v := t[f]) is not None]
+    ranked = sorted(((key, backend_label(*key), t) for key, t in totals.items() if _io(t) > 0),
+                    key=lambda r: (-_io(r[2]), r[1], r[0]))
+    out: list[tuple[str, str, str, str, float | None]] = []
+    for (kind, app), label, t in ranked[:top]:
+        out += [(f"{kind}/{app}", label, FIGURES[f], "MiB", v / MIB) for f in BACKEND_RATES if (v := t[f]) is not None]
     return out

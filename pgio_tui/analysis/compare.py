@@ -46,6 +46,7 @@ class Row:
     metrics: list[str | None]  # the recorded metric behind each run's value (device names may differ)
     note: str = ""
     stat: str = ""  # which statistic of its metric the row is (Stat.stat): how a chart finds it, not by name
+    key: tuple[str, str] = ("", "")  # what pairs it across runs (Stat.key): name is display only
 
     def change_pct_of(self, i: int) -> float | None:
         a, b = self.values[0], self.values[i]
@@ -131,7 +132,12 @@ class Comparison:
         return {g: out[g] for g in GROUPS if g in out}
 
     def row(self, group: str, name: str) -> Row | None:
+        """The row shown as `name` in `group` (display text: for tests and people; code uses find)."""
         return next((r for r in self.rows if r.group == group and r.name == name), None)
+
+    def find(self, metric: str, stat: str) -> Row | None:
+        """The row of statistic `stat` of `metric` (Stat.key: a device's metric named by its role)."""
+        return next((r for r in self.rows if r.key == (metric, stat)), None)
 
     def to_dict(self) -> dict[str, Any]:
         """Two runs: A and B side by side (`a`, `b`, one line per statistic); N runs: `runs` and
@@ -170,44 +176,55 @@ class Comparison:
         }
 
 
-def _family(key: tuple[str, str]) -> tuple[str, str]:
-    return key[0], key[1].split(" (")[0]
+Key = tuple[str, str]  # a row's identity, Stat.key: (metric, statistic), never display text
+Shown = dict[Key, tuple[str, str]]  # key -> (group, name) a row is shown under
 
 
-def _pair_order(a: list[Stat], b: list[Stat]) -> list[tuple[str, str]]:
-    """The keys of two runs' statistics: A's order, a key only B has after the one it follows in B."""
+def _family(shown: tuple[str, str]) -> tuple[str, str]:
+    return shown[0], shown[1].split(" (")[0]
+
+
+def _pair_order(a: list[Stat], b: list[Stat], shown: Shown) -> list[Key]:
+    """The keys of two runs' statistics: A's order, a key only B has after the one it follows in B
+    (siblings such as "count (time)", "count (wal)" in name order), grouped in GROUPS order."""
     keys = [s.key for s in a]
     known = set(keys)
     for i, s in enumerate(b):
         if s.key not in known:
             before = next((b[j].key for j in range(i - 1, -1, -1) if b[j].key in keys), None)
             at = 0 if before is None else keys.index(before) + 1
-            while at < len(keys) and _family(keys[at]) == _family(s.key) and keys[at] < s.key:
-                at += 1  # "count (time)", "count (wal)": siblings in name order
+            mine = (s.group, s.name)
+            while at < len(keys) and _family(shown[keys[at]]) == _family(mine) and shown[keys[at]] < mine:
+                at += 1
             keys.insert(at, s.key)
-    return [k for g in GROUPS for k in keys if k[0] == g]
+    return [k for g in GROUPS for k in keys if shown[k][0] == g]
 
 
-def _order(summaries: list[Summary]) -> list[tuple[str, str]]:
+def _order(summaries: list[Summary], shown: Shown) -> list[Key]:
     """Every run's keys: the first pair's order, later keys after the key they follow in their
     own pair with the baseline, grouped in GROUPS order."""
-    keys: list[tuple[str, str]] = []
+    keys: list[Key] = []
     for s in summaries[1:]:
-        prev: tuple[str, str] | None = None
-        for k in _pair_order(summaries[0].stats, s.stats):
+        prev: Key | None = None
+        for k in _pair_order(summaries[0].stats, s.stats, shown):
             if k not in keys:
                 keys.insert(keys.index(prev) + 1 if prev is not None and prev in keys else len(keys), k)
             prev = k
-    keys.sort(key=lambda k: GROUPS.index(k[0]) if k[0] in GROUPS else len(GROUPS))
+    keys.sort(key=lambda k: GROUPS.index(shown[k][0]) if shown[k][0] in GROUPS else len(GROUPS))
     return keys
 
 
 def rows_of(summaries: list[Summary]) -> list[Row]:
-    """A row for every statistic any run has, each run judged against the baseline (run 0)."""
+    """A row for every statistic any run has, paired across runs by its key (Stat.key), each run
+    judged against the baseline (run 0); shown under the name of the first run that has it."""
     maps = [{s.key: s for s in summ.stats} for summ in summaries]
+    shown: Shown = {}
+    for m in maps:
+        for k, st in m.items():
+            shown.setdefault(k, (st.group, st.name))
     base = maps[0]
     rows = []
-    for key in _order(summaries):
+    for key in _order(summaries, shown):
         found = [m.get(key) for m in maps]
         ref = next(s for s in found if s is not None)
         values = [None if s is None else s.value for s in found]
@@ -219,7 +236,7 @@ def rows_of(summaries: list[Summary]) -> list[Row]:
                                                       for i, s in enumerate(found[1:], 1))]
         note = " / ".join(dict.fromkeys(s.note for s in found if s is not None and s.note))
         rows.append(Row(ref.group, ref.name, ref.unit, values, judgements,
-                        [None if s is None else s.metric for s in found], note, ref.stat))
+                        [None if s is None else s.metric for s in found], note, ref.stat, key))
     return rows
 
 

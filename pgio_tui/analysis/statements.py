@@ -27,16 +27,22 @@ def one_line(text: str | None, limit: int | None = None) -> str:
     return out if limit is None or len(out) <= limit else out[: max(0, limit - 1)] + "…"
 
 
-def statement_rows(rec: Recording, win: Window, top: int = TOP_STATEMENTS) -> list[tuple[str, str, str, float | None]]:
-    """(statement label, figure, unit, value) for the run's top statements by total time."""
+def statement_rows(rec: Recording, win: Window,
+                   top: int = TOP_STATEMENTS) -> list[tuple[str, str, str, str, float | None]]:
+    """(statement, label, figure, unit, value) for the run's top statements by total time. The
+    statement (its whole text on one line; the queryid where the text is unknown) pairs it between
+    runs, as queryids differ between servers; the label (that text cut) is for display."""
     if win.start_tick is None:
         return []
     totals = rec.statement_totals(win.start_tick, win.end_tick)
     texts = rec.statement_texts()
     ranked = sorted(totals.items(), key=lambda kv: -kv[1]["total_ms"])[:top]
-    out = []
+    out, seen = [], set()
     for queryid, t in ranked:
         label = one_line(texts.get(queryid), NAME_WIDTH) or f"queryid {queryid}"
-        out += [(label, "calls", "count", float(t["calls"])), (label, "mean", "ms", t["mean_ms"]),
-                (label, "stddev", "ms", t["stddev_ms"])]
+        key = one_line(texts.get(queryid)) or f"queryid {queryid}"
+        key = key if key not in seen else f"{key} (queryid {queryid})"  # one text, two trees (search_path)
+        seen.add(key)
+        out += [(key, label, "calls", "count", float(t["calls"])), (key, label, "mean", "ms", t["mean_ms"]),
+                (key, label, "stddev", "ms", t["stddev_ms"])]
     return out

@@ -10,7 +10,8 @@ figure is computed is in docs/diff.md; the short form:
   per-tick counts `latency.over_<N>ms` (else: ticks whose mean is over N ms);
 - statements: pg_stat_statements' execution time (never called latency), weighted by calls;
 - writes: totals are Σ rate·dt per source, shares are of the sum of all sources;
-- checkpoints: those that started inside the window;
+- checkpoints: those that started inside the window, one still running at its end included (its
+  duration so far apart, as partial; the means are of finished ones);
 - memory: per-tick Dirty/Writeback levels, and the time Dirty spent above the kernel's thresholds;
 - backends: MiB read and written per kind of backend (backend type and application), summed over
   the ticks in which the recording kept it (analysis/backends.py);
@@ -75,15 +76,15 @@ def summarize(rec: Recording, win: Window) -> Summary:
     add_whole_run_latency(s, rec, win, workloads[0] if workloads else None)
     _statements(s, ticks)
     _writes(s, ticks)
-    _checkpoints(s, done, win)
+    _checkpoints(s, rec, done, win)
     _memory(s, ticks)
     _devices(s, ticks)
     add_reads(s, ticks)
     add_wal(s, ticks, wal_dev if wal_dev is not None and M.disk(wal_dev, M.DISK_F_S) in available else None)
     if pgio:
         _pgio(s, ticks, pgio[0])
-    for label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
-        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {label}")
+    for statement, label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time
+        add_stat(s, "statements", f"{label} · {figure}", unit, value, stat=figure, of=f"statement {statement}")
     _backends(s, rec, win)
     return s
 
@@ -123,22 +124,23 @@ def _statements(s: Summary, t: Ticks) -> None:
         col = t.col(metric)
         if has_values(col):
             est = total_estimate([v or 0.0 for v in col])
-            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric)
+            add_stat(s, "statements", f"over {ms} ms (server log)", "statements", est.value(), est, metric,
+                     stat="total")
     mean, sd, calls = t.col(M.STATEMENTS_MEAN_MS), t.col(M.STATEMENTS_STDDEV_MS), t.col(M.STATEMENTS_CALLS_S)
     if not has_values(mean):
         return
     n = [(c or 0.0) * dt if m is not None else 0.0 for m, c, dt in zip(mean, calls, t.dt)]
     est = Estimate(([ni * (m or 0.0) for ni, m in zip(n, mean)], n), ratio)
-    add_stat(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS)
+    add_stat(s, "statements", "mean", "ms", est.value(), est, M.STATEMENTS_MEAN_MS, stat="mean")
     if has_values(sd):
         n2 = [ni if d is not None else 0.0 for ni, d in zip(n, sd)]
         est = Estimate((n2, [ni * (m or 0.0) for ni, m in zip(n2, mean)],
                         [ni * ((d or 0.0) ** 2 + (m or 0.0) ** 2) for ni, m, d in zip(n2, mean, sd)]), pooled_stddev)
-        add_stat(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS)
+        add_stat(s, "statements", "stddev", "ms", est.value(), est, M.STATEMENTS_STDDEV_MS, stat="pooled")
     num = [(c or 0.0) * dt for c, dt in zip(calls, t.dt)]
     den = [dt if c is not None else 0.0 for c, dt in zip(calls, t.dt)]
     est = Estimate((num, den), ratio)
-    add_stat(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S)
+    add_stat(s, "statements", "calls/s", "1/s", est.value(), est, M.STATEMENTS_CALLS_S, stat="mean")
     s.notes.append("statements: execution time of plannable statements from pg_stat_statements "
                    "(utility statements and pgio-tui's own left out), not transaction latency")
 
@@ -148,8 +150,8 @@ def _statements(s: Summary, t: Ticks) -> None:
 def _backends(s: Summary, rec: Recording, win) -> None:
     """The busiest kinds of backend (type and application: pids differ between runs), MiB read and written."""
     rows = backend_rows(rec, win)
-    for label, figure, unit, value in rows:
-        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {label}")
+    for kind, label, figure, unit, value in rows:
+        add_stat(s, "backends", f"{label} · {figure}", unit, value, stat=figure, of=f"backend {kind}")
     if rows:
         s.notes.append(BACKENDS_NOTE)
 
@@ -185,36 +187,71 @@ def checkpoints_in(done: list[dict[str, Any]], win: Window) -> list[dict[str, An
             if win.contains(c["start_t"] if c.get("start_t") is not None else c.get("end_t", -math.inf))]
 
 
+def running_at_end(rec: Recording, win: Window, done: list[dict[str, Any]]) -> tuple[float, str] | None:
+    """(start wall time, kind) of a checkpoint that never finished in the recording and started
+    at or before the window's end; else None. A start event is a finished checkpoint's when their
+    starts agree: exactly where the event carries its start_t (the time it began), else within a
+    tick (older files: a checkpoint begun and done within one tick has its start event at its end)."""
+    last_end = max((c.get("end_t") or 0 for c in done), default=0)
+    starts = [c["start_t"] for c in done if isinstance(c.get("start_t"), (int, float))]
+    tick = float(rec.meta.get("interval_s") or 1.0)
+    for e in rec.events(["checkpoint_start"]):
+        if e.t > win.end_t:
+            break
+        at = e.event.data.get("start_t")
+        exact = isinstance(at, (int, float)) and not isinstance(at, bool) and at <= e.t
+        at = at if exact else e.t
+        near = 1e-3 if exact else tick + 1e-6
+        if at > last_end + 1e-6 and not any(abs(s - at) <= near for s in starts):
+            return at, str(e.event.data.get("kind") or "")
+    return None
+
+
 def checkpoint_spans(rec: Recording, win: Window, done: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
     """(x start, x end, kind) of checkpoints overlapping the window, clipped to it; one still
     running at the end (a start event without a finished row) runs to the end."""
     spans = []
+    running = running_at_end(rec, win, done)
     for c in done:
         a, b = c.get("start_t"), c.get("end_t")
         if a is None or b is None or b < win.origin_t or a > win.end_t:
             continue
         spans.append((max(a, win.origin_t) - win.origin_t, min(b, win.end_t) - win.origin_t, str(c.get("kind") or "")))
-    last_end = max((c.get("end_t") or 0 for c in done), default=0)
-    starts = [e for e in rec.events(["checkpoint_start"]) if e.t > last_end + 1e-6 and e.t <= win.end_t]
-    if starts:
-        spans.append((max(starts[0].t, win.origin_t) - win.origin_t, win.length,
-                      str(starts[0].event.data.get("kind") or "")))
+    if running:
+        spans.append((max(running[0], win.origin_t) - win.origin_t, win.length, running[1]))
     return spans
 
 
-def _checkpoints(s: Summary, done: list[dict[str, Any]], win: Window) -> None:
+def _checkpoints(s: Summary, rec: Recording, done: list[dict[str, Any]], win: Window) -> None:
+    """Checkpoints that started in the window. One still running at its end counts (a run that
+    ends mid-checkpoint must not lose it: the long, spread ones are the ones that would go), with
+    its duration so far apart ("running at end", a lower bound); the means are of finished ones."""
+    running = running_at_end(rec, win, done)
     cps = checkpoints_in(done, win)
-    add_stat(s, "checkpoints", "count", "checkpoints", float(len(cps)), stat="count", of=CHECKPOINTS)
-    for kind, n in sorted(Counter(str(c.get("kind") or "unknown") for c in cps).items()):
+    partial = running if running is not None and win.contains(running[0]) else None
+    kinds = Counter(str(c.get("kind") or "unknown") for c in cps)
+    if partial:
+        kinds[partial[1] or "unknown"] += 1
+    add_stat(s, "checkpoints", "count", "checkpoints", float(len(cps) + (partial is not None)), stat="count",
+             of=CHECKPOINTS)
+    for kind, n in sorted(kinds.items()):
         add_stat(s, "checkpoints", f"count ({kind})", "checkpoints", float(n), stat=f"count {kind}", of=CHECKPOINTS)
     for key, name, unit in (("write_s", "write mean", "s"), ("sync_s", "sync mean", "s"),
                             ("total_s", "total mean", "s"), ("buffers", "buffers mean", "buffers")):
         vals = [float(c[key]) for c in cps if c.get(key) is not None]
         if vals:
             est = Estimate((vals, [1.0] * len(vals)), ratio, independent=True)  # checkpoints: independent units
-            add_stat(s, "checkpoints", name, unit, est.value(), est, stat=f"{key} mean", of=CHECKPOINTS)
-    if not cps:
-        s.notes.append("checkpoints: none finished in the window")
+            add_stat(s, "checkpoints", name, unit, est.value(), est, stat=f"{key} mean", of=CHECKPOINTS,
+                     note="of finished checkpoints" if partial else "")
+    if partial:
+        add_stat(s, "checkpoints", "running at end", "checkpoints", 1.0, stat="running at end", of=CHECKPOINTS)
+        add_stat(s, "checkpoints", "running at end: elapsed (partial)", "s", win.end_t - partial[0],
+                 note="still running when the window ended: a lower bound of its duration",
+                 stat="running elapsed", of=CHECKPOINTS)
+    if not cps and not partial:
+        s.notes.append("checkpoints: none started in the window")
+    elif not cps:
+        s.notes.append("checkpoints: none finished in the window (one still running at its end)")
 
 
 # --- Dirty / Writeback ---------------------------------------------------------------------------
@@ -256,8 +293,9 @@ def _devices(s: Summary, t: Ticks) -> None:
         if not util:
             continue
         est = Estimate((util, [1.0] * len(util)), ratio)
-        add_stat(s, "devices", f"{label} util mean", "%", est.value(), est, util_m, dev, stat="mean")
-        add_stat(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, util_m, dev, stat="p95")
+        add_stat(s, "devices", f"{label} util mean", "%", est.value(), est, util_m, dev, stat="mean", role=label)
+        add_stat(s, "devices", f"{label} util p95", "%", percentile(sorted(util), 95), None, util_m, dev, stat="p95",
+                 role=label)
         for f, name in ((M.DISK_WKB_S, "write"), (M.DISK_RKB_S, "read")):
             rate = t.col(M.disk(dev, f))
             if f == M.DISK_RKB_S and not any(rate):
@@ -266,16 +304,17 @@ def _devices(s: Summary, t: Ticks) -> None:
             den = [dt if v is not None else 0.0 for v, dt in zip(rate, t.dt)]
             est = Estimate((num, den), ratio)
             add_stat(s, "devices", f"{label} {name} MiB/s mean", "MiB/s", est.value(), est, M.disk(dev, f), dev,
-                 stat="mean")
+                 stat="mean", role=label)
         for ops, aw, name in ((M.DISK_W_S, M.DISK_W_AWAIT_MS, "w_await"), (M.DISK_R_S, M.DISK_R_AWAIT_MS, "r_await")):
             o, a = t.col(M.disk(dev, ops)), t.col(M.disk(dev, aw))
             busy = [(av, (ov or 0.0) * dt) for ov, av, dt in zip(o, a, t.dt) if av is not None and ov]
             if not busy:
                 continue
             est = Estimate(([av * w for av, w in busy], [w for _, w in busy]), ratio)
-            add_stat(s, "devices", f"{label} {name} mean", "ms", est.value(), est, M.disk(dev, aw), dev, stat="mean")
+            add_stat(s, "devices", f"{label} {name} mean", "ms", est.value(), est, M.disk(dev, aw), dev, stat="mean",
+                     role=label)
             add_stat(s, "devices", f"{label} {name} p95", "ms", percentile(sorted(av for av, _ in busy), 95), None,
-                 M.disk(dev, aw), dev, stat="p95")
+                 M.disk(dev, aw), dev, stat="p95", role=label)
 
 
 # --- pgio ----------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pgio_tui import metrics as M
 from pgio_tui.analysis.noise import Estimate, ratio
-from pgio_tui.analysis.summary_model import KB_PER_MIB, Summary, Ticks, add_stat, percent_of
+from pgio_tui.analysis.summary_model import KB_PER_MIB, ROLE_LABELS, Summary, Ticks, add_stat, percent_of
 
 READS_METRICS = (M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.DB_BLK_READ_TIME_MS_S, M.MEM_CACHED_KB)
 WAL_METRICS = (M.WAL_BYTES_S, M.WAL_RECORDS_S, M.WAL_FPI_S, M.WAL_BUFFERS_FULL_S, M.WAL_SYNCS_S,
@@ -23,10 +23,11 @@ def _totals(t: Ticks, metric: str, scale: float = 1.0) -> tuple[list[float], lis
             [dt if v is not None else 0.0 for v, dt in zip(col, t.dt)])
 
 
-def _mean_rate(s: Summary, t: Ticks, group: str, name: str, unit: str, metric: str, scale: float = 1.0) -> None:
+def _mean_rate(s: Summary, t: Ticks, group: str, name: str, unit: str, metric: str, scale: float = 1.0,
+               role: str = "") -> None:
     if t.has(metric):
         est = Estimate(_totals(t, metric, scale), ratio)
-        add_stat(s, group, name, unit, est.value(), est, metric, stat="mean")
+        add_stat(s, group, name, unit, est.value(), est, metric, stat="mean", role=role)
 
 
 def _of_totals(s: Summary, t: Ticks, group: str, name: str, unit: str, num: str, den: list[str], fn=ratio,
@@ -40,7 +41,7 @@ def _of_totals(s: Summary, t: Ticks, group: str, name: str, unit: str, num: str,
     bottom = [sum((c[i] or 0.0) for c in cols[1:]) * t.dt[i] if known[i] else 0.0 for i in range(t.n)]
     est = Estimate((top, bottom), fn)
     if est.value() is not None:
-        add_stat(s, group, name, unit, est.value(), est, metric or num)
+        add_stat(s, group, name, unit, est.value(), est, metric or num, stat="of totals")
 
 
 def add_reads(s: Summary, t: Ticks) -> None:
@@ -65,8 +66,9 @@ def add_wal(s: Summary, t: Ticks, wal_device: str | None) -> None:
         _of_totals(s, t, "wal", "time per sync", "ms", M.WAL_SYNC_TIME_MS_S, [M.WAL_SYNCS_S])
     if wal_device is not None:
         f_s, f_aw = M.disk(wal_device, M.DISK_F_S), M.disk(wal_device, M.DISK_F_AWAIT_MS)
-        _mean_rate(s, t, "wal", "WAL device f/s", "1/s", f_s)
+        _mean_rate(s, t, "wal", "WAL device f/s", "1/s", f_s, role=ROLE_LABELS["wal"])
         busy = [(a, (f or 0.0) * dt) for f, a, dt in zip(t.col(f_s), t.col(f_aw), t.dt) if a is not None and f]
         if busy:
             est = Estimate(([a * w for a, w in busy], [w for _, w in busy]), ratio)
-            add_stat(s, "wal", "WAL device f_await", "ms", est.value(), est, f_aw, wal_device, stat="mean")
+            add_stat(s, "wal", "WAL device f_await", "ms", est.value(), est, f_aw, wal_device, stat="mean",
+                     role=ROLE_LABELS["wal"])

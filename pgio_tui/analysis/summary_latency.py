@@ -115,6 +115,12 @@ def workload_figures(workload: dict[str, Any] | None) -> tuple[dict[str, float |
         if m.get("tps") is not None:
             return {"tps": m.get("tps"), "mean": m.get("latency_mean_ms"), "stddev": m.get("latency_stddev_ms")}, \
                 "pgbench's per-transaction log (pgbench printed no summary)"
+    ms = summary.get("elapsed_ms")
+    if workload.get("kind") == "sql" and isinstance(summary.get("latency"), dict) and isinstance(ms, list) \
+            and ms and all(isinstance(x, (int, float)) for x in ms) and sum(ms) > 0:
+        lat = summary["latency"]
+        return {"tps": len(ms) / (sum(ms) / 1000), "mean": lat.get("mean_ms"),
+                "stddev": lat.get("stddev_ms")}, "the sql workload's timing (executions / their elapsed time)"
     if workload.get("kind") == "pgio" and isinstance(summary.get("latency"), dict):
         lat = summary["latency"]
         return {"tps": summary.get("statements_s"), "mean": lat.get("mean_ms"),

@@ -38,11 +38,15 @@ class Stat:
     note: str = ""
     stat: str = ""  # which statistic of `metric` it is: mean, p95, max, total, share …
     of: str = ""  # the catalog key (or family, e.g. "checkpoint") it is a statistic of, where not `metric`
+    role: str = ""  # a device's statistic: the role(s) of its device ("PGDATA", "PGDATA+WAL")
 
     @property
     def key(self) -> tuple[str, str]:
-        """The row it is in a comparison: a device's rows pair by role, whatever the device is named."""
-        return self.group, self.name
+        """The row it is in a comparison: (metric, statistic) as `id`, a device's metric named by its
+        role (disk.PGDATA.util_pct) so runs on machines with other device names pair; never display text."""
+        if self.role and self.metric:
+            return M.disk(self.role, self.metric.rsplit(".", 1)[-1]), self.stat
+        return self.id
 
     @property
     def id(self) -> tuple[str, str]:
@@ -103,5 +107,5 @@ class Ticks:
 
 
 def add_stat(s: Summary, group: str, name: str, unit: str, value, estimate=None, metric=None, note="",
-             stat="", of="") -> None:
-    s.stats.append(Stat(group, name, unit, value, estimate, metric, note, stat, of))
+             stat="", of="", role="") -> None:
+    s.stats.append(Stat(group, name, unit, value, estimate, metric, note, stat, of, role))

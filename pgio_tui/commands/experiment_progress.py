@@ -10,6 +10,7 @@ import sys
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.experiments.progress import Progress
+from pgio_tui.format import fit_fields
 from pgio_tui.frame import Frame
 from pgio_tui.headless import StatusLine, bar
 
@@ -21,20 +22,23 @@ class ProgressBar(StatusLine):
         super().__init__(enabled=enabled)
         self.progress = progress
 
-    def line(self, frame: Frame | None = None) -> str:
+    def line(self, frame: Frame | None = None, width: int = 10**6) -> str:
+        """The bar and the progress fields, then the tick's tps and Dirty, within `width`
+        columns: fields that do not fit are left out whole (format.fit_fields)."""
         snap = self.progress.snapshot()
-        text = f"{bar(snap.fraction)} {snap.text()}"
+        head, *rest = snap.fields()
+        fields = [f"{bar(snap.fraction)} {head}", *rest]
         if frame is not None:
             tps, dirty = frame.number(M.LATENCY_TPS), frame.number(M.MEM_DIRTY_KB)
-            text += f" · tps {'-' if tps is None else f'{tps:.0f}'}"
-            text += f" · dirty {fmt.kib(dirty)}"
-        return text
+            fields.append(f"tps {'-' if tps is None else f'{tps:.0f}'}")
+            fields.append(f"dirty {fmt.kib(dirty)}")
+        return fit_fields(fields, width)
 
     def show(self, frame: Frame, path: str) -> None:
         if not (self.enabled and self.tty):
             return  # in a log, the lines per run say it
         try:
-            sys.stderr.write("\r\x1b[2K" + self.line(frame)[: os.get_terminal_size(2).columns - 1])
+            sys.stderr.write("\r\x1b[2K" + self.line(frame, os.get_terminal_size(2).columns - 1))
             sys.stderr.flush()
         except OSError:
             self.enabled = False

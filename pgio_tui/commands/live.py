@@ -1,59 +1,38 @@
 """`pgio-tui [live] [CONN] [--interval S] [--record FILE] [--force] [--theme NAME] [--devices LIST]`.
 
-The server is connected to on a thread while the TUI is imported: the connection and the feature
-queries mostly wait on the server, the import keeps the CPU busy meanwhile.
+The server is connected to on a thread while the TUI is imported and paints its first frame: the
+connection, psycopg's import and the first sample overlap the UI's start (tui/feed.py's Connecting).
 """
 
 from __future__ import annotations
 
 import argparse
-import threading
+import socket
 
 from pgio_tui.commands.common import check_overwrite, conninfo_of, devices_of
-from pgio_tui.interfaces import SamplerLike
 from pgio_tui.session import open_sampler
 
 
 def run(args: argparse.Namespace) -> int:
     check_overwrite(args.record, args.force)
-    opening = _Opening(conninfo_of(args), args.interval, devices_of(args))
+    # -W prompts here, before the TUI takes the terminal; otherwise the conninfo (psycopg's import) is the thread's
+    given = conninfo_of(args) if getattr(args, "password", False) else None
+    interval, devices = args.interval, devices_of(args)
+
+    def connect():
+        return open_sampler(given or conninfo_of(args), interval, devices)
+
+    # Textual-free: the thread starts before the TUI's import. The modules both import are loaded first.
+    import pgio_tui.metrics, pgio_tui.sources  # noqa: F401, E401
+    from pgio_tui.tui.feed import Connecting
+    connecting = Connecting(connect, record_path=args.record, force=args.force)
     try:
-        from pgio_tui.tui.live import run_monitor
+        from pgio_tui.tui.live import run_connecting
+        from pgio_tui.tui.session import SessionInfo
     except BaseException:
-        opening.close()
+        connecting.close()
         raise
-    sampler = opening.result()  # CliError (cannot connect, unknown devices) as before the TUI started
-    try:
-        return run_monitor(sampler, record_path=args.record, force=args.force, theme=args.theme)
-    finally:
-        sampler.close()
-
-
-class _Opening:
-    """open_sampler on a thread of its own; result() waits and hands over the sampler or the error."""
-
-    def __init__(self, conninfo: str, interval: float, devices: list[str] | None):
-        import pgio_tui.sampler  # noqa: F401  imported here, so the two threads never import the same modules
-        self._sampler: SamplerLike | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._open, args=(conninfo, interval, devices),
-                                        name="pgio-tui-connect", daemon=True)
-        self._thread.start()
-
-    def _open(self, conninfo: str, interval: float, devices: list[str] | None) -> None:
-        try:
-            self._sampler = open_sampler(conninfo, interval, devices)
-        except BaseException as exc:  # handed to the main thread by result()
-            self._error = exc
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._sampler
-
-    def close(self) -> None:
-        """The caller will not use the sampler (the TUI could not start): close it once opened."""
-        self._thread.join()
-        if self._sampler is not None:
-            self._sampler.close()
+    dbname = args.dbname or args.conn or ""
+    known = SessionInfo(source="live", host=args.host or "", port=str(args.port or ""), interval=interval,
+                        dbname="" if "=" in dbname or "://" in dbname else dbname, client_host=socket.gethostname())
+    return run_connecting(connecting, known, theme=args.theme)

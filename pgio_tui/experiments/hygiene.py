@@ -6,7 +6,8 @@ does not start by paying for the last one's writeback. During: a `Watch` notes a
 (their query text says "to prevent wraparound" for anti-wraparound ones), the per-table
 autovacuum/autoanalyze counters and relfrozenxid ages (a table vacuumed after its age passed
 autovacuum_freeze_max_age in the window was an anti-wraparound vacuum, even one too short for the
-poll to see), and pg_wal's segment count. Afterwards the run gets flags:
+poll to see), pg_wal's segment count and the checkpoints started. Afterwards the run gets flags
+(a run with no checkpoint at all among them: its checkpoint figures are empty, and it says why):
 stored in experiment.json with the run, so every reader shows them.
 
 Dirty and its thresholds are this machine's (/proc/meminfo, /proc/vmstat): the server's when it is
@@ -25,8 +26,9 @@ import psycopg
 from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
 from pgio_tui.secrets import scrub_statement
+from pgio_tui.sources import pg_counters
 from pgio_tui.sources.kernel import KernelSource
-from pgio_tui.sources.pgfeatures import own  # so pg_stat_statements' readers leave the watch out
+from pgio_tui.sources.pgfeatures import own, ran, run_own  # the statement figures leave the watch out
 from pgio_tui.sources.postgres import one_row, scalar
 from pgio_tui.sources.procfs import LOCAL, ProcReader
 
@@ -130,6 +132,37 @@ def _wal_files(conn: psycopg.Connection) -> int | None:
         return None  # pg_ls_waldir needs superuser or pg_monitor
 
 
+def _checkpoint_state(conn: psycopg.Connection) -> tuple[float | None, bool | None, dict[str, str]]:
+    """Checkpoints started so far (the server's counters), whether one runs now (the checkpointer's
+    wait; None when it cannot be seen), and the settings that schedule them."""
+    try:
+        bgwriter = conn.execute("select row_to_json(b) from pg_stat_bgwriter b").fetchone()[0]
+        checkpointer = (conn.execute("select row_to_json(c) from pg_stat_checkpointer c").fetchone()[0]
+                        if conn.execute("select to_regclass('pg_stat_checkpointer')").fetchone()[0] else None)
+        started = pg_counters.checkpoint_counters(bgwriter, checkpointer)["started"]
+        waits = conn.execute("select backend_type, wait_event_type, wait_event, state, 1 from pg_stat_activity "
+                             "where backend_type = 'checkpointer'").fetchall()
+        settings = dict(conn.execute("select name, setting || coalesce(unit, '') from pg_settings "
+                                     "where name in ('checkpoint_timeout', 'max_wal_size')").fetchall())
+    except psycopg.Error:
+        return None, None, {}
+    return started, pg_counters.checkpointer_busy(waits), settings
+
+
+def no_checkpoint_flag(before: tuple, after: tuple, ran_s: float) -> dict[str, Any] | None:
+    """A run in which no checkpoint started and none was running: its checkpoint figures are empty,
+    and the report says why (a run shorter than checkpoint_timeout, whose timer the CHECKPOINT
+    before the run restarted, that wrote less WAL than max_wal_size)."""
+    (started0, busy0, settings), (started1, busy1, _) = before, after
+    if started0 is None or started1 is None or started1 != started0 or busy0 or busy1:
+        return None
+    timeout, wal = settings.get("checkpoint_timeout", "?"), settings.get("max_wal_size", "?")
+    return flag("no_checkpoint", f"no checkpoint started or ran in the run ({ran_s:.0f} s): it is shorter than "
+                                 f"checkpoint_timeout ({timeout}), whose timer the CHECKPOINT before each run "
+                                 f"restarts, and wrote less WAL than max_wal_size ({wal}) asks for; "
+                                 "its checkpoint figures are empty", checkpoint_timeout=timeout, max_wal_size=wal)
+
+
 class Watch:
     """What happens on the server during one run's window: started before it, stopped after."""
 
@@ -142,12 +175,16 @@ class Watch:
         self._before_wal: int | None = None
         self._ages: tuple[dict[str, int], int, int] = ({}, 0, 0)
         self.error: str | None = None
+        self._checkpoints: tuple = (None, None, {})  # _checkpoint_state() at the start
+        self._t0 = 0.0
 
     def __enter__(self) -> Watch:
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             self._before_av = _av_counts(conn)
             self._before_wal = _wal_files(conn)
             self._ages = _ages(conn)
+            self._checkpoints = _checkpoint_state(conn)
+        self._t0 = time.monotonic()
         self._thread = threading.Thread(target=self._poll, name="experiment-watch", daemon=True)
         self._thread.start()
         return self
@@ -161,8 +198,8 @@ class Watch:
         try:
             with psycopg.connect(self.conninfo, autocommit=True, application_name="pgio-tui") as conn:
                 while not self._stop.is_set():
-                    for (query,) in conn.execute(own("autovacuum watch", "select query from pg_stat_activity "
-                                                     "where backend_type = 'autovacuum worker'")).fetchall():
+                    for (query,) in run_own(conn, "watch", own("autovacuum watch", "select query from "
+                                            "pg_stat_activity where backend_type = 'autovacuum worker'"))[1]:
                         self._note(query or "")
                     self._stop.wait(POLL_S)
         except psycopg.Error as exc:  # a restart or a lost link: the counters still tell
@@ -178,12 +215,13 @@ class Watch:
         entry["wraparound"] = entry["wraparound"] or wrap
 
     def flags(self) -> list[dict[str, Any]]:
-        """After the run: autovacuum in its window, WAL files created."""
+        """After the run: autovacuum in its window, WAL files created, no checkpoint at all."""
         out = []
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             after_av = _av_counts(conn)
             after_wal = _wal_files(conn)
             next_after = _ages(conn)[1]
+            checkpoints_after = _checkpoint_state(conn)
         ages, next_before, freeze_max_age = self._ages
         consumed = max(0, next_after - next_before)  # transaction ids used during the run
         counted = {}
@@ -206,6 +244,9 @@ class Watch:
             extra = "" if vac or anl else " (seen running; not yet in its counters at the end)"
             out.append(flag(kind, f"{said} ran in the run's window: {what} {table}{extra}", table=table,
                             vacuums=vac, analyzes=anl, wraparound=wrap))
+        none = no_checkpoint_flag(self._checkpoints, checkpoints_after, time.monotonic() - self._t0)
+        if none is not None:
+            out.append(none)
         if self._before_wal is not None and after_wal is not None and after_wal > self._before_wal:
             out.append(flag("wal_files_created", f"WAL files created during the run: pg_wal went from "
                                                  f"{self._before_wal} to {after_wal} segments",
@@ -232,6 +273,8 @@ def statements_after(conninfo: str, top: int = TOP_STATEMENTS) -> list[dict[str,
                 "order by total_exec_time desc limit %s", [top]).fetchall()
     except psycopg.Error:
         return []  # not in shared_preload_libraries, or a server older than 13's column names
+    # "own": a statement this process ran (its query id, pgfeatures.ran()), whatever its text says
+    mine = ran()
     return [{"queryid": q, "query": scrub_statement(text), "calls": int(calls), "total_ms": round(float(total), 3),
-             "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6)}
+             "mean_ms": round(float(mean), 6), "stddev_ms": round(float(sd), 6), "own": int(q) in mine}
             for q, text, calls, total, mean, sd in rows]

@@ -53,6 +53,10 @@ class Snapshot:
 
     def text(self) -> str:
         """`run 3/6 · backend_flush_after=512kB r1 · 0:12 of 0:30 · ETA 2:10 · 1 flag`."""
+        return " · ".join(self.fields())
+
+    def fields(self) -> list[str]:
+        """The parts of text(), most important first, for a line that drops whole ones to fit."""
         head = f"run {self.index}/{self.total}" if self.index else f"0/{self.total} runs"
         parts = [head]
         if self.label:
@@ -63,7 +67,7 @@ class Snapshot:
             parts.append(clock(self.elapsed_s) + (f" of {clock(self.expected_s)}" if self.expected_s else ""))
         parts.append(f"ETA {clock(self.eta_s)}" if self.eta_s is not None else f"ETA {DASH}")
         parts.append(f"{self.flags} flag{'s' if self.flags != 1 else ''}" if self.flags else "no flags")
-        return " · ".join(parts)
+        return parts
 
 
 def run_label(run: Run) -> str:

@@ -105,7 +105,8 @@ def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
         return None
     out = {}
     for st in rows:
-        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"]):
+        own = st.get("own") if isinstance(st, dict) and isinstance(st.get("own"), bool) else None
+        if not isinstance(st, dict) or not isinstance(st.get("query"), str) or not shown_statement(st["query"], own):
             continue  # pgio-tui's own and utility statements, as the recorder leaves them out
         name = one_line(st["query"]) or f"queryid {st.get('queryid')}"
         out[name] = {k: _num(st.get(k)) for k in ("calls", "total_ms", "mean_ms", "stddev_ms")}

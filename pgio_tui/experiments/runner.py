@@ -21,6 +21,7 @@ from pgio_tui.experiments import hygiene
 from pgio_tui.experiments import settings as guc
 from pgio_tui.experiments import workloads
 from pgio_tui.experiments.plan import Plan, Run, os_settings, save
+from pgio_tui.workloads.base import WorkloadError, connection_failed
 from pgio_tui.private import make_dir
 
 if TYPE_CHECKING:
@@ -134,15 +135,25 @@ def run_all(plan: Plan, folder: Path, conninfo: str | Target, run_one: RunOne, *
             state, note = run_one("discard", None)
             if state == "interrupted":
                 raise Interrupted()
+            _stop_if_unreachable(plan, "the discarded first run", state, note)
         for run in pending:
             _one(plan, run, folder, target, run_one, say)
             if run.state == "interrupted":
                 raise Interrupted()
+            _stop_if_unreachable(plan, f"run {run.index}", run.state, run.note)
     finally:
         try:
             _restore(plan, target, say)
         finally:
             save(plan, folder)
+
+
+def _stop_if_unreachable(plan: Plan, which: str, state: str, note: str) -> None:
+    """Before any run is done, a workload that could not connect ends the experiment: the next
+    runs would fail the same way (one line, not a failure per run)."""
+    if state == "failed" and connection_failed(note) and not any(r.state == "done" for r in plan.runs):
+        line = next((ln.strip() for ln in (note or "").splitlines() if ln.strip()), "")
+        raise WorkloadError(f"{which} could not connect, so no other run is tried: {line}")
 
 
 def _restore(plan: Plan, target: Target, say: Say) -> None:

@@ -137,14 +137,15 @@ def setup(spec: dict[str, Any], conninfo: str, say=lambda text: None, progress=N
         if not scale:
             return
         from collections import deque
-        from pgio_tui.workloads.pgbench_invocation import find_pgbench, libpq_env
+        from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench
         from pgio_tui.workloads.pgbench_output import init_percent
         label = f"pgbench -i -s {scale}"
         if progress is None:
             say(label)
-        proc = subprocess.Popen([str(find_pgbench()), "-i", "-s", str(scale)], stdin=subprocess.DEVNULL,
+        env, conn_args = connection(conninfo)
+        proc = subprocess.Popen([str(find_pgbench()), "-i", "-s", str(scale), *conn_args], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
-                                env={**os.environ, **libpq_env(conninfo)})
+                                env={**os.environ, **env})
         last: deque[str] = deque(maxlen=20)
         for line in proc.stderr or ():  # a pipe (stderr=PIPE)
             pct = init_percent(line.rstrip("\n"))

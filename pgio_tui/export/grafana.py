@@ -2,9 +2,10 @@
 Prometheus names in promnames so the dashboard cannot drift from the endpoint.
 
 `python -m pgio_tui.export.grafana > docs/grafana/pgio-tui.json` writes it; a test keeps it in step.
-Checkpoint spans are annotations; `instance`, `server` and `device` are variables ("All" matches
-series without the label too, as backfilled recordings have no `instance`). Grafana's import asks
-for the Prometheus data source (`__inputs`); the `datasource` variable starts on it.
+Checkpoint spans are annotations; `instance`, `server`, `device` and `role` (the device's role for
+PostgreSQL: data, wal, tblspc) are variables ("All" matches series without the label too, as
+backfilled recordings have no `instance`). Grafana's import asks for the Prometheus data source
+(`__inputs`); the `datasource` variable starts on it.
 
 Every query works on live scrapes and on backfilled recordings alike. A backfill has no staleness
 markers: a series that stopped (the checkpoint kind that changed) stays visible for Prometheus'
@@ -25,6 +26,7 @@ DS = {"type": "prometheus", "uid": "${datasource}"}
 SCHEMA_VERSION = 42
 SEL = 'instance=~"$instance", server=~"$server"'
 DEV = SEL + ', device=~"$device"'
+ROLE = 'role=~"$role"'
 
 
 def _name(name: str) -> str:
@@ -35,6 +37,12 @@ def _name(name: str) -> str:
 
 def _q(expr: str, legend: str) -> dict:
     return {"expr": expr, "legendFormat": legend, "datasource": DS}
+
+
+def _in_role(expr: str) -> str:
+    """A device series kept when its device has a role picked in `$role` (the roles are series of
+    their own, one per role: `and` keeps a device that has two once)."""
+    return f"{expr} and on (server, device) {_name('disk_role_info')}{{{DEV}, {ROLE}}}"
 
 
 def _rate(name: str, sel: str = SEL, by: str = "") -> str:
@@ -113,13 +121,13 @@ def dashboard() -> dict:
         desc="Kernel dirty page cache against the flusher's background and the writers' throttle thresholds."))
     panels += row(
         _panel("Devices: throughput", [
-            _q(_rate("disk_read_bytes_total", DEV), "read {{device}} {{role}}"),
-            _q(_rate("disk_written_bytes_total", DEV), "written {{device}} {{role}}")], "Bps", y, w=8),
+            _q(_in_role(_rate("disk_read_bytes_total", DEV)), "read {{device}}"),
+            _q(_in_role(_rate("disk_written_bytes_total", DEV)), "written {{device}}")], "Bps", y, w=8),
         _panel("Devices: await", [
-            _q(f"{_name('disk_read_await_seconds')}{{{DEV}}}", "r_await {{device}} {{role}}"),
-            _q(f"{_name('disk_write_await_seconds')}{{{DEV}}}", "w_await {{device}} {{role}}")], "s", y, x=8, w=8),
+            _q(_in_role(f"{_name('disk_read_await_seconds')}{{{DEV}}}"), "r_await {{device}}"),
+            _q(_in_role(f"{_name('disk_write_await_seconds')}{{{DEV}}}"), "w_await {{device}}")], "s", y, x=8, w=8),
         _panel("Devices: utilization", [
-            _q(f"{_name('disk_utilization_ratio')}{{{DEV}}}", "{{device}} {{role}}")], "percentunit", y, x=16, w=8,
+            _q(_in_role(f"{_name('disk_utilization_ratio')}{{{DEV}}}"), "{{device}}")], "percentunit", y, x=16, w=8,
             max_=1))
     duration = _name("transaction_duration_seconds")
     buckets = f"sum by (le) (rate({duration}_bucket{{{SEL}}}[$__rate_interval]))"
@@ -181,7 +189,8 @@ def dashboard() -> dict:
              "current": {"text": "Prometheus", "value": "${%s}" % INPUT}},
             _variable("instance", f"label_values({_name('up')}, instance)", "instance"),
             _variable("server", f'label_values({_name("up")}{{instance=~"$instance"}}, server)', "server"),
-            _variable("device", f"label_values({_name('disk_queue_size')}{{{SEL}}}, device)", "device")]},
+            _variable("device", f"label_values({_name('disk_queue_size')}{{{SEL}}}, device)", "device"),
+            _variable("role", f"label_values({_name('disk_role_info')}{{{SEL}}}, role)", "device role")]},
         "panels": panels,
     }
 

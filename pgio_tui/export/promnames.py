@@ -1,14 +1,18 @@
 """Our metric catalog under Prometheus names: the one mapping shared by the live /metrics endpoint
 and `export --format openmetrics`, so a backfilled recording and a scrape give the same series.
 Made from each catalog entry's `prom` (name, type, help, labels) and its unit's `to_base`
-(pgio_tui/metrics.py); only the series of no single metric (checkpoint kind, waits, up) are here.
+(pgio_tui/metrics.py); only the series of no single metric (checkpoint kind, waits, up, device roles)
+are here.
 
-Prometheus conventions: a `pgio_` prefix, base units (seconds, bytes, ratios 0-1), `_total`
-counters for cumulative quantities so rate() and increase() work, gauges for levels and states.
-Frames carry per-second rates; `Converter` turns them back into totals (rate x dt, summed since the
-exporter or the recording started), so rate(pgio_wal_bytes_total[1m]) is the WAL rate the TUI
-shows, averaged over the minute. Labels are bounded: server, device, role, backend_type and wait
-event names (PostgreSQL's fixed list). Never query text.
+Prometheus conventions: a `pgio_` prefix, base units (seconds, bytes, ratios 0-1), counts of things
+named by the thing (`_buffers`, `_blocks`), `_total` counters for cumulative quantities so rate() and
+increase() work, gauges for levels and states. Frames carry per-second rates; `Converter` turns them
+back into totals (rate x dt, summed since the exporter or the recording started), so
+rate(pgio_wal_bytes_total[1m]) is the WAL rate the TUI shows, averaged over the minute. Labels are
+bounded, each one value: server, device, role, backend_type and wait event names (PostgreSQL's fixed
+list). Never query text. A device's roles (data, wal, tblspc: one device can hold several; `none`: a
+disk PostgreSQL does not use) are a series each of `pgio_disk_role_info`, joined on server and
+device, so the device's own series are never repeated per role.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ class Rule:
 
 FAMILIES: dict[str, Family] = {}
 RULES: list[Rule] = []  # scalar metrics (Frame.values)
-DISK_RULES: list[Rule] = []  # per-device fields (Frame.devices), labelled device and role
+DISK_RULES: list[Rule] = []  # per-device fields (Frame.devices), labelled device
 
 
 def _family(name: str, type: str, help: str) -> Family:
@@ -79,6 +83,9 @@ CHECKPOINT_INFO = Family(PREFIX + "checkpoint_info", "gauge", "",
                          "1, labelled with the kind of the running (or last) checkpoint: time, wal, requested, ...")
 WAITS = Family(PREFIX + "wait_sessions", "gauge", "", "Backends sampled in a wait event (CPU/Running: not waiting).")
 UP = Family(PREFIX + "up", "gauge", "", "1 when the last tick reached PostgreSQL, 0 when it did not.")
+DISK_ROLE = Family(PREFIX + "disk_role_info", "gauge", "", "1 per role a device has for PostgreSQL (data, wal, "
+                   "tblspc; none: a disk it does not use): join on server and device.")
+NO_ROLE = "none"
 TRANSACTION_DURATION = Family(PREFIX + histograms.NAME, "histogram", "seconds", histograms.HELP)
 _DURATION = {s: replace(TRANSACTION_DURATION, suffix=s) for s in histograms.SUFFIXES}
 _AFTER_PANE = {"checkpoint": CHECKPOINT_INFO, "waits": WAITS, "statements": UP, "latency": TRANSACTION_DURATION}
@@ -94,8 +101,9 @@ if _pane in _AFTER_PANE:  # the last pane's
     FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
 # pg_stat_io by backend type (16+): Frame.sources fields, labelled backend_type
 SOURCE_RULES: list[Rule] = [_rule(m, m.name.rsplit(".", 1)[1]) for m in M.SOURCE_METRICS if m.prom]
-# devices (iostat -x): Frame.devices fields, labelled device and role
+# devices (iostat -x): Frame.devices fields, labelled device; their roles after them
 DISK_RULES.extend(_rule(m, m.name.rsplit(".", 1)[1]) for m in M.DISK_METRICS if m.prom)
+FAMILIES[DISK_ROLE.name] = DISK_ROLE
 
 Sample = tuple[Family, Labels, float]
 
@@ -134,7 +142,7 @@ class Converter:
         dt = frame.dt
         self._count(self._scalars[1], frame.values, dt)
         for dev, row in frame.devices.items():
-            self._count(self._device(frame, dev)[1], row, dt)
+            self._count(self._device(dev)[1], row, dt)
         for btype, row in frame.sources.items():
             self._count(self._source(btype)[1], row, dt)
         self._latency.add(frame.latency_buckets)
@@ -150,7 +158,8 @@ class Converter:
             out.append((CHECKPOINT_INFO, self._cached(("kind", kind), lambda: base + (("kind", printable(kind)),)),
                         1.0))
         for dev, row in frame.devices.items():
-            self._sample(self._device(frame, dev)[0], row, out)
+            self._sample(self._device(dev)[0], row, out)
+            out += [(DISK_ROLE, labels, 1.0) for labels in self._roles(dev, frame.device_roles.get(dev))]
         for btype, row in frame.sources.items():
             self._sample(self._source(btype)[0], row, out)
         for btype, wtype, event, n in frame.waits:
@@ -170,10 +179,15 @@ class Converter:
             got = self._groups[key] = make()
         return got
 
-    def _device(self, frame: Frame, dev: str) -> tuple:
-        role = frame.device_roles.get(dev)
-        return self._cached(("dev", dev, role), lambda: _group(DISK_RULES, (
-            self.server, ("device", printable(dev))) + ((("role", printable(role)),) if role else ())))
+    def _device(self, dev: str) -> tuple:
+        return self._cached(("dev", dev), lambda: _group(DISK_RULES, (self.server, ("device", printable(dev)))))
+
+    def _roles(self, dev: str, roles: str | None) -> list[Labels]:
+        """The labels of a device's role series: one per role ("data,wal" is two; none for a disk
+        PostgreSQL does not use, so a dashboard's role filter on All keeps it)."""
+        return self._cached(("role", dev, roles), lambda: [
+            (self.server, ("device", printable(dev)), ("role", printable(r)))
+            for r in [r for r in (roles or "").split(",") if r] or [NO_ROLE]])
 
     def _source(self, btype: str) -> tuple:
         return self._cached(("io", btype),
@@ -225,7 +239,7 @@ def families_matching(globs: Iterable[str]) -> dict[str, set[str]]:
     """glob -> the families it selects: by our catalog name (`mem.*`, `disk.*.util_pct`) or by the
     Prometheus name (`pgio_disk_*`)."""
     sources = [(r.metric, r.family) for r in RULES] + [(f"disk.*.{r.metric}", r.family) for r in DISK_RULES]
-    sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP)]
+    sources += [(M.CHECKPOINT_KIND, CHECKPOINT_INFO), ("waits", WAITS), ("up", UP), ("disk.*.role", DISK_ROLE)]
     sources += [(f"io.*.{r.metric}", r.family) for r in SOURCE_RULES]
     sources += [(m, TRANSACTION_DURATION) for m in M.LATENCY_OVER.values()]  # its buckets hold these counts
     return {g: {f.name for metric, f in sources if fnmatch.fnmatch(metric, g) or fnmatch.fnmatch(f.sample_name, g)}
@@ -241,19 +255,20 @@ def markdown() -> str:
     seen.setdefault(CHECKPOINT_INFO.name, []).append("`checkpoint.kind`")
     seen.setdefault(WAITS.name, []).append("the wait sample (Waits pane)")
     seen.setdefault(UP.name, []).append("the tick reached PostgreSQL")
+    seen.setdefault(DISK_ROLE.name, []).append("the device's roles (the recording's `devices.role`)")
     seen.setdefault(TRANSACTION_DURATION.name, []).append("the per-tick latency histograms (`latency_hist`)")
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
     for r in SOURCE_RULES:
         seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
     extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event",
-             TRANSACTION_DURATION.name: "le"}
+             TRANSACTION_DURATION.name: "le", DISK_ROLE.name: "device, role"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
         if any(r.family is family for r in SOURCE_RULES):
             labels.add("backend_type")
         if any(r.family is family for r in DISK_RULES):
-            labels |= {"device", "role"}
+            labels.add("device")
         columns = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
         sample = family.name + "_bucket/_count/_sum" if family.type == "histogram" else family.sample_name
         rows.append(f"| `{sample}` | {family.type} | {columns} | {', '.join(seen[name])} |")

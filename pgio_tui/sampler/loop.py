@@ -18,6 +18,7 @@ from typing import Callable
 from pgio_tui import __version__
 from pgio_tui import metrics as M
 from pgio_tui.frame import Event, Frame
+from pgio_tui.frame import MAX_INTERVAL, MIN_INTERVAL
 from pgio_tui.sampler.postgres_tick import PostgresTick
 from pgio_tui.sources import disks, kernel, logaccess, procfs
 from pgio_tui.sources.postgres import PostgresSource, SourceError
@@ -25,7 +26,6 @@ from pgio_tui.sources.backends import DENIED, DENIED_NOTE, LOCAL, NOT_LOCAL_NOTE
 from pgio_tui.sources.procfs import LocalProc, RemoteProc
 from pgio_tui.sources.tick_sql import RawSample
 
-MIN_INTERVAL, MAX_INTERVAL = 0.1, 60.0
 
 
 class UnknownDevices(SourceError):
@@ -135,14 +135,22 @@ class Sampler:
                 source.close()
 
     # -- the loop ---------------------------------------------------------------------------
-    def frames(self, stop: threading.Event | None = None, duration: float | None = None) -> Iterator[Frame]:
-        """Yield one Frame per tick until `stop` is set or `duration` seconds have passed."""
+    def frames(self, stop: threading.Event | None = None, duration: float | None = None,
+               first_gap: float | None = None) -> Iterator[Frame]:
+        """Yield one Frame per tick until `stop` is set or `duration` seconds have passed.
+
+        `first_gap` (the live view's start): the second tick comes as soon as it is asked for, but
+        no sooner than `first_gap` seconds after the first, so rates are on screen at once; the
+        schedule goes on every interval from that tick. Its rates are over the real time between
+        the two (the frame's dt), only noisier for being shorter."""
         stop = stop or threading.Event()
-        start = self.clock()
+        start = origin = self.clock()
         wall0 = time.time() - start  # wall = wall0 + monotonic: one clock, no jumps mid-recording
         self._pending.insert(0, Event("start", f"sampling every {self.interval:g} s"))
         tick = 0
         while not stop.is_set():
+            if tick == 1 and first_gap is not None and first_gap < self.interval and self._prev_mono is not None:
+                start = max(self.clock(), self._prev_mono + first_gap) - self.interval  # dt >= first_gap
             due = start + tick * self.interval
             if duration is not None and due - start > duration + 1e-9:
                 return
@@ -160,7 +168,7 @@ class Sampler:
             late_ms = max(0.0, (now - due) * 1000)
             # The last tick of a --duration run pays out what burst counters still owe (publication.py).
             self.server.final = duration is not None and (tick + 1) * self.interval > duration + 1e-9
-            frame = self.sample(tick, now - start, late_ms, wall0)
+            frame = self.sample(tick, now - origin, late_ms, wall0)
             yield frame
             tick += 1
 

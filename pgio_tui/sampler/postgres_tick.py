@@ -99,7 +99,8 @@ class PostgresTick:
             if not self._try_reconnect(tick, frame):
                 return None
         kind = self._stmt_kind = self.statement_schedule.kind(tick)
-        texts = self.statements.wanted_texts() if self.statement_schedule.texts_due(tick) else []
+        due = self.final or self.statement_schedule.texts_due(tick, self.statements.fresh_wanted())
+        texts = self.statements.wanted_texts() if due else []
         self._stmt_texts = texts
         try:
             bufcache = self.clock() >= self._bufcache_next
@@ -162,9 +163,10 @@ class PostgresTick:
             self.tracker.reset()
         self.postmaster_start = pm
         if raw["settings_md5"] != self._settings_md5:
-            if self._settings_md5 is not None:
-                self._settings_changed(frame)
-            self._settings_md5 = raw["settings_md5"]
+            # Adopted only once the settings were read: a failed read is tried again next tick,
+            # not taken for done (the change would otherwise never be followed).
+            if self._settings_md5 is None or self._settings_changed(frame):
+                self._settings_md5 = raw["settings_md5"]
 
         counters = pg_counters.checkpoint_counters(raw["bgwriter"], raw["checkpointer"])
         derived = self._prev_derived if prev else None  # prev is _prev_raw: derived from it last tick
@@ -181,6 +183,8 @@ class PostgresTick:
         busy = backends_tick(self.backends, raw, dt, frame, self.pg.features.aios)
         self.statements.want_texts(busy)  # asked for once per queryid, as the top statements' are
         self._send_texts(busy, frame)
+        if self.final:  # the session's last tick: what it wanted a text for is read now
+            self._last_texts(frame)
 
         control = raw["control"] or {}
         bufcache = raw.get("bufcache") or {}
@@ -269,7 +273,7 @@ class PostgresTick:
         else:  # no read this tick: unknown, not zero
             v[M.STATEMENTS_CALLS_S] = v[M.STATEMENTS_MEAN_MS] = v[M.STATEMENTS_STDDEV_MS] = None
         new_texts = self.statements.got_texts(self._stmt_texts, raw.get("pgss_texts"))
-        own = [q for q, text in new_texts.items() if is_own(text)]
+        own = [q for q, text in new_texts.items() if self._own_text(q, text)]
         if own:  # another pgio-tui's tick statement (or ours, before find_own_queryid saw it)
             self.pg.skip_queryids(own)
             for q in own:
@@ -278,7 +282,7 @@ class PostgresTick:
             frame.statement_texts.update(new_texts)
         if kind & ROWS:
             window = server_t - self._prev_rows_t if self._prev_rows_t is not None else None
-            frame.statements = self.statements.update(raw.get("pgss_rows"), window)
+            frame.statements = self.statements.update(raw.get("pgss_rows"), window, raw.get("pgss_reset"))
             if window is not None:
                 v[M.STATEMENTS_WINDOW_S] = window
             self._prev_rows_t = server_t
@@ -294,12 +298,33 @@ class PostgresTick:
                 frame.statement_texts.setdefault(q, self.statements.texts[q])
         self._texts_sent.update(frame.statement_texts)
 
-    def _settings_changed(self, frame: Frame) -> None:
+    def _last_texts(self, frame: Frame) -> None:
+        """Read the texts still wanted at once (the last tick: no later tick would bring them)."""
+        asked = self.statements.wanted_texts()
+        if not asked:
+            return
+        new = self.statements.got_texts(asked, self.pg.statement_texts(asked))
+        for q, text in new.items():
+            if self._own_text(q, text):
+                self.pg.skip_queryids([q])
+            else:
+                frame.statement_texts[q] = text
+        self._texts_sent.update(frame.statement_texts)
+
+    def _own_text(self, queryid: int, text: str) -> bool:
+        """Is this statement the observer's? On 14+ by its query id (what it ran); on 13, which has
+        none, by the marker of its text (see statements_sql.skip_queryids_sql)."""
+        if self.pg.features.activity_query_id:
+            return queryid in self.pg.own_queryids
+        return is_own(text)
+
+    def _settings_changed(self, frame: Frame) -> bool:
+        """Re-read the settings after their fingerprint changed; False when they could not be read."""
         old = dict(self.settings)
         try:
             self._load_settings()
         except SourceError:
-            return
+            return False
         for name, value in self.settings.items():
             if old.get(name) != value:
                 unit = self.setting_units.get(name, "")
@@ -312,3 +337,4 @@ class PostgresTick:
             if not self._log_trusted():
                 self.tracker.mode = "counters"
                 frame.events.append(Event("note", self.pg.features.notes[-1]))
+        return True

@@ -272,7 +272,7 @@ class CheckpointTracker:
             source=source)
         self._last_start_t = at
         self._last["kind"] = kind
-        events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind}))
+        events.append(("checkpoint_start", f"checkpoint starting: {kind}", {"kind": kind, "start_t": at}))
         return self._running
 
     def _end(self, x: TickInput, events, at: float) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,10 +24,15 @@ from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
-from pgio_tui.sources.statements_sql import skip_queryids_sql, statements_sql
+from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
 from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
+# The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
+# (tick_sql); it is taken in full at least this often all the same, so that a change the load time
+# does not show (a reload the session applied with an error, a setting changed by other means) is
+# followed within this many seconds. 60 us per full fingerprint.
+FULL_FINGERPRINT_S = 10.0
 _NO_ENTRIES: dict[str, list[Any]] = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 _NAMED = re.compile(r"%\((\w+)\)s|%%")
 _decode_json = json.JSONDecoder().decode
@@ -174,8 +180,10 @@ class PostgresSource:
         self._cursor: psycopg.RawCursor | None = None  # the tick's, made once per connection
         self._conf_t: str | None = None  # pg_conf_load_time() of this session as last seen (tick_sql)
         self._settings_md5: str | None = None  # the settings' fingerprint taken then
+        self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
+        self._ran_merged = 0  # size of pgfeatures.ran() when last merged into _skip_queryids
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
         self._log_file: str | None = None
         self._log_offset = 0
@@ -268,20 +276,23 @@ class PostgresSource:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
                       "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                      "recent_s": self.recent_s, "conf_t": self._conf_t, **(known or _NO_ENTRIES)}
+                      "recent_s": self.recent_s, **(known or _NO_ENTRIES),
+                      "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
             cur.execute(sql, [params[k] for k in order])
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description or ())
             raw: dict[str, Any] = dict(zip(names, one_row(cur)))
+            self._ran(raw.pop("own_query_id", None))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
                 raw["settings_md5"] = self._settings_md5
             else:
                 self._conf_t, self._settings_md5 = conf_t, raw["settings_md5"]
-            if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan]
-                raw["pgss_rows"], sums = raw["pgss_rows"]
+                self._fingerprint_t = time.monotonic()
+            if raw.get("pgss_rows") is not None:  # [changed entries, sums of the same scan, reset time]
+                raw["pgss_rows"], sums, raw["pgss_reset"] = raw["pgss_rows"]
                 raw["pgss"] = raw.get("pgss") or sums
             pgss = raw.get("pgss")
             if pgss is not None and pgss.get("entries") != self._pgss_entries:
@@ -314,16 +325,51 @@ class PostgresSource:
         sums_sql = pgfeatures.own("statement sums", statements_sql(f))
         try:
             if self._pgss_entries is None:  # these two statements' own entries must exist to be left out
-                self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-                self.connection.execute(skip_queryids_sql(f))
-            self._skip_queryids = list(one_row(self.connection.execute(skip_queryids_sql(f)))[0])
-            cur = self.connection.execute(sums_sql, {"skip_queryids": self._skip_queryids})
-            names = [d.name for d in cur.description or ()]
-            pgss = dict(zip(names, one_row(cur)))
+                self._own(sums_sql, {"skip_queryids": self._skip_queryids})
+                self._own(skip_queryids_sql(f))
+            skip = self._own(skip_queryids_sql(f))[0][0]
+            self._skip_queryids = sorted(set(skip) | pgfeatures.ran())
+            names, rows = self._own(sums_sql, {"skip_queryids": self._skip_queryids}, names=True)
+            pgss = dict(zip(names, rows[0]))
         except psycopg.Error:
             return pgss  # e.g. no permission to read query texts: the sums as they were
         self._pgss_entries = pgss.get("entries")
         return pgss
+
+    def statement_texts(self, queryids: list[int]) -> dict | None:
+        """Query texts of these queryids in a statement of their own (the tick asks in its own)."""
+        if not self.features.pgss_schema or self.conn is None:
+            return None
+        try:
+            sql = pgfeatures.own("statement texts", statement_texts_sql(self.features))
+            return self._own(sql, {"texts": list(queryids)})[0][0]
+        except psycopg.Error:
+            return None
+
+    def _own(self, sql: str, params=None, names: bool = False):
+        """Run one of our statements: its rows (and column names); on 14+ its query id is noted
+        (pgfeatures.run_own) and left out of the statement figures."""
+        cols, rows = pgfeatures.run_own(self.conn, "own", sql, params)
+        self._merge_ran()
+        return (cols, rows) if names else rows
+
+    @property
+    def own_queryids(self) -> frozenset[int]:
+        """14+: query ids of the statements this process ran (pgfeatures.ran())."""
+        return pgfeatures.ran()
+
+    def _ran(self, query_id: int | None) -> None:
+        """The tick statement's query id: left out of the statement figures from now on."""
+        pgfeatures.note_ran(query_id)
+        self._merge_ran()
+
+    def _merge_ran(self) -> None:
+        """Query ids this process ran (here or on another connection, an experiment's watch) join
+        the skip list as they appear."""
+        ran = pgfeatures.ran()
+        if len(ran) != self._ran_merged:
+            self.skip_queryids(ran)
+            self._ran_merged = len(ran)
 
     def skip_queryids(self, queryids) -> None:
         """Leave these queryids out of the statement figures from the next tick on."""
@@ -334,7 +380,7 @@ class PostgresSource:
         set one to a megabyte; names, units and contexts are the server's own, short)."""
         try:
             return [(r[0], capped(r[1], LINE_CHARS), *r[2:]) for r in
-                    self.connection.execute(pgfeatures.settings_sql(self.features)).fetchall()]
+                    self._own(pgfeatures.settings_sql(self.features))]
         except psycopg.Error as exc:
             raise SourceError(describe_error(exc)) from exc
 
@@ -344,6 +390,6 @@ class PostgresSource:
         if not sql:
             return None
         try:
-            return one_row(self.connection.execute(sql))[0]
+            return self._own(sql)[0][0]
         except psycopg.Error:
             return None

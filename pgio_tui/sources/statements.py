@@ -23,7 +23,8 @@ from pgio_tui.sources.statements_sql import STATEMENT_COUNTERS
 STATEMENT_WINDOW_S = 10.0  # shortest window of the per-statement figures (file size: 5 s was 22 % of it; server cost)
 STATEMENTS_TOP = 20  # statements kept per window
 MAX_STRIDE_S = 60.0  # read at least this often while the budget allows (see StatementSchedule._due)
-TEXT_EVERY_S = 30.0  # query texts are read at most this often (pg_stat_statements(true) reads a file)
+TEXT_EVERY_S = 30.0  # texts asked for before and not found are asked again this often (pg_stat_statements(true) reads a file)
+TEXT_NEW_S = 2.0  # texts of queryids never asked for are read this soon (a recording must not end without them)
 TEXTS_MAX = 200  # query texts asked for at once
 
 NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROWS) gives the sums too
@@ -91,8 +92,10 @@ class StatementSchedule:
         self._earn(tick)
         return ROWS if self._due(ROWS, tick) else SUMS if self._due(SUMS, tick) else NONE
 
-    def texts_due(self, tick: int) -> bool:
-        return (tick - self._last_text) * self.interval >= TEXT_EVERY_S
+    def texts_due(self, tick: int, fresh: bool) -> bool:
+        """Read query texts this tick? `fresh`: some wanted queryid was never asked for."""
+        since = (tick - self._last_text) * self.interval
+        return since >= TEXT_EVERY_S or (fresh and since >= TEXT_NEW_S - 1e-9)
 
     def done(self, tick: int, kinds: int, ms: dict[int, float | None], texts: bool = False) -> None:
         """A tick read `kinds` (and texts when `texts`); `ms` is what each part took on the server
@@ -132,6 +135,7 @@ class StatementTracker:
         self.texts: dict[int, str] = {}  # queryid -> text, every one learned
         self._wanted: set[int] = set()  # top queryids still without text
         self._asked: dict[int, int] = {}  # queryid -> times asked (a vanished entry stops being asked)
+        self._reset_t: float | None = None  # pg_stat_statements_info.stats_reset as last read (14+)
 
     def reset(self) -> None:
         """Counters start over (reconnect, server restart): the next read is a new baseline."""
@@ -159,12 +163,19 @@ class StatementTracker:
             sumsq += c[2] or 0
         return {"calls": calls, "total_ms": total, "sumsq": sumsq, "entries": len(self._entries)}
 
-    def update(self, rows: list[list] | None, window_s: float | None) -> list[dict[str, Any]]:
+    def update(self, rows: list[list] | None, window_s: float | None,
+               reset_t: float | None = None) -> list[dict[str, Any]]:
         """Apply a read of the changed entries; the top statements over the window since the
-        previous read (none for the first read, which is the baseline)."""
+        previous read (none for the first read, which is the baseline). `reset_t`: when every
+        entry was last reset (14+): a new time makes this read a new baseline, since counters that
+        started over and passed their old values cannot be told from counters that went on."""
         if self._baseline and self._filtered:  # reset after a read of changes only: read everything again
             self._entries, self._filtered = {}, False
             return []
+        if reset_t is not None and self._reset_t is not None and reset_t != self._reset_t:
+            self._baseline = True
+        if reset_t is not None:
+            self._reset_t = reset_t
         per_query: dict[int, list[float | None]] = {}
         for r in rows or ():
             key, vals = (r[0], r[1], r[2], r[3]), r[4:]
@@ -224,6 +235,10 @@ class StatementTracker:
     def want_texts(self, queryids) -> None:
         """Ask for the texts of these queryids too (the statements the busiest backends run)."""
         self._wanted.update(q for q in queryids if q not in self.texts)
+
+    def fresh_wanted(self) -> bool:
+        """Some queryid's text is wanted and was never asked for."""
+        return any(q not in self._asked for q in self._wanted)
 
     def wanted_texts(self) -> list[int]:
         """Queryids to read the text of (each asked at most 3 times)."""

@@ -20,10 +20,12 @@ _PY_LEADING = re.compile(_LEADING_COMMENTS)  # the same pattern in Python's re
 _PY_PLANNABLE = re.compile(rf"^\(*\s*({'|'.join(PLANNABLE)})\b", re.I)
 
 
-def shown_statement(query: str) -> bool:
+def shown_statement(query: str, own: bool | None = None) -> bool:
     """The rule of skip_queryids_sql() for a query text read elsewhere (a plan's pg_stat_statements
-    list): plannable, and not one of pgio-tui's own."""
-    return not is_own(query) and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
+    list): plannable, and not one of pgio-tui's own: `own` as the reader knew it (its query id was
+    one this process ran), else (a folder written before that was kept) by the text's marker."""
+    mine = is_own(query) if own is None else own
+    return not mine and bool(_PY_PLANNABLE.match(_PY_LEADING.sub("", query, count=1)))
 
 
 # Cumulative per-entry columns of the statement rows, in order after (queryid, userid, dbid,
@@ -65,7 +67,8 @@ def _pgss_from(f: Features) -> str:
 
 def statement_rows_sql(f: Features) -> str:
     """The entries that changed since the client's last read, and the sums of every entry, from
-    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them)].
+    one scan: a JSON array [changed entries (arrays), sums (as statements_sql gives them), the
+    time of the last reset of every entry (14+; else null)].
 
     The client passes what it knows (%(pq)s queryids, %(pu)s userids, %(pd)s dbids, %(pt)s
     toplevel, %(pc)s calls); a full join returns new and changed entries with their cumulative
@@ -79,6 +82,10 @@ def statement_rows_sql(f: Features) -> str:
     inner = ", ".join(["queryid", "userid", "dbid", f"{toplevel} AS toplevel",
                        *(f"{expr} AS {k}" for k, expr in e.items())])
     shown = "queryid IS NOT NULL AND toplevel"
+    # 14+: when every entry was last reset. A reset followed by more calls than before would read
+    # as counters that went on; the time tells it (StatementTracker starts a new baseline).
+    reset = (f"(SELECT extract(epoch FROM stats_reset)::float8 FROM {f.pgss_schema}.pg_stat_statements_info)"
+             if f.pgss_info else "NULL::float8")
     return (f"WITH s AS MATERIALIZED (SELECT {inner} {_pgss_from(f)}) "
             f"SELECT json_build_array("
             f"(SELECT json_agg(json_build_array(coalesce(s.queryid, p.q), coalesce(s.userid, p.u), "
@@ -88,7 +95,8 @@ def statement_rows_sql(f: Features) -> str:
             f"WHERE p.c IS DISTINCT FROM s.calls), "
             f"(SELECT json_build_object('calls', (sum(calls) FILTER (WHERE {shown}))::float8, "
             f"'total_ms', (sum(total_ms) FILTER (WHERE {shown}))::float8, "
-            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s))")
+            f"'sumsq', (sum(sumsq) FILTER (WHERE {shown}))::float8, 'entries', count(*)) FROM s), "
+            f"{reset})")
 
 
 def statement_texts_sql(f: Features) -> str:
@@ -115,9 +123,11 @@ def statements_sql(f: Features) -> str:
 
 
 def skip_queryids_sql(f: Features) -> str:
-    """The queryids statement latency leaves out: utility statements and pgio-tui's own. Reads the
-    query texts, so it runs only when the set of statements changed."""
+    """The queryids statement latency leaves out: utility statements, and on 13 pgio-tui's own by
+    their marker, of the observer's own role only (a role may not hide its statements by writing
+    the marker). On 14+ ours are known by their query ids instead (PostgresSource.own_queryids).
+    Reads the query texts, so it runs only when the set of statements changed."""
+    ours = "" if f.activity_query_id else f"(query ~ '{OWN_PATTERN}' AND userid = current_user::regrole) OR "
     return own("statements", f"SELECT coalesce(array_agg(DISTINCT queryid), '{{}}') "
                              f"FROM {f.pgss_schema}.pg_stat_statements(true) WHERE queryid IS NOT NULL AND "
-                             f"(query ~ '{OWN_PATTERN}' OR regexp_replace(query, '{_LEADING_COMMENTS}', '') "
-                             f"!~* '{_PLANNABLE}')")
+                             f"({ours}regexp_replace(query, '{_LEADING_COMMENTS}', '') !~* '{_PLANNABLE}')")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.pgfeatures import Features, own
+from pgio_tui.sources.pgfeatures import OWN_QUERY_ID_SQL, Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
 Row = dict[str, Any]  # one view's row, as row_to_json gives it
@@ -36,12 +36,14 @@ class RawSample(TypedDict):
     pgss: Row | None  # pg_stat_statements summed: calls, total_ms, sumsq, entries (on a read of either kind)
     pgss_rows: list[list[Any]] | None  # changed entries (on a rows read, which also gives pgss): statement_rows_sql()
     pgss_texts: dict[str, str] | None  # queryid -> query text, for the queryids asked for
+    pgss_reset: float | None  # on a rows read (14+): when every pg_stat_statements entry was last reset
     statements_t0: float  # server clock before the pg_stat_statements part,
     statements_tm: float | None  # between its sums and its rows (and texts),
     statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
     aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
+    own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -129,6 +131,9 @@ def tick_sql(f: Features) -> str:
     text = f"concat_ws(',', {values})" if values else "''"
     cols.append(f"CASE WHEN pg_conf_load_time()::text IS DISTINCT FROM %(conf_t)s::text "
                 f"THEN md5({text}) END AS settings_md5")
+    # 14+: this statement's own query id, as pg_stat_statements keys it: the observer's statements
+    # are left out of the statement figures by what they are, not by a comment any role could write.
+    cols.append(f"({OWN_QUERY_ID_SQL}) AS own_query_id" if f.activity_query_id else "NULL::int8 AS own_query_id")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     select = "SELECT " + ",\n  ".join(cols)

@@ -45,6 +45,7 @@ NEEDS = {"toggle_record": RECORD, "annotate": ANNOTATE, "start_workload": LAUNCH
 
 
 GC_PAUSE_MAX_S = 10.0  # a first frame that never comes (no data yet) must not leave the collector off
+GC_SETTLE_S = 1.0  # after the first frame, the start-up's objects are frozen out of the collector's way
 
 
 class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
@@ -75,14 +76,14 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def __init__(self, session: SessionInfo, *, source: FrameSource | None = None, frames: Iterable[Frame] = (),
                  theme: str | None = None, workload: WorkloadLike | None = None, mode: str = "live",
-                 recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ):
+                 recordings_dir: str = RECORDINGS_DIR, redraw_hz: float = REDRAW_HZ, state: HeaderState | None = None):
         super().__init__()
         self.session = session
         self.source: FrameSource = source if source is not None else Recorded()
         self.workload = workload
         self.history = FrameHistory()
         self.history.extend(frames)
-        self.state = HeaderState(mode=mode)
+        self.state = state or HeaderState(mode=mode)
         self.recordings_dir = recordings_dir
         self.redraw_hz = redraw_hz
         self._wanted_theme = theme
@@ -135,7 +136,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
-        self.request_redraw()  # show a tick at once; the timer catches up with bursts
+        # show a tick at once; the timer catches up with bursts. The second (live: the early one that
+        # brings the first rates) is not held to the frame budget.
+        self.request_redraw(now=len(self.history) == 2)
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         n = message.notice
@@ -171,6 +174,16 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         if top is not screen and hasattr(top, "redraw_view"):  # a ViewScreen (imported when first shown)
             top.redraw_view()
 
+    def session_known(self) -> None:
+        """The live server answered after the first paint: what the session says is shown."""
+        screen = self.monitor
+        if screen is not None and not screen.panes:  # connected before the screen was mounted
+            self.call_after_refresh(self.session_known)
+            return
+        if screen is not None:
+            screen.show_notes()
+        self.request_redraw()
+
     def on_monitor_screen_first_data(self, _message) -> None:
         self.first_frame_at = time.monotonic()
         self.call_after_refresh(self._first_frame_drawn)
@@ -180,13 +193,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         screen = self.monitor
         if screen is not None:
             screen.first_frame_drawn()
-        # What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
-        # collector's way, so the collections a tick's garbage triggers do not walk it each time.
-        # The CLI may have paused the collector for start-up: what garbage that left goes first.
-        if not gc.isenabled():
-            gc.collect()
-        gc.freeze()
-        gc.enable()
+        self.set_timer(GC_SETTLE_S, self._settle_gc)
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:
             try:
@@ -194,6 +201,17 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
                     fh.write(f"{time.time():.6f} {time.process_time():.6f}\n")
             except OSError:
                 pass
+
+    @staticmethod
+    def _settle_gc() -> None:
+        """What exists now (imports, the DOM, styles) lives as long as the app: out of the cyclic
+        collector's way, so the collections a tick's garbage triggers do not walk it each time.
+        The CLI may have paused the collector for start-up: what garbage that left goes first.
+        A moment after the first frame: the collection (tens of ms) does not hold up the first rates."""
+        if not gc.isenabled():
+            gc.collect()
+        gc.freeze()
+        gc.enable()
 
     # --- actions --------------------------------------------------------------------------------
 

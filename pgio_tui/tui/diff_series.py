@@ -64,10 +64,10 @@ class DiffSeries:
 
     def row_for(self, metric_a: str | None, metric_b: str | None, stat: str | None = None,
                 key: tuple[str, str] | None = None) -> Row | None:
-        """The comparison row behind a pair of series: the row `key` (group, name) when given, else the
+        """The comparison row behind a pair of series: the row `key` (Row.key) when given, else the
         statistic `stat` of those metrics (Row.stat), else the first row that uses them."""
         if key is not None:
-            return next((r for r in self.comparison.rows if (r.group, r.name) == key), None)
+            return next((r for r in self.comparison.rows if r.key == key), None)
         rows = [r for r in self.comparison.rows
                 if (metric_a and r.metric_a == metric_a) or (metric_b and r.metric_b == metric_b)]
         if stat is not None:

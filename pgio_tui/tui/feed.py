@@ -22,6 +22,10 @@ from pgio_tui.session import FrameConsumer, Session
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSink
 from pgio_tui.interfaces import SamplerLike, WorkloadLike
 
+# The live view's second tick this soon after its first: rates on screen at once. Over 0.25 s a
+# rate is a rate (its dt is the real interval), only noisier than over the interval.
+EARLY_TICK_S = 0.25
+
 
 @dataclass(frozen=True, slots=True)
 class FeedStatus:
@@ -112,10 +116,11 @@ class LiveFeed:
     def started(self) -> bool:
         return self._started.is_set()
 
-    def prime(self) -> Frame | None:
+    def prime(self, first_gap: float | None = None) -> Frame | None:
         """Take the first tick now, on the caller's thread, before the UI exists, so that the first
-        paint already shows data. run() records it and goes on with the same loop."""
-        self._first = self.session.prime()
+        paint already shows data. run() records it and goes on with the same loop (its second tick
+        `first_gap` seconds after this one at the soonest: Sampler.frames)."""
+        self._first = self.session.prime(first_gap)
         return self._first
 
     # --- the feed thread ------------------------------------------------------------------------
@@ -157,3 +162,121 @@ class LiveFeed:
         if path:
             with open(path, "a") as fh:
                 fh.write(time.strftime("%H:%M:%S ") + text + "\n")
+
+
+class Connecting:
+    """The live FrameSource of a monitor that paints before its server answers (the live command).
+
+    The sampler is opened and its first tick taken on a thread started at once, so the connection,
+    psycopg's import and the first sample overlap the UI's import and first paint; the second tick
+    follows EARLY_TICK_S after the first, so the first rates are on screen at once. Once there,
+    `on_connected(feed)` runs on the feed's thread (the session info is filled in) and the
+    LiveFeed takes over; requests made before are handed to it in order. An error (cannot connect)
+    calls `on_failed()` there instead (the app ends); `wait()` then raises it. Both are set by
+    the UI, once imported (the thread starts first)."""
+
+    abilities = LiveFeed.abilities
+
+    def __init__(self, open_sampler: Callable[[], SamplerLike], **feed_options):
+        self.feed: LiveFeed | None = None
+        self.error: BaseException | None = None
+        self.on_connected: Callable[[LiveFeed], object] = lambda feed: None
+        self.on_failed: Callable[[], object] = lambda: None
+        self._done = threading.Event()
+        self._early: list[Callable[[LiveFeed], object]] = []
+        self._lock = threading.Lock()
+        self._stop_reason: str | None = None
+        self._thread = threading.Thread(target=self._open, args=(open_sampler, feed_options),
+                                        name="pgio-tui-connect", daemon=True)
+        self._thread.start()
+
+    def _open(self, open_sampler: Callable[[], SamplerLike], feed_options: dict) -> None:
+        try:
+            feed = LiveFeed(open_sampler(), **feed_options)
+            feed.prime(EARLY_TICK_S)
+            self.feed = feed
+        except BaseException as exc:  # handed to the main thread by wait(), to the app by attach()
+            self.error = exc
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> LiveFeed | None:
+        """The feed once connected (None: still connecting after `timeout`); raises the error."""
+        self._done.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.feed
+
+    def close(self) -> None:
+        """Nobody will use the sampler (the TUI ended or could not start): close it once opened."""
+        self._thread.join()
+        if self.feed is not None:
+            self.feed.sampler.close()
+
+    # --- FrameSource ----------------------------------------------------------------------------
+
+    def attach(self, sink: FrameSink) -> None:
+        sink.run_in_thread(lambda: self._run(sink), "sampler")
+
+    def _run(self, sink: FrameSink) -> None:
+        self._done.wait()
+        feed = self.feed
+        if feed is None:  # cannot connect: the app ends, the caller raises the error
+            self.on_failed()
+            return
+        self.on_connected(feed)
+        with self._lock:
+            early, self._early = self._early, []
+            if self._stop_reason is not None:
+                feed.stop(self._stop_reason)
+        for request in early:
+            request(feed)
+        feed.on_frame, feed.on_notice = sink.deliver, sink.tell
+        if feed._first is not None:
+            sink.deliver(feed._first, feed._status())
+        feed.run()
+
+    def _to_feed(self, request: Callable[[LiveFeed], object]) -> None:
+        with self._lock:
+            if self.feed is None or self._early:
+                self._early.append(request)
+                return
+        request(self.feed)
+
+    def detach(self, reason: str = "quit") -> None:
+        with self._lock:
+            if self._stop_reason is None:
+                self._stop_reason = reason
+            feed = self.feed
+        if feed is not None:
+            feed.stop(reason)
+
+    def ui_ready(self) -> None:
+        self._to_feed(LiveFeed.ui_ready)
+
+    # --- LiveSource -----------------------------------------------------------------------------
+
+    @property
+    def sampler(self) -> SamplerLike | None:
+        feed = self.wait()
+        return feed.sampler if feed is not None else None
+
+    @property
+    def recording(self) -> str | None:
+        return self.feed.recording if self.feed is not None else None
+
+    @property
+    def started(self) -> bool:
+        return self.feed is not None and self.feed.started
+
+    def start_recording(self, path: str, force: bool = False) -> None:
+        self._to_feed(lambda feed: feed.start_recording(path, force))
+
+    def stop_recording(self) -> None:
+        self._to_feed(LiveFeed.stop_recording)
+
+    def annotate(self, text: str) -> None:
+        self._to_feed(lambda feed: feed.annotate(text))
+
+    def attach_workload(self, workload: WorkloadLike) -> None:
+        self._to_feed(lambda feed: feed.attach_workload(workload))

@@ -9,6 +9,7 @@ far above any run's) so each reader drains it at its own pace and nothing is los
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -21,6 +22,19 @@ OUTPUT_CAP = 200_000  # lines kept in memory; older ones are dropped only once r
 
 class WorkloadError(Exception):
     """The workload cannot run; the message is one line saying what to do."""
+
+
+# A workload's error that says it never reached the server (libpq's words, from pgbench or psycopg):
+# every later run against the same conninfo would fail the same way.
+_NO_CONNECTION = re.compile(
+    r"connection to server .* failed|could not connect to server|could not translate host name|"
+    r'database "[^"]*" does not exist|role "[^"]*" does not exist|password authentication failed|'
+    r"no password supplied|no pg_hba\.conf entry|could not create connection")
+
+
+def connection_failed(message: str | None) -> bool:
+    """Did a workload fail because it could not connect (not because of what it ran)?"""
+    return bool(message) and _NO_CONNECTION.search(message) is not None
 
 
 class OutputLog:

@@ -32,7 +32,7 @@ from pgio_tui.workload_facts import PGBENCH_INIT_DONE
 from pgio_tui.workloads import watchdog
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import Histogram, buckets_of, combine, frame_values, summarize
-from pgio_tui.workloads.pgbench_invocation import find_pgbench, has_option, libpq_env, option_value
+from pgio_tui.workloads.pgbench_invocation import connection, find_pgbench, has_database_arg, has_option, option_value
 from pgio_tui.workloads.pgbench_output import (LogEntry, Progress, error_line, init_percent, parse_log_line,
                                                parse_progress, parse_summary)
 
@@ -111,7 +111,11 @@ class PgbenchWorkload(Workload):
             raise WorkloadError("--init-scale must be 1 or more")
         self.pgbench = str(pgbench or find_pgbench())
         # The user's PG* variables (PGPASSWORD, ...) still apply; the conninfo's keywords win.
-        self.env = {**os.environ, **libpq_env(conninfo), "LC_ALL": "C", "LANG": "C"}
+        env, conn_args = connection(conninfo)
+        if conn_args and has_database_arg(args):
+            raise WorkloadError("pgbench connects where pgio-tui does: give the database as CONN or -d, "
+                                "not among pgbench's arguments after --")
+        self.env = {**os.environ, **env, "LC_ALL": "C", "LANG": "C"}
         self.cwd = os.getcwd()  # relative paths in the user's arguments (-f script.sql) mean what they say
         self.init_only = has_option(args, "i", "--initialize")
         self.workdir = Path(tempfile.mkdtemp(prefix="pgio-tui-pgbench-"))
@@ -139,8 +143,8 @@ class PgbenchWorkload(Workload):
             self.sampling_rate = sampling_rate
         else:
             self.sampling_rate = 1.0
-        argv = [self.pgbench, *added, *args]
-        self.init_argv = [self.pgbench, "-i", "-s", str(init_scale)] if init_scale else None
+        argv = [self.pgbench, *added, *args, *conn_args]
+        self.init_argv = [self.pgbench, "-i", "-s", str(init_scale), *conn_args] if init_scale else None
         params = {"init_scale": init_scale, "sampling_rate": self.sampling_rate, "user_args": args,
                   "added_args": added, "per_transaction_log": self.log_prefix is not None,
                   "init_argv": self.init_argv}

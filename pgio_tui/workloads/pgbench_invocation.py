@@ -34,13 +34,41 @@ def option_value(args: list[str], short: str | None, long: str) -> str | None:
     return None
 
 
-def libpq_env(conninfo: str) -> dict[str, str]:
-    """A conninfo string or URI as the environment pgbench connects with.
+# pgbench's options that take a value (getopt "b:c:CdD:f:F:h:iI:j:lL:M:nNp:P:qrR:s:St:T:U:v" and the
+# long ones): the word after them is not its database argument.
+_VALUE_SHORT = set("bcDfFhIjLMpPRstTU")
+_VALUE_LONG = {"--builtin", "--client", "--define", "--file", "--fillfactor", "--host", "--init-steps", "--jobs",
+               "--latency-limit", "--protocol", "--port", "--progress", "--rate", "--scale", "--time",
+               "--transactions", "--username", "--aggregate-interval", "--index-tablespace", "--log-prefix",
+               "--partition-method", "--partitions", "--random-seed", "--sampling-rate", "--tablespace",
+               "--max-tries", "--show-script"}
 
-    pgbench takes its database from PGDATABASE (else the login name, even when a service names
-    another) and expands a conninfo string given as the database name; so PGDATABASE carries the
-    whole conninfo (services, URIs, every keyword: libpq parses it) without the password, which
-    goes in PGPASSWORD so no secret shows in a process list.
+
+def has_database_arg(args: list[str]) -> bool:
+    """Does pgbench's command line `args` name a database (a word that is no option nor its value)?"""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--":
+            return False
+        elif a.startswith("--"):
+            skip = "=" not in a and a in _VALUE_LONG
+        elif a.startswith("-") and len(a) > 1:
+            skip = a[1] in _VALUE_SHORT and len(a) == 2
+        else:
+            return True
+    return False
+
+
+def connection(conninfo: str) -> tuple[dict[str, str], list[str]]:
+    """A conninfo string or URI as pgbench connects with it: (environment, arguments).
+
+    pgbench hands its database argument to libpq as a connection string (expand_dbname), so every
+    keyword, service files, URIs and the database defaulting (the service's, PGDATABASE, the user
+    name) mean what they mean to psql. PGDATABASE would not do: pgbench 15 takes it as a plain
+    name. The password goes in PGPASSWORD, out of the process list; a conninfo of a plain name
+    only stays that name; an empty one adds nothing (PG* variables apply, as with psql).
     """
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     params = {k: v for k, v in conninfo_to_dict(conninfo).items() if v is not None}
@@ -48,11 +76,11 @@ def libpq_env(conninfo: str) -> dict[str, str]:
     password = params.pop("password", None)
     if password is not None:
         env["PGPASSWORD"] = str(password)
-    if set(params) == {"dbname"} and "=" not in str(params["dbname"]):
-        env["PGDATABASE"] = str(params["dbname"])  # a plain name stays plain
-    elif params:
-        env["PGDATABASE"] = make_conninfo("", **params)
-    return env
+    if not params:
+        return env, []
+    if set(params) == {"dbname"} and "=" not in params["dbname"]:
+        return env, [str(params["dbname"])]  # a plain name stays plain
+    return env, [make_conninfo("", **params)]
 
 
 def find_pgbench() -> Path:

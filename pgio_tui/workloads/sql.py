@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import Frame
 from pgio_tui.workloads.base import Workload, WorkloadError
 from pgio_tui.workloads.latency import buckets_of, frame_values, summarize
@@ -103,6 +104,8 @@ class SqlWorkload(Workload):
         if lat:
             frame.values.update(frame_values(summarize(lat), frame.dt))
             frame.latency_buckets = buckets_of(lat)
+        elif frame.dt:  # no execution ended this tick: none per second, not the server's commit rate
+            frame.values.update({M.LATENCY_TPS: 0.0, M.LATENCY_TXNS: 0})
 
     def report_lines(self) -> list[str]:
         s = self.summary or self._summary()

@@ -119,6 +119,11 @@ class MonitorScreen(Screen):
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
         yield Footer(defer_hidden=True)
 
+    def show_notes(self) -> None:
+        """The session's notes, known only once connected when the screen was composed before."""
+        if self.session.source == "live" and self.session.notes and not self.query(DegradedBanner):
+            self.mount(DegradedBanner(self.session.notes, id="degraded"), after=self._status)
+
     def first_frame_drawn(self) -> None:
         """What waited for the first frame: the footer's keys past the right edge."""
         for footer in self.query(Footer):

@@ -44,7 +44,7 @@ class Choice:
     label: str
     template: str = ""
     stat: str | None = None  # which statistic of the metric the legend quotes (Row.stat); default: its first row
-    row: tuple[str, str] | None = None  # or exactly this row, by its (group, name) key: a summary row's chart
+    row: tuple[str, str] | None = None  # or exactly this row, by its key (Row.key): a summary row's chart
     hlines: tuple[tuple[str, str], ...] = ()  # (metric, style) reference lines of both runs
     pair: tuple[str | None, str | None] | None = None
 
@@ -91,9 +91,9 @@ def choice_for_row(row: Row | None) -> Choice | None:
     label = f"{row.name} ({row.unit})" if row.unit else row.name
     for metric, style in THRESHOLDS:
         if metric in (a, b):
-            return Choice(label, pair=(M.MEM_DIRTY_KB, M.MEM_DIRTY_KB), row=(row.group, row.name),
+            return Choice(label, pair=(M.MEM_DIRTY_KB, M.MEM_DIRTY_KB), row=row.key,
                           hlines=((metric, style),))
-    return Choice(label, pair=(a, b), row=(row.group, row.name))
+    return Choice(label, pair=(a, b), row=row.key)
 
 
 def _role(role: str, fld: str) -> str:
