@@ -34,7 +34,7 @@ _NO_CONNECTION = re.compile(
 
 def connection_failed(message: str | None) -> bool:
     """Did a workload fail because it could not connect (not because of what it ran)?"""
-    return bool(message) and _NO_CONNECTION.search(message) is not None
+    return message is not None and _NO_CONNECTION.search(message) is not None
 
 
 class OutputLog:
