@@ -109,6 +109,11 @@ class Frame:
             return self.devices.get(dev, {}).get(fld, default)
         return default
 
+    def number(self, name: str) -> float | None:
+        """A numeric metric (get()); None when absent or, for a text metric, not a number."""
+        v = self.get(name)
+        return None if isinstance(v, str) else v
+
     def flat(self) -> dict[str, Value]:
         """All metrics as one dict of public names: what `export` writes as one row."""
         out: dict[str, Value] = dict(self.values)

@@ -117,7 +117,7 @@ class StatusLine:
                         if v.get(M.CHECKPOINT_ACTIVE) else "idle")
         fields = [f"{time.strftime('%H:%M:%S', time.localtime(frame.t))} tick {frame.tick}", ck,
                   f"wr ckpt/bgw/be {f(M.WRITES_CHECKPOINTER)}/{f(M.WRITES_BGWRITER)}/{f(M.WRITES_BACKEND)}",
-                  f"dirty {fmt.kib(v.get(M.MEM_DIRTY_KB))}", f"tps {f(M.LATENCY_TPS)}", path]
+                  f"dirty {fmt.kib(frame.number(M.MEM_DIRTY_KB))}", f"tps {f(M.LATENCY_TPS)}", path]
         try:
             if self.tty:  # fields that do not fit are left out whole: no number loses digits
                 sys.stderr.write("\r\x1b[2K" + fit_fields(fields, os.get_terminal_size(2).columns - 1, " | "))

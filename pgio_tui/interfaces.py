@@ -1,5 +1,5 @@
-"""Declared interfaces between the layers: what the Session and the TUI use of a sampler and of a
-launched workload. `pgio_tui.sampler.Sampler` and `pgio_tui.workloads.base.Workload` are the real
+"""Declared interfaces between the layers: what the Session and the TUI use of a sampler, of a
+launched workload and of a recorder. `pgio_tui.sampler.Sampler` and `pgio_tui.workloads.base.Workload` are the real
 ones; tests' doubles (tests/tui_support.py) implement the same surface, so nobody above needs
 `getattr(obj, "running", False)`.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pgio_tui.frame import Frame
@@ -93,6 +94,25 @@ class WorkloadLike(Protocol):
     def exit_line(self) -> str:
         """One line: what it did, how it ended (exit status, 130 = early), what failed inside."""
 
-    def on_recorder(self, recorder: Any) -> None: ...
+    def on_recorder(self, recorder: RecorderLike | None) -> None: ...
 
     def sample(self, frame: Frame) -> None: ...
+
+
+class RecorderLike(Protocol):
+    """Where a Session writes its Frames and a workload its output: pgio_tui.store.writer.Recorder
+    (one file) or pgio_tui.store.rotation.RotatingRecorder (one file per period)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def write(self, frame: Frame) -> None: ...
+
+    def close(self, reason: str = "", *, t: float | None = None) -> None: ...
+
+    def workload_start(self, kind: str, argv: list[str], params: dict | None = None, t: float | None = None) -> int: ...
+
+    def workload_output(self, workload_id: int, stream: str, line: str, t: float | None = None) -> None: ...
+
+    def workload_stop(self, workload_id: int, exit_code: int | None, summary: dict | None = None,
+                      t: float | None = None) -> None: ...

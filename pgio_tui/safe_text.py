@@ -21,6 +21,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.style import Style
+    from rich.text import Text
 
 # C0, DEL and C1 are always escaped; beyond ASCII, whatever str.isprintable() refuses except spaces
 # (Zs) and private-use characters (Co): the format characters (Cf: bidi marks, overrides and
@@ -68,7 +73,7 @@ def capped(value: str | None, limit: int) -> str | None:
     return value[:head] + "…" + value[len(value) - (limit - head - 1):]
 
 
-def plain_text(value, style: str = "", **kw):
+def plain_text(value, style: str | Style = "", **kw) -> Text:
     """A rich Text holding printable(value): shown as it is, never parsed as markup. Textual
     accepts it wherever it takes a string (Static, Label, border titles, table cells)."""
     from rich.text import Text

@@ -24,15 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pgio_tui.errors import PROG, CliError, ConnectError
 from pgio_tui.frame import Event, Frame
+from pgio_tui.interfaces import RecorderLike
 from pgio_tui.interfaces import SamplerLike as Sampler
 from pgio_tui.interfaces import WorkloadLike as Workload
-
-if TYPE_CHECKING:
-    from pgio_tui.store.writer import Recorder
 
 STOP_GRACE_S = 15.0  # a workload asked to stop: how long it may take before it is killed
 FrameConsumer = Callable[[Frame], object]
@@ -67,7 +64,7 @@ class Session:
         self.recording: str | None = None  # the path while recording
         self.ticks = 0  # ticks written to the current (or last) recording
         self.record_error: Exception | None = None  # set when the recorder failed (and was closed)
-        self._recorder: Recorder | None = None
+        self._recorder: RecorderLike | None = None
         self._stop = threading.Event()
         self._stop_reason: str | None = None
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
@@ -121,21 +118,21 @@ class Session:
         if self._recorder is not None:
             raise CliError(f"already recording to {self.recording}")
         meta = {**self.sampler.meta(), "command_line": command_line(PROG)}
+        rec: RecorderLike
         try:
-            if rotation is not None:
+            if rotation is not None:  # each of its files starts with the settings of then
                 from pgio_tui.store.rotation import RotatingRecorder
                 rec = RotatingRecorder(path, rotation, meta=meta, settings=self.sampler.settings_rows)
             else:
                 if make_dirs:
                     Path(path).parent.mkdir(parents=True, exist_ok=True)
-                rec = Recorder(path, force=force, meta=meta)
+                rec = one = Recorder(path, force=force, meta=meta)
+                try:
+                    one.set_settings(self.sampler.settings_rows())
+                except (RecordingError, OSError) as exc:
+                    _close_quietly(one, f"error: {exc}")
+                    raise
         except (RecordingError, OSError) as exc:
-            raise CliError(str(exc)) from None
-        try:
-            if rotation is None:
-                rec.set_settings(self.sampler.settings_rows())
-        except RecordingError as exc:
-            _close_quietly(rec, f"error: {exc}")
             raise CliError(str(exc)) from None
         self._recorder, self.recording, self.ticks, self.record_error = rec, str(path), 0, None
         self._tell_workload(rec)
@@ -243,7 +240,7 @@ class Session:
         if self._recorder is not None:
             self._tell_workload(self._recorder)
 
-    def _tell_workload(self, recorder) -> None:
+    def _tell_workload(self, recorder: RecorderLike | None) -> None:
         """The workload keeps its output in the recording: told, on this thread (the recorder's),
         when a recorder appears or goes away."""
         if self.workload is None:
@@ -287,7 +284,7 @@ def on_signals(handler: Callable[[signal.Signals], object],
             signal.signal(sig, old)
 
 
-def _close_quietly(recorder, why: str) -> None:
+def _close_quietly(recorder: RecorderLike, why: str) -> None:
     try:
         recorder.close(why)
     except Exception:  # noqa: BLE001 - already failing; the first error is the one to tell

@@ -160,7 +160,7 @@ class Comparison:
         letters = self.letters
 
         def cell(r: Row, i: int) -> dict[str, Any]:
-            out = {"run": letters[i]}
+            out: dict[str, Any] = {"run": letters[i]}
             out.update(r.cell_dict(i) if i else {"value": r.values[0]})
             return out
         return {
@@ -205,10 +205,10 @@ def _order(summaries: list[Summary], shown: Shown) -> list[Key]:
     own pair with the baseline, grouped in GROUPS order."""
     keys: list[Key] = []
     for s in summaries[1:]:
-        prev = None
+        prev: Key | None = None
         for k in _pair_order(summaries[0].stats, s.stats, shown):
             if k not in keys:
-                keys.insert(keys.index(prev) + 1 if prev in keys else len(keys), k)
+                keys.insert(keys.index(prev) + 1 if prev is not None and prev in keys else len(keys), k)
             prev = k
     keys.sort(key=lambda k: GROUPS.index(shown[k][0]) if shown[k][0] in GROUPS else len(GROUPS))
     return keys
@@ -227,15 +227,16 @@ def rows_of(summaries: list[Summary]) -> list[Row]:
     for key in _order(summaries, shown):
         found = [m.get(key) for m in maps]
         ref = next(s for s in found if s is not None)
-        values = [s and s.value for s in found]
+        values = [None if s is None else s.value for s in found]
         if ref.unit in COUNTED:  # a kind of checkpoint a run never had: 0 of them
             values = [0.0 if v is None else v for v in values]
         sa = base.get(key)
-        judgements = [None] + [judge(sa and sa.estimate, s and s.estimate, ("A", letter(i)))
-                               for i, s in enumerate(found[1:], 1)]
+        judgements: list[Judgement | None] = [None, *(judge(None if sa is None else sa.estimate,
+                                                            None if s is None else s.estimate, ("A", letter(i)))
+                                                      for i, s in enumerate(found[1:], 1))]
         note = " / ".join(dict.fromkeys(s.note for s in found if s is not None and s.note))
-        rows.append(Row(ref.group, ref.name, ref.unit, values, judgements, [s and s.metric for s in found], note,
-                        ref.stat, key))
+        rows.append(Row(ref.group, ref.name, ref.unit, values, judgements,
+                        [None if s is None else s.metric for s in found], note, ref.stat, key))
     return rows
 
 

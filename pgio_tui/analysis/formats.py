@@ -15,6 +15,7 @@ import io
 import json
 import math
 import re
+from typing import TYPE_CHECKING, Literal
 
 from pgio_tui.analysis.align import ORIGIN
 from pgio_tui.analysis.compare import Comparison, Row, letter
@@ -24,6 +25,9 @@ from pgio_tui.analysis.summary import device_labels
 from pgio_tui.analysis.summary_model import Summary
 from pgio_tui.format import COUNT_UNITS, DASH, number
 from pgio_tui.safe_text import csv_cell, markdown_cell, plain_text
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 FORMATS = ("table", "markdown", "csv", "json")
 CHANGED, NOISE = "changed", "noise"
@@ -147,7 +151,10 @@ def title(c: Comparison) -> str:
         f"pgio-tui diff (aligned on {c.align})"
 
 
-def stats_columns(c: Comparison) -> list[tuple[str, str]]:
+Justify = Literal["left", "right"]  # a column's, as rich's tables take it
+
+
+def stats_columns(c: Comparison) -> list[tuple[str, Justify]]:
     """(name, justify) of the statistics table's columns."""
     if len(c.summaries) == 2:
         return [("metric", "left"), ("unit", "left"), ("A", "right"), ("B", "right"), ("change", "right"),
@@ -264,7 +271,7 @@ def _finite(v):
 
 # --- rich table ---------------------------------------------------------------------------------
 
-def rich_renderables(c: Comparison) -> list:
+def rich_renderables(c: Comparison) -> list[RenderableType]:
     """Tables for a terminal: the runs, the statistics by group, the settings that differ."""
     from rich import box
     from rich.table import Table
@@ -288,16 +295,16 @@ def rich_renderables(c: Comparison) -> list:
             if two:
                 v = texts[-1]
                 style = "bold" if v == CHANGED else ("dim" if v == NOISE else "")
-                out = [Text(x) for x in texts[:4]] + [Text(texts[4], style=style), Text(texts[5]),
-                                                      Text(v, style="bold yellow" if v == CHANGED else "dim")]
+                row_cells = [Text(x) for x in texts[:4]] + [Text(texts[4], style=style), Text(texts[5]),
+                                                            Text(v, style="bold yellow" if v == CHANGED else "dim")]
             else:
-                out = [Text(texts[0]), Text(texts[1])] + [
+                row_cells = [Text(texts[0]), Text(texts[1])] + [
                     Text(x, style="bold yellow" if i and r.verdict_of(i) == CHANGED else "")
                     for i, x in enumerate(texts[2:])]
-            out[0] = Text("  " + r.name)
-            stats.add_row(*out)
+            row_cells[0] = Text("  " + r.name)
+            stats.add_row(*row_cells)
         stats.add_section()
-    out = [runs, stats]
+    out: list[RenderableType] = [runs, stats]
     sett = Table(box=box.SIMPLE_HEAD, title="settings that differ", title_justify="left")
     for col in ("setting", "kind", *c.letters):
         sett.add_column(col)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pgio_tui.safe_text import html_text as escape
 from importlib.resources import files
@@ -121,8 +122,11 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
     roles = list(dict.fromkeys(label for labels in labelled for label in labels))
     by_run = {id(run): labels for run, labels in zip(runs, labelled)}
 
-    def dev_metric(role: str, fld: str):
+    def dev_metric(role: str, fld: str) -> Callable[[Run], str | None]:
         return lambda r: (M.disk(by_run[id(r)][role], fld) if role in by_run[id(r)] else None)
+
+    def nonzero(run: Run, metric: str | None) -> bool:
+        return metric is not None and any(run.cols.get(metric) or [])
 
     c = svg.Chart("device utilisation", "%")
     for role in roles:
@@ -132,7 +136,7 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
     for role in roles:
         color = ROLE_COLORS.get(role.split("+")[0], svg.PALETTE[5])
         c.lines += _lines(runs, dev_metric(role, M.DISK_W_AWAIT_MS), f"{role} w_await", color)
-        if any(any(run.cols.get(M.disk(by_run[id(run)].get(role), M.DISK_R_S)) or []) for run in runs):
+        if any(nonzero(run, dev_metric(role, M.DISK_R_S)(run)) for run in runs):  # it read at all
             c.lines += _lines(runs, dev_metric(role, M.DISK_R_AWAIT_MS), f"{role} r_await", svg.PALETTE[7])
     out.append(c)
     c = svg.Chart("latency", "ms")
@@ -152,7 +156,7 @@ def charts(runs: list[Run]) -> list[svg.Chart]:
 
 
 def _legend(chart: svg.Chart, two: bool) -> str:
-    seen = {}
+    seen: dict[str, str] = {}  # label -> colour
     for ln in chart.lines:
         seen.setdefault(ln.label.rsplit(" (", 1)[0] if two else ln.label, ln.color)
     items = "".join(f'<span><i style="color:{c}"></i>{escape(n)}</span>' for n, c in seen.items())
@@ -281,7 +285,7 @@ def page(title: str, body: list[str]) -> str:
                                version=escape(pgio_tui.__version__))
 
 
-def build(paths: list[str | os.PathLike], align: str | None = None, baseline: int = 0,
+def build(paths: Sequence[str | os.PathLike], align: str | None = None, baseline: int = 0,
           labels: list[str] | None = None) -> str:
     """The report of one recording, or the comparison of several against paths[baseline], as one
     HTML document."""

@@ -198,10 +198,11 @@ def running_at_end(rec: Recording, win: Window, done: list[dict[str, Any]]) -> t
     for e in rec.events(["checkpoint_start"]):
         if e.t > win.end_t:
             break
-        at = e.event.data.get("start_t")
-        exact = isinstance(at, (int, float)) and not isinstance(at, bool) and at <= e.t
-        at = at if exact else e.t
-        near = 1e-3 if exact else tick + 1e-6
+        given = e.event.data.get("start_t")
+        if isinstance(given, (int, float)) and not isinstance(given, bool) and given <= e.t:
+            at, near = float(given), 1e-3  # the start the event carries: exact
+        else:
+            at, near = e.t, tick + 1e-6
         if at > last_end + 1e-6 and not any(abs(s - at) <= near for s in starts):
             return at, str(e.event.data.get("kind") or "")
     return None

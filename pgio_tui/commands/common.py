@@ -149,9 +149,10 @@ def open_exporter(args, sampler):
         users = read_users(args.auth_file) if args.auth_file else None
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    if users and not tls and args.listen[0] not in ("127.0.0.1", "::1", "localhost"):
+    host, port = args.listen  # cli._listen's (host, port)
+    if users and not tls and host not in ("127.0.0.1", "::1", "localhost"):
         say(f"{PROG}: warning: without --tls-cert, the --auth-file passwords cross the network in clear text")
-    exporter = Exporter(server_label(sampler.meta()), *args.listen, tls=tls, users=users)
+    exporter = Exporter(server_label(sampler.meta()), host, port, tls=tls, users=users)
     try:
         url = exporter.start()
     except ListenError as exc:

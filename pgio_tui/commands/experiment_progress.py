@@ -29,7 +29,7 @@ class ProgressBar(StatusLine):
         head, *rest = snap.fields()
         fields = [f"{bar(snap.fraction)} {head}", *rest]
         if frame is not None:
-            tps, dirty = frame.values.get(M.LATENCY_TPS), frame.values.get(M.MEM_DIRTY_KB)
+            tps, dirty = frame.number(M.LATENCY_TPS), frame.number(M.MEM_DIRTY_KB)
             fields.append(f"tps {'-' if tps is None else f'{tps:.0f}'}")
             fields.append(f"dirty {fmt.kib(dirty)}")
         return fit_fields(fields, width)

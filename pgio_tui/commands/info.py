@@ -57,7 +57,7 @@ def _rotated(folder: str) -> int:
         for p in t.parts:
             size = p.rec.path.stat().st_size
             total += size
-            print(f"{p.rec.path.name}  {when(p.rec.start_t)} .. {when(p.rec.end_t)}  {p.rec.tick_count:>6} ticks  "
+            print(f"{p.rec.path.name}  {when(p.start_t)} .. {when(p.end_t)}  {p.rec.tick_count:>6} ticks  "
                   f"{size / 1e6:6.2f} MB")
         print(f"{len(t.parts)} files, {total / 1e6:.1f} MB: {when(t.start_t)} .. {when(t.end_t)} "
               f"({clock(t.duration, hours=True)}), {t.tick_count} ticks, "

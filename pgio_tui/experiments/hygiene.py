@@ -161,13 +161,13 @@ def _checkpoint_state(conn: psycopg.Connection) -> tuple[float | None, bool | No
     """Checkpoints started so far (the server's counters), whether one runs now (the checkpointer's
     wait; None when it cannot be seen), and the settings that schedule them."""
     try:
-        bgwriter = conn.execute("select row_to_json(b) from pg_stat_bgwriter b").fetchone()[0]
-        checkpointer = (conn.execute("select row_to_json(c) from pg_stat_checkpointer c").fetchone()[0]
-                        if conn.execute("select to_regclass('pg_stat_checkpointer')").fetchone()[0] else None)
+        bgwriter = scalar(conn, "select row_to_json(b) from pg_stat_bgwriter b")
+        checkpointer = (scalar(conn, "select row_to_json(c) from pg_stat_checkpointer c")
+                        if scalar(conn, "select to_regclass('pg_stat_checkpointer')") else None)
         started = pg_counters.checkpoint_counters(bgwriter, checkpointer)["started"]
         waits = conn.execute("select backend_type, wait_event_type, wait_event, state, 1 from pg_stat_activity "
                              "where backend_type = 'checkpointer'").fetchall()
-        settings = dict(conn.execute("select name, setting || coalesce(unit, '') from pg_settings "
+        settings: dict[str, str] = dict(conn.execute("select name, setting || coalesce(unit, '') from pg_settings "
                                      "where name in ('checkpoint_timeout', 'max_wal_size')").fetchall())
     except psycopg.Error:
         return None, None, {}

@@ -22,6 +22,8 @@ from prometheus_client.utils import floatToGoString
 
 from pgio_tui.quantiles import bucket_value
 
+HistSample = tuple[str, tuple[tuple[str, str], ...], float]  # (name suffix, extra labels, value)
+
 NAME = "transaction_duration_seconds"
 HELP = ("Latency of the launched workload's transactions (pgio: statements; pgbench --sampling-rate: a "
         "sample), from the per-tick latency histograms.")
@@ -64,12 +66,13 @@ class Cumulative:
                 self.sum_s += n * bucket_value(b) / 1000.0
                 self.count += n
 
-    def samples(self) -> list[tuple[str, tuple[tuple[str, str], ...], float]]:
+    def samples(self) -> list[HistSample]:
         """(suffix, extra labels, value): the buckets (cumulative, `le`), _count and _sum; none
         before the first tick with latencies."""
         if self.counts is None:
             return []
-        out, running = [], 0
+        out: list[HistSample] = []
+        running = 0
         for le, n in zip(LE, self.counts):
             running += n
             out.append(("_bucket", (("le", le),), float(running)))

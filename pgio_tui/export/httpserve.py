@@ -206,12 +206,14 @@ class Server:
         if conn.sock in self._conns and len(conn.outbuf) < MAX_UNSENT:
             if conn.inbuf:  # requests that waited for the client to read
                 self._requests(conn)
-            tls_pending = self.tls is not None and conn.sock.pending()  # decrypted: the selector cannot see it
+            # TLS: bytes already decrypted, which the selector cannot see
+            tls_pending = isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()
             if (mask & selectors.EVENT_READ or tls_pending) and len(conn.outbuf) < MAX_UNSENT:
                 self._read(conn)
         self._watch(conn)
 
     def _handshake(self, conn: _Conn) -> None:
+        assert isinstance(conn.sock, ssl.SSLSocket), "a handshake is TLS's"
         try:
             conn.sock.do_handshake()
         except ssl.SSLWantReadError:
@@ -242,7 +244,7 @@ class Server:
             if conn.started is None:
                 conn.started = time.monotonic()
             conn.inbuf += data
-            if self.tls is None or not conn.sock.pending() or len(conn.inbuf) > MAX_HEAD:
+            if not isinstance(conn.sock, ssl.SSLSocket) or not conn.sock.pending() or len(conn.inbuf) > MAX_HEAD:
                 break
         self._requests(conn)
 
@@ -258,7 +260,8 @@ class Server:
                     conn.started = time.monotonic()
                 return
             if end > MAX_HEAD:
-                return self._answer(conn, "", _text(431, "request header too large\n"), close=True)
+                self._answer(conn, "", _text(431, "request header too large\n"), close=True)
+                return
             t0 = time.perf_counter()
             head = bytes(conn.inbuf[:end])
             del conn.inbuf[:end + 4]
@@ -270,24 +273,29 @@ class Server:
         try:
             method, target, version = lines[0].decode("latin-1").split(" ")
         except ValueError:
-            return self._answer(conn, "", _text(400, "bad request line\n"), close=True)
+            self._answer(conn, "", _text(400, "bad request line\n"), close=True)
+            return
         headers: dict[bytes, str] = {}
         for line in lines[1:]:
             name, sep, value = line.partition(b":")
             if not sep:
-                return self._answer(conn, "", _text(400, "bad header line\n"), close=True)
+                self._answer(conn, "", _text(400, "bad header line\n"), close=True)
+                return
             name = name.strip().lower()
             if name in WANTED:
                 headers[name] = value.strip().decode("latin-1")
         token = headers.get(b"connection", "").lower()
         close = "close" in token if version == "HTTP/1.1" else "keep-alive" not in token
         if headers.get(b"content-length", "0").strip() != "0" or b"transfer-encoding" in headers:
-            return self._answer(conn, "", _text(400, "a request body is not expected\n"), close=True)
+            self._answer(conn, "", _text(400, "a request body is not expected\n"), close=True)
+            return
         if method not in ("GET", "HEAD"):
-            return self._answer(conn, "", _text(405, "GET or HEAD\n"), close=True)
+            self._answer(conn, "", _text(405, "GET or HEAD\n"), close=True)
+            return
         if self.users is not None and not _authorized(self.users, headers.get(b"authorization", "")):
-            return self._answer(conn, "", _text(401, "pgio-tui: user name and password needed\n"), close,
-                                head_only=method == "HEAD", keep_alive_1_0=version != "HTTP/1.1")
+            self._answer(conn, "", _text(401, "pgio-tui: user name and password needed\n"), close,
+                         head_only=method == "HEAD", keep_alive_1_0=version != "HTTP/1.1")
+            return
         path = target.split("?", 1)[0]
         try:
             answer = self.pages(path, headers)

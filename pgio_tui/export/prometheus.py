@@ -201,7 +201,7 @@ class Exporter:
         family = None
         name: str | None = None
         layout: _Layout  # set at a family's first sample
-        lines: dict[Labels, str] = {}
+        lines: dict[tuple[str, Labels], str] = {}  # as _Layout.lines
         for fam, labels, value in self._samples:
             if fam is not family:
                 family = fam

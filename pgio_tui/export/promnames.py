@@ -90,14 +90,15 @@ TRANSACTION_DURATION = Family(PREFIX + histograms.NAME, "histogram", "seconds", 
 _DURATION = {s: replace(TRANSACTION_DURATION, suffix=s) for s in histograms.SUFFIXES}
 _AFTER_PANE = {"checkpoint": CHECKPOINT_INFO, "waits": WAITS, "statements": UP, "latency": TRANSACTION_DURATION}
 
-_pane = None
+_pane: str | None = None
 for _m in M.CATALOG:
     if _m.pane != _pane and _pane in _AFTER_PANE:
         FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
     _pane = _m.pane
     if _m.prom is not None:
         RULES.append(_rule(_m))
-FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
+if _pane in _AFTER_PANE:  # the last pane's
+    FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
 # pg_stat_io by backend type (16+): Frame.sources fields, labelled backend_type
 SOURCE_RULES: list[Rule] = [_rule(m, m.name.rsplit(".", 1)[1]) for m in M.SOURCE_METRICS if m.prom]
 # devices (iostat -x): Frame.devices fields, labelled device; their roles after them
@@ -268,9 +269,9 @@ def markdown() -> str:
             labels.add("backend_type")
         if any(r.family is family for r in DISK_RULES):
             labels.add("device")
-        labels = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
+        columns = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])
         sample = family.name + "_bucket/_count/_sum" if family.type == "histogram" else family.sample_name
-        rows.append(f"| `{sample}` | {family.type} | {labels} | {', '.join(seen[name])} |")
+        rows.append(f"| `{sample}` | {family.type} | {columns} | {', '.join(seen[name])} |")
     return "\n".join(rows) + "\n"
 
 

@@ -64,7 +64,7 @@ def run_own(conn: psycopg.Connection, tag: str, sql: str, params=None) -> tuple[
         sql = own(tag, f"SELECT x.*, ({OWN_QUERY_ID_SQL}) AS pgio_own_query_id FROM ({sql}) x")
     cur = conn.execute(sql, params)
     rows = cur.fetchall()
-    cols = [d.name for d in cur.description]
+    cols = [d.name for d in cur.description or ()]  # a SELECT: described
     if not wrap:
         return cols, rows
     if rows:

@@ -349,7 +349,7 @@ class PostgresSource:
     def _own(self, sql: str, params=None, names: bool = False):
         """Run one of our statements: its rows (and column names); on 14+ its query id is noted
         (pgfeatures.run_own) and left out of the statement figures."""
-        cols, rows = pgfeatures.run_own(self.conn, "own", sql, params)
+        cols, rows = pgfeatures.run_own(self.connection, "own", sql, params)
         self._merge_ran()
         return (cols, rows) if names else rows
 

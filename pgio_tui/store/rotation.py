@@ -73,12 +73,17 @@ def name_time(path: str | os.PathLike) -> float | None:
 
 def rotated_files(folder: str | os.PathLike) -> list[Path]:
     """The folder's rotated recordings, oldest first (their names sort by time)."""
+    return [p for _, p in rotated_starts(folder)]
+
+
+def rotated_starts(folder: str | os.PathLike) -> list[tuple[float, Path]]:
+    """(start time its name gives, path) of the folder's rotated recordings, oldest first."""
     try:
         names = os.listdir(folder)
     except OSError:
         return []
     found = [(t, _number(n), n) for n in names if NAME.fullmatch(n) and (t := name_time(n)) is not None]
-    return [Path(folder) / n for _, _, n in sorted(found)]
+    return [(t, Path(folder) / n) for t, _, n in sorted(found)]
 
 
 def _number(name: str) -> int:
@@ -164,7 +169,7 @@ class RotatingRecorder:
     def path(self) -> Path:
         return self.current.path if self.current is not None else self.folder
 
-    def _open(self, t: float) -> None:
+    def _open(self, t: float) -> Recorder:
         for n in range(1000):  # a restart within the same second
             path = self.folder / file_name(t, n)
             if not path.exists():
@@ -180,13 +185,16 @@ class RotatingRecorder:
         self.current = rec
         self._next = self.rotation.next_boundary(t)
         self.removed += prune(self.folder, self.rotation, self._now())
+        return rec
 
     def write(self, frame: Frame) -> None:
-        if frame.t >= self._next:
-            self.current.close(ROTATED, t=frame.t)
-            self.current = None
-            self._open(frame.t)
-        self.current.write(frame)
+        current = self.current
+        if current is None or frame.t >= self._next:  # None: the last period's file could not be opened
+            if current is not None:
+                current.close(ROTATED, t=frame.t)
+                self.current = None
+            current = self._open(frame.t)
+        current.write(frame)
 
     def close(self, reason: str = "", *, t: float | None = None) -> None:
         if self.current is not None:

@@ -23,24 +23,43 @@ from typing import Any
 
 from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording, RecordingError, Setting, TickEvent
-from pgio_tui.store.rotation import ROTATED, name_time, rotated_files
+from pgio_tui.store.rotation import ROTATED, rotated_starts
 
 MAX_FILES = 400  # each open file holds a descriptor: 16 days of hourly files; beyond, a window (--from/--to)
 
 
 class _Part:
-    __slots__ = ("rec", "offset")
+    """One file of the timeline: a Recording that holds ticks (refresh() keeps no other, so its
+    first and last ticks and times are known) and the offset added to its tick numbers."""
 
-    def __init__(self, rec: Recording, offset: int):
+    __slots__ = ("rec", "offset", "local_first", "start_t")
+
+    def __init__(self, rec: Recording, offset: int = 0):
+        assert rec.first_tick is not None and rec.start_t is not None, "a part holds ticks"
         self.rec, self.offset = rec, offset
+        self.local_first: int = rec.first_tick  # set once, with the first tick
+        self.start_t: float = rec.start_t
+
+    @property
+    def local_last(self) -> int:
+        """The file's last tick (its own number): it grows while the file is written, never unset."""
+        last = self.rec.last_tick
+        assert last is not None, "set with the first tick, which a part holds"
+        return last
+
+    @property
+    def end_t(self) -> float:
+        end = self.rec.end_t
+        assert end is not None, "set with the first tick, which a part holds"
+        return end
 
     @property
     def first(self) -> int:
-        return self.rec.first_tick + self.offset
+        return self.local_first + self.offset
 
     @property
     def last(self) -> int:
-        return self.rec.last_tick + self.offset
+        return self.local_last + self.offset
 
 
 class Timeline:
@@ -64,12 +83,11 @@ class Timeline:
     # --- the files ------------------------------------------------------------------------------
 
     def _candidates(self) -> list[Path]:
-        files = rotated_files(self.path)
+        files = rotated_starts(self.path)
         lo, hi = self._window
         keep = []
-        for i, p in enumerate(files):
-            start = name_time(p)
-            end = name_time(files[i + 1]) if i + 1 < len(files) else None
+        for i, (start, p) in enumerate(files):
+            end = files[i + 1][0] if i + 1 < len(files) else None
             if (hi is None or start <= hi) and (lo is None or end is None or end > lo):
                 keep.append(p)
         if len(keep) > MAX_FILES:
@@ -106,7 +124,9 @@ class Timeline:
                 continue
             if self._parts:
                 new += self._parts[-1].rec.refresh()  # its last commits, made before this file began
-            self._parts.append(_Part(rec, self._offset(rec)))
+            part = _Part(rec)
+            part.offset = self._offset(part)
+            self._parts.append(part)
             new += rec.tick_count
         return new
 
@@ -114,16 +134,16 @@ class Timeline:
         self._skipped.add(path.name)
         self._notes.append(why)
 
-    def _offset(self, rec: Recording) -> int:
+    def _offset(self, part: _Part) -> int:
         if not self._parts:
             return 0
-        prev = self._parts[-1]
-        if rec.first_tick > prev.rec.last_tick:  # the same sampler went on: its numbers, gaps and all
+        prev, rec = self._parts[-1], part.rec
+        if part.local_first > prev.local_last:  # the same sampler went on: its numbers, gaps and all
             return prev.offset
         interval = rec.meta.get("interval_s")  # an untrusted file's: a number in range, or 1 s
         interval = float(interval) if isinstance(interval, (int, float)) and 0.01 <= interval <= 3600 else 1.0
-        ticks = max(1, round((rec.start_t - prev.rec.end_t) / interval))
-        return prev.last + ticks - rec.first_tick
+        ticks = max(1, round((part.start_t - prev.end_t) / interval))
+        return prev.last + ticks - part.local_first
 
     @property
     def parts(self) -> list[_Part]:
@@ -154,11 +174,11 @@ class Timeline:
 
     @property
     def start_t(self) -> float:
-        return self._parts[0].rec.start_t
+        return self._parts[0].start_t
 
     @property
     def end_t(self) -> float:
-        return self._parts[-1].rec.end_t
+        return self._parts[-1].end_t
 
     @property
     def tick_count(self) -> int:
@@ -193,8 +213,8 @@ class Timeline:
         for p in self._parts:
             if (start is not None and p.last < start) or (end is not None and p.first > end):
                 continue
-            yield (p, None if start is None else max(start - p.offset, p.rec.first_tick),
-                   None if end is None else min(end - p.offset, p.rec.last_tick))
+            yield (p, None if start is None else max(start - p.offset, p.local_first),
+                   None if end is None else min(end - p.offset, p.local_last))
 
     def settings(self, tick: int | None = None) -> dict[str, Setting]:
         p = self._part_at(self.last_tick if tick is None else tick)
@@ -244,7 +264,7 @@ class Timeline:
         return hist
 
     def tick_at(self, t: float) -> int:
-        i = bisect_right([p.rec.start_t for p in self._parts], t) - 1
+        i = bisect_right([p.start_t for p in self._parts], t) - 1
         p = self._parts[max(0, i)]
         return p.rec.tick_at(t) + p.offset
 
@@ -306,6 +326,11 @@ def open_recording(path: str | os.PathLike, start_t: float | None = None,
 def tick_window(rec: Recording | Timeline, from_t: float | None, to_t: float | None) -> tuple[int | None, int | None]:
     """The ticks taken in [from_t, to_t] as (start_tick, end_tick) for rows()/frames(); None: that
     end open. RecordingError when the window holds no tick."""
+    if from_t is None and to_t is None:
+        return None, None
+    first_tick, last_tick, t0, t1 = rec.first_tick, rec.last_tick, rec.start_t, rec.end_t
+    if first_tick is None or last_tick is None or t0 is None or t1 is None:
+        raise RecordingError(f"{rec.path} holds no ticks")
     start = end = None
     if from_t is not None:
         start = rec.tick_at(from_t)
@@ -314,10 +339,10 @@ def tick_window(rec: Recording | Timeline, from_t: float | None, to_t: float | N
             start += 1
     if to_t is not None:
         end = rec.tick_at(to_t)
-        if end == rec.first_tick and rec.start_t > to_t:
+        if end == first_tick and t0 > to_t:
             end -= 1
-    if (start is not None and start > rec.last_tick) or (end is not None and end < (start or rec.first_tick)):
-        raise RecordingError(f"{rec.path}: no tick in that window (it holds {_when(rec.start_t)} to {_when(rec.end_t)})")
+    if (start is not None and start > last_tick) or (end is not None and end < (start or first_tick)):
+        raise RecordingError(f"{rec.path}: no tick in that window (it holds {_when(t0)} to {_when(t1)})")
     return start, end
 
 

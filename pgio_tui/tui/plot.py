@@ -77,6 +77,9 @@ class ChartSpec:
     empty_text: str = "no data yet"
 
 
+_NO_ROW: tuple[object, Run, Line] = (None, ("", None), ())  # a row not drawn yet: None is no draw's runs
+
+
 class ChartCache:
     """What a chart keeps between redraws: the series' Columns and the plot's Raster."""
 
@@ -169,7 +172,7 @@ def chart_lines(spec: ChartSpec, history: FrameHistory, t0: float, t1: float, wi
     # same object, so the view sees at once that it did not change.
     kept_rows = cache.rows
     if len(kept_rows) != plot_h:
-        kept_rows = cache.rows = [(None, None, None)] * plot_h
+        kept_rows = cache.rows = [_NO_ROW] * plot_h
     for r, runs in enumerate(rows):
         tag = tags[r]
         was_runs, was_tag, line = kept_rows[r]
@@ -189,7 +192,7 @@ def _gutter(series: Sequence[Series], top: float, plot_h: int, cache: ChartCache
     key = (label, top, plot_h)
     if cache.gutter is not None and cache.gutter[0] == key:
         return cache.gutter[1]
-    tags = []
+    tags: list[Run] = []
     for r in range(plot_h):
         if r == 0:
             tag = label(top)
@@ -340,8 +343,8 @@ def _draw_axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: 
                   for span in history.spans_in(t0, t1))
     marks = tuple((xof(e.t) // 2, MARKS[e.event.kind]) for e in history.events_in(t0, t1) if e.event.kind in MARKS)
     clock = _clock(t0, t1, plot_w, dot_s)
-    key = (plot_w, fmt.window(t1 - t0), spans, marks, clock,
-           tuple(xof(g) // 2 for g in clock[1]) if clock else None)
+    clock_at = tuple(xof(g) // 2 for g in clock[1]) if clock else None  # the labels' cells
+    key = (plot_w, fmt.window(t1 - t0), spans, marks, clock, clock_at)
     if cache is not None and cache.axis is not None and cache.axis[0] == key:
         return cache.axis[1]
     cells = ["─"] * plot_w
@@ -352,9 +355,9 @@ def _draw_axis(history: FrameHistory, t0: float, t1: float, plot_w: int, dot_s: 
     for c, mark in marks:
         if 0 <= c < plot_w:
             cells[c], cstyle[c] = mark
-    if clock:  # never over an event mark
+    if clock and clock_at is not None:  # never over an event mark
         form, times = clock
-        for g, c in zip(times, key[5]):
+        for g, c in zip(times, clock_at):
             label = time.strftime(form, time.localtime(g))
             if 0 <= c and c + len(label) <= plot_w and all(ch in "─━" for ch in cells[c:c + len(label)]):
                 cells[c:c + len(label)] = label

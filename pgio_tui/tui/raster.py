@@ -44,7 +44,8 @@ def dot_runs(entries: list, start: int, top: float, ydots: int, stop: float = ma
     the columns touch, by a line of runs across the columns between them when they do not. Values
     off the scale are drawn at its edge (0..ydots); Canvas and Raster both draw from here."""
     k = ydots / top if top else 0.0
-    px = py = ptick = None
+    px: int | None = None  # the previous column drawn (None: none, or a gap before this one)
+    py = ptick = 0  # its last dot and tick: read only when px is set
     for n in range(start, len(entries)):
         e = entries[n]
         if e is None:
@@ -184,7 +185,7 @@ class Raster:
         self.low = 0  # no dot column left of this is kept
         self.rows: list[list[Run]] = []
 
-    def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[int, int]], right: int,
+    def draw(self, key: tuple, series: list[tuple[list, float, int]], dirty: list[tuple[float, float]], right: int,
              plot_w: int, plot_h: int, hrows: dict[int, tuple[int, int]], styles: Sequence[str | None]
              ) -> list[list[Run]]:
         """`series`: (entries, y maximum, owner) in drawing order; `key` names everything but the
@@ -206,7 +207,8 @@ class Raster:
             else:
                 for x in range(self.low, first):
                     cols.pop(x, None)
-            ranges = _merge([(max(first, a), min(right, b)) for a, b in dirty if b >= first and a <= right])
+            # clamped to the screen: whole dot columns (a range may run to +inf: "from here on")
+            ranges = _merge([(int(max(first, a)), int(min(right, b))) for a, b in dirty if b >= first and a <= right])
         self.low = first
         for a, b in ranges:
             self._columns(a, b, series, plot_h)
@@ -216,7 +218,7 @@ class Raster:
         if grid is None or not 0 <= k < plot_w:  # nothing to shift: a fresh grid, every cell rendered
             k = 0
             grid = self.grids[first & 1] = _Grid(right, plot_w, plot_h)
-            cells = range(plot_w)
+            cells: Sequence[int] = range(plot_w)
         else:
             since = grid.n
             todo = set(range(plot_w - k, plot_w))

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from pgio_tui.frame import Event, Frame
+from pgio_tui.interfaces import RecorderLike
 
 OUTPUT_CAP = 200_000  # lines kept in memory; older ones are dropped only once read by a recorder
 
@@ -33,7 +34,7 @@ _NO_CONNECTION = re.compile(
 
 def connection_failed(message: str | None) -> bool:
     """Did a workload fail because it could not connect (not because of what it ran)?"""
-    return bool(message) and _NO_CONNECTION.search(message) is not None
+    return message is not None and _NO_CONNECTION.search(message) is not None
 
 
 class OutputLog:
@@ -209,7 +210,7 @@ class Workload:
                 self._tap = None
                 frame.events.append(Event("error", f"{self.kind} output no longer recorded: {exc}"))
 
-    def on_recorder(self, recorder) -> None:
+    def on_recorder(self, recorder: RecorderLike | None) -> None:
         """A recorder appeared (or went away: None), on the thread that writes frames."""
         if self._tap is not None:
             self._tap.finish()
@@ -263,7 +264,7 @@ class WorkloadTap:
     recorder closes (on_recorder(None)) writes what is left.
     """
 
-    def __init__(self, recorder, workload: Workload):
+    def __init__(self, recorder: RecorderLike, workload: Workload):
         self.recorder = recorder
         self.workload = workload
         self.id: int | None = None

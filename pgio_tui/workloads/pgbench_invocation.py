@@ -78,7 +78,7 @@ def connection(conninfo: str) -> tuple[dict[str, str], list[str]]:
         env["PGPASSWORD"] = str(password)
     if not params:
         return env, []
-    if set(params) == {"dbname"} and "=" not in params["dbname"]:
+    if set(params) == {"dbname"} and "=" not in str(params["dbname"]):
         return env, [str(params["dbname"])]  # a plain name stays plain
     return env, [make_conninfo("", **params)]
 

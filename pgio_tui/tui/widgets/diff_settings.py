@@ -40,7 +40,7 @@ class SettingsView(Static):
 
     def renderable_of(self) -> Group:
         c, pal = self.comparison, palette_of(self.app)
-        a_style, b_style, muted = pal.get("diff-a"), pal.get("diff-b"), pal.get("muted")
+        a_style, b_style, muted = pal["diff-a"], pal["diff-b"], pal["muted"]
         head = lambda title: Text(title, style="bold")  # noqa: E731
 
         def table(*columns: str) -> Table:

@@ -72,15 +72,15 @@ class SummaryTable(DataTable):
                 name, unit, a, b, ch, ci, verdict = cells(r)
                 metric = Text("  " + name)
                 if unit:
-                    metric.append(" " + unit, style=pal.get("muted"))
+                    metric.append(" " + unit, style=pal["muted"])
                 metric.truncate(self._metric_w, overflow="ellipsis")
                 strong = verdict == "changed"
-                style = pal.get("warn") if strong else pal.get("muted")
+                style = pal["warn"] if strong else pal["muted"]
                 key = f"{group}:{i}"
                 self.by_key[key] = (r, group)
                 self.add_row(metric, Text(a, justify="right"), Text(b, justify="right"),
                              Text(ch, justify="right", style="bold" if strong else ""),
-                             Text(verdict, style=style), Text(ci, style=pal.get("muted")), key=key)
+                             Text(verdict, style=style), Text(ci, style=pal["muted"]), key=key)
         if self.row_count:
             self.move_cursor(row=min(max(cursor, 1), self.row_count - 1))
 
@@ -88,9 +88,12 @@ class SummaryTable(DataTable):
     def current(self) -> tuple[Row | None, str]:
         if not self.row_count:
             return None, ""
-        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        return self.by_key.get(key, (None, ""))
+        return self._row_of(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
+
+    def _row_of(self, key: str | None) -> tuple[Row | None, str]:
+        """(row, group) of a table row's key (None: a row without one, which fill() never adds)."""
+        return (None, "") if key is None else self.by_key.get(key, (None, ""))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        row, group = self.by_key.get(event.row_key.value, (None, ""))
+        row, group = self._row_of(event.row_key.value)
         self.post_message(self.RowChosen(row, group))

@@ -36,10 +36,11 @@ def on_screen(keys: list[Widget], width: int) -> int:
     """How many of the footer's keys, from the first, may show at `width` before it is scrolled:
     the rest are plain keys that start at or past the right edge even at their narrowest (key, a
     blank, description: padding and margins only add to that). Groups and labels: all of them."""
-    if not all(type(w) is FooterKey and not w.has_class("-grouped") for w in keys):
+    plain = [w for w in keys if type(w) is FooterKey and not w.has_class("-grouped")]
+    if len(plain) < len(keys):
         return len(keys)
     x = 0
-    for i, key in enumerate(keys):
+    for i, key in enumerate(plain):
         if x >= width:
             return i
         x += cell_len(key.key_display) + (cell_len(key.description) + 1 if key.description else 0)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -50,7 +51,8 @@ def one_paint(screen) -> Iterator[None]:
     if _painting is not None or not textual_private.on():  # off: each view refreshes, Textual's way
         yield
         return
-    _painting = changed = set()
+    changed: set[LinesView] = set()
+    _painting = changed
     try:
         yield
     finally:
@@ -170,12 +172,14 @@ class LinesView(Widget):
             self._styles_cache = cache
         self._lines: list[Line] = []
         self._segs: list[list[Segment] | None] = []  # a line's segments, padded to the width
-        self._base = None  # the widget's own style: every refresh() drops Textual's cache of it
-        self._styles = None  # styles_for(base, palette): rebuilt with the base or the theme
+        self._base: Style | None = None  # the widget's own style: every refresh() drops Textual's cache of it
+        # styles_for(base, palette): rebuilt with the base or the theme
+        self._styles: dict[str | None, tuple[Style, tuple]] | None = None
         self._style_list: list[Style] | None = None  # the styles in _styles, a new list with it
         self._area: Size = Size(0, 0)
         self._area_of: Size | None = None  # the outer size `_area` was worked out from
-        self._backgrounds = None  # background_colors, kept until a style or the theme changes
+        # background_colors, kept until a style or the theme changes
+        self._backgrounds: tuple[Color, Color] | None = None
         # The rows changed in the paint under way (one_paint), to send directly (textual_private/direct.py);
         # None when the view has more to repaint than them (then Textual paints it).
         self._rows: list[Region] | None = None
@@ -242,7 +246,7 @@ class LinesView(Widget):
             old[y] = b
             shown, segs[y] = segs[y], None
             now = self.content_segments(y, width) if shown is not None and y < height else None
-            if now is not None:  # both rows as segments: what differs
+            if shown is not None and now is not None:  # both rows as segments: what differs
                 start, end = changed_span(shown, now)
                 if start == end:
                     continue

@@ -102,8 +102,7 @@ class StatusBar(LinesView):
             else:
                 groups.append((1, "r", [("○ not recording ", "muted")]))
         if last is not None:
-            g = last.values.get
-            collect, server = g(M.OBSERVER_COLLECT_MS), g(M.OBSERVER_SERVER_MS)
+            collect, server = last.number(M.OBSERVER_COLLECT_MS), last.number(M.OBSERVER_SERVER_MS)
             share = cpu_share(view.history)
             groups.append((2, "r", [("obs ", "muted"), (fmt.ms(collect), None), ("/", "muted"),
                                     (fmt.ms(server), None), (" ms ", "muted")]))
