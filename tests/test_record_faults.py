@@ -28,9 +28,10 @@ def conn_args(cluster, **kw) -> list[str]:
             "-d", kw.get("dbname", "postgres")]
 
 
-def run_one_line_error(cmd: list[str], **kw) -> str:
+def run_one_line_error(cmd: list[str], rc: int = 1, **kw) -> str:
+    """rc: 1 for an error of ours, 2 when no connection could be made (as psql's)."""
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)  # a failed connection: 2, as psql
+    assert r.returncode == rc, (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pgio-tui: error: "), r.stderr
     return lines[0]
@@ -145,9 +146,9 @@ def test_unwritable_output(pg_cluster, tmp_path):
 
 def test_bad_dsn_server_down_and_wrong_password(make_cluster, tmp_path):
     out = tmp_path / "x.pgio"
-    line = run_one_line_error(record_cmd(["-d", "host=/tmp port=5432 sslmode=bogus"], out))
+    line = run_one_line_error(record_cmd(["-d", "host=/tmp port=5432 sslmode=bogus"], out), rc=2)
     assert "sslmode" in line
-    line = run_one_line_error(record_cmd(["-d", "this is not=a valid=conninfo ='"], out))
+    line = run_one_line_error(record_cmd(["-d", "this is not=a valid=conninfo ='"], out), rc=2)
     cluster = make_cluster()
     with cluster.connect() as conn:
         conn.execute("CREATE ROLE pw LOGIN PASSWORD 'right'")
@@ -156,11 +157,11 @@ def test_bad_dsn_server_down_and_wrong_password(make_cluster, tmp_path):
     with cluster.connect() as conn:
         conn.execute("SELECT pg_reload_conf()")
     time.sleep(0.5)
-    line = run_one_line_error(record_cmd(conn_args(cluster, user="pw"), out),
+    line = run_one_line_error(record_cmd(conn_args(cluster, user="pw"), out), rc=2,
                               env={**os.environ, "PGPASSWORD": "wrong"})
     assert "password" in line
     cluster.stop()
-    line = run_one_line_error(record_cmd(conn_args(cluster), out))
+    line = run_one_line_error(record_cmd(conn_args(cluster), out), rc=2)
     assert "server running" in line
     assert not out.exists()  # nothing half-made when we could not even connect
 

@@ -349,7 +349,7 @@ def spikes(s: Scope) -> tuple[list[tuple[float, float, float, int]], float | Non
 
 def latency_writeback(s: Scope) -> list[Finding]:
     found, typical = spikes(s)
-    if not found:
+    if not found or typical is None:
         return []
     dirty, wb, thr = s.col(M.MEM_DIRTY_KB), s.col(M.MEM_WRITEBACK_KB), s.col(M.MEM_DIRTY_THRESHOLD_KB)
     hits = []
@@ -471,7 +471,7 @@ def reads_do_not_fit(s: Scope) -> list[Finding]:
 
 def autovacuum_spike(s: Scope) -> list[Finding]:
     found, typical = spikes(s)
-    if not found:
+    if not found or typical is None:
         return []
     seen = autovacuum_ticks(s)
     hits = [w for w in found if any(s.x[i] in seen for i in s.tick_range(w[0], w[1]))]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from pgio_tui.errors import PROG, CliError, say
+from pgio_tui.errors import PROG, CliError, ConnectError, say
 
 
 _told = {"password": False}  # warnings said once per process
@@ -21,8 +21,8 @@ def conninfo_of(args: argparse.Namespace) -> str:
         raise CliError("give the database either as CONN or with -d, not both")
     try:
         conninfo = conninfo_from_args(args.host, args.port, args.username, dbname)
-    except SourceError as exc:
-        raise CliError(str(exc)) from None
+    except SourceError as exc:  # a connection string libpq refuses: no connection, exit 2 as psql's
+        raise ConnectError(str(exc)) from None
     from pgio_tui.secrets import in_conninfo
     if in_conninfo(conninfo) and not _told["password"]:
         _told["password"] = True

@@ -74,7 +74,8 @@ def collect(res: Results) -> ExperimentFindings:
     """Every finished run's findings over its window, then what differs from the baseline's runs."""
     runs = []
     for r in res.runs:
-        found = findings_of_file(res.folder / r.run.file, win=r.figures.window) if r.figures.window else []
+        found = (findings_of_file(res.folder / r.run.file, win=r.figures.window)
+                 if r.figures.window and r.run.file else [])
         if any(flag.get("kind") == WRAPAROUND for flag in r.run.flags or []):
             for f in found:
                 if f.id == "autovacuum_spike":

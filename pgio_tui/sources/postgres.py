@@ -108,7 +108,8 @@ def conninfo_from_args(host=None, port=None, user=None, dbname=None) -> str:
     try:
         return psycopg.conninfo.make_conninfo(base, **extra)
     except psycopg.Error as exc:
-        raise SourceError(f"{describe_error(exc)} (check the connection string given with -d)") from exc
+        msg, hint = describe_error(exc), " (check the connection string given with -d)"
+        raise SourceError(msg if msg.endswith(hint) else msg + hint) from exc
 
 
 def connect(conninfo: str, connect_timeout: int = 5) -> psycopg.Connection:
