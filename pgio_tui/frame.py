@@ -24,6 +24,14 @@ def disk(device: str, fld: str) -> str:
 
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
+# Per pg_stat_io row (backend_type, object, context), 16+: every operation's count, its bytes and its
+# time, all per second (see metrics.IO_METRICS). The *_ms fields are None when the timing setting was
+# off (unknown, not 0); ms per operation is time / count (metrics.per_op).
+IO_OPS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses")
+IO_BYTES = ("read_bytes", "write_bytes", "extend_bytes")
+IO_TIMES = ("read_ms", "write_ms", "writeback_ms", "extend_ms", "fsync_ms")
+IO_FIELDS = IO_OPS + IO_BYTES + IO_TIMES
+IoKey = tuple[str, str, str]  # (backend_type, object, context) as pg_stat_io names them
 
 # Per-statement (pg_stat_statements queryid) figures over the statement window: rates per second
 # except mean_ms and stddev_ms (see metrics.STATEMENT_METRICS for units and sources).
@@ -81,6 +89,7 @@ class Frame:
     devices: dict[str, dict[str, float | None]] = field(default_factory=dict)  # device -> DEVICE_FIELDS
     device_roles: dict[str, str] = field(default_factory=dict)  # device -> "data", "wal", "data,wal", "tblspc"
     sources: dict[str, dict[str, float | None]] = field(default_factory=dict)  # backend_type -> SOURCE_FIELDS
+    io: dict[IoKey, dict[str, float | None]] = field(default_factory=dict)  # pg_stat_io row -> IO_FIELDS (16+)
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick

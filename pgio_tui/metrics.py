@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, IO_FIELDS, SOURCE_FIELDS, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
 
 
 class Unit(str):
@@ -602,6 +602,53 @@ SOURCE_METRICS: tuple[Metric, ...] = (  # Frame.sources, the recording's `io` ta
        prom=Prom("io_evictions", help="Buffers evicted to make room (pg_stat_io, relation), by backend type.")),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
+
+_ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O), as published "
+        "(not spread); null before 16")
+_TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object wal): unknown, not 0 "
+          "(the view shows 0). Mean ms per {} = this / {}s")
+
+
+def _io(field: str, unit: str, help: str, source: str) -> Metric:
+    family = f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else f"stat_io_{field}"
+    return _m(f"io.<backend_type>.<object>.<context>.{field}", unit, "rate", "io", help, source,
+              ref=VIEW, published=AS_WRITTEN, prom=Prom(family))
+
+
+IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table; Prometheus: labelled
+    # backend_type, object and context
+    _io("reads", "blocks/s", "Read operations (18: one may cover several blocks, see read_bytes).", f"reads; {_ROW}"),
+    _io("writes", "buffers/s", "Write operations.", f"writes; {_ROW}"),
+    _io("writebacks", "requests/s", "Writeback requests (asking the kernel to write dirty pages out).",
+        f"writebacks; {_ROW}"),
+    _io("extends", "blocks/s", "Relation extend operations.", f"extends; {_ROW}"),
+    _io("fsyncs", "fsyncs/s", "fsync calls.", f"fsyncs; {_ROW}"),
+    _io("hits", "blocks/s", "Shared-buffer (or local-buffer) hits.", f"hits; {_ROW}"),
+    _io("evictions", "buffers/s", "Buffers evicted to make room for another block (shared_buffers pressure).",
+        f"evictions; {_ROW}"),
+    _io("reuses", "buffers/s", "Ring buffers reused in place (bulkread, bulkwrite, vacuum contexts).",
+        f"reuses; {_ROW}"),
+    _io("read_bytes", "bytes/s", "Bytes read.", f"18+ read_bytes; 16-17 reads x op_bytes (one block a read); {_ROW}"),
+    _io("write_bytes", "bytes/s", "Bytes written.", f"18+ write_bytes; 16-17 writes x op_bytes; {_ROW}"),
+    _io("extend_bytes", "bytes/s", "Bytes added by extends.", f"18+ extend_bytes; 16-17 extends x op_bytes; {_ROW}"),
+    _io("read_ms", "ms/s", "Time spent reading.", "read_time; " + _ROW + _TIMED.format("read", "read")),
+    _io("write_ms", "ms/s", "Time spent writing.", "write_time; " + _ROW + _TIMED.format("write", "write")),
+    _io("writeback_ms", "ms/s", "Time spent in writeback requests.",
+        "writeback_time; " + _ROW + _TIMED.format("writeback", "writeback")),
+    _io("extend_ms", "ms/s", "Time spent extending.", "extend_time; " + _ROW + _TIMED.format("extend", "extend")),
+    _io("fsync_ms", "ms/s", "Time spent in fsync.", "fsync_time; " + _ROW + _TIMED.format("fsync", "fsync")),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in IO_METRICS) == IO_FIELDS
+IO_UNITS: dict[str, Unit] = {m.name.rsplit(".", 1)[1]: m.unit for m in IO_METRICS}
+
+
+def per_op(row: dict, op: str) -> float | None:
+    """Mean ms per operation of a Frame.io row (or a sum of rows) over its window; op is "read",
+    "write", "writeback", "extend" or "fsync": its time over its count. None when timing was off
+    or nothing was done."""
+    ms, n = row.get(f"{op}_ms"), row.get(f"{op}s")
+    return ms / n if ms is not None and n else None
+
 
 def _disk(field, unit, kind, help, source, prom: Prom) -> Metric:
     return _m(f"disk.<device>.{field}", unit, kind, "devices", help, source, ref=IOSTAT, prom=prom)

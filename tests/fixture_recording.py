@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
+from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, IO_FIELDS, IO_OPS, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 
@@ -207,6 +207,34 @@ def _sources(rng: random.Random, dt: float, checkpointing: bool) -> dict:
     return out
 
 
+def _io_rows(rng: random.Random, sources: dict, dt: float) -> dict:
+    """Frame.io made from the tick's sources (their own random stream: other figures stay as they
+    were): relation rows in context normal (autovacuum: vacuum), WAL rows for the WAL writers, a
+    client backend's bulkread ring on a fifth of the ticks; 18's bytes (reads combine 1-4 blocks)
+    and times with timing on, to 3 decimals of ms/s."""
+    def ms(n: float, lo: float, hi: float) -> float:
+        return round(n * dt * rng.uniform(lo, hi), 3) / dt
+
+    out: dict = {}
+    for bt, row in sources.items():
+        if not any(row.values()):
+            continue
+        wal = bt == "walwriter"
+        r, w, e = row["reads"], row["writes"], row["extends"]
+        out[(bt, "wal" if wal else "relation", "vacuum" if bt == "autovacuum worker" else "normal")] = {
+            **{f: row.get(f, 0.0) for f in IO_OPS}, "reuses": 0.0,
+            "read_bytes": round(r * dt * rng.uniform(1, 4)) * 8192 / dt, "write_bytes": w * 8192 * (4 if wal else 1),
+            "extend_bytes": e * 8192, "read_ms": ms(r, 0.05, 0.2), "write_ms": ms(w, 0.01, 0.05),
+            "writeback_ms": ms(row["writebacks"], 0.005, 0.02), "extend_ms": ms(e, 0.01, 0.03),
+            "fsync_ms": ms(row["fsyncs"], 0.3, 5)}
+    if rng.random() < 0.2:
+        reads = round(rng.gauss(300, 30))
+        out[("client backend", "relation", "bulkread")] = {
+            **dict.fromkeys(IO_FIELDS, 0.0), "reads": reads / dt, "reuses": (reads - 20) / dt, "hits": 50 / dt,
+            "read_bytes": reads * 8192 * 4 / dt, "read_ms": ms(reads / dt, 0.05, 0.2)}
+    return out
+
+
 def statement_text(k: int) -> str:
     return STATEMENT_TEXTS[k] if k < len(STATEMENT_TEXTS) else f"SELECT * FROM report_{k} WHERE day = $1"
 
@@ -319,6 +347,7 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
             frng = random.Random(tick * 104729 + 17)
             f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None, frng) for d, role in devices.items()}
             f.sources = _sources(rng, rate_dt, cp_tick is not None)
+            f.io = _io_rows(random.Random(tick * 104729 + 7), f.sources, rate_dt)
             f.values["buffers.evictions_s"] = sum(row["evictions"] for row in f.sources.values())
         f.device_roles = {d: role for d, role in devices.items() if role}
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]

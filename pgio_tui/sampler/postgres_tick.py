@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
-from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, rate, sessions_and_waits, statement_latency
+from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, io_row_rates, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
 from pgio_tui.sources.pgfeatures import is_own
@@ -179,6 +179,7 @@ class PostgresTick:
                 counter_names = names[btype] = tuple(f"{btype}.{f}" for f in SOURCE_FIELDS)
             frame.sources[btype] = {f: rate_of(name, c, pc, dt, tick)
                                     for f, name, c, pc in zip(SOURCE_FIELDS, counter_names, cols, pcols)}
+        frame.io = io_row_rates(raw.get("io_rows"), prev.get("io_rows") if prev else None, dt)
         return writes
 
     def _forget_counters(self) -> None:

@@ -7,7 +7,7 @@ the tick, never a negative or a spike.
 from __future__ import annotations
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import Frame
+from pgio_tui.frame import IO_FIELDS, Frame, IoKey
 
 
 # Cumulative counters that become per-second rates, and levels read as they are: (metric, section of
@@ -22,6 +22,21 @@ def rate(cur, prev, dt) -> float | None:
         return None
     delta = float(cur) - float(prev)
     return delta / dt if delta >= 0 else None
+
+
+def io_row_rates(rows: list | None, prev: list | None, dt: float | None) -> dict[IoKey, dict[str, float | None]]:
+    """pg_stat_io rows of this tick and the last (tick_sql.io_rows_sql) -> rates by (backend_type,
+    object, context), IO_FIELDS. Shown as published, never spread: a figure times the tick's length
+    is the view's own delta. A row new since the last tick starts from zero (only rows that have
+    done I/O are read); no previous sample, or a counter that went back, gives None."""
+    if prev is None or not rows:
+        return {}
+    before = {(bt, obj, ctx): vals for bt, obj, ctx, *vals in prev}
+    out: dict[IoKey, dict[str, float | None]] = {}
+    for bt, obj, ctx, *vals in rows:
+        pvals = before.get((bt, obj, ctx)) or [None if v is None else 0 for v in vals]
+        out[(bt, obj, ctx)] = {f: rate(c, pc, dt) for f, c, pc in zip(IO_FIELDS, vals, pvals)}
+    return out
 
 
 def statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:

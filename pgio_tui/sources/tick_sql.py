@@ -26,6 +26,8 @@ class RawSample(TypedDict):
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
     io: dict[str, list[float | None]] | None
     iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation)
+    # pg_stat_io (16+) rows with any I/O: [backend_type, object, context, *IO_ROW_COLUMNS] (io_rows_sql)
+    io_rows: list[list[Any]] | None
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
@@ -79,8 +81,9 @@ def tick_sql(f: Features) -> str:
             f"sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM {io} "
             "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
         cols.append(_json_row(f"SELECT sum(evictions) AS evictions FROM {io} WHERE object = 'relation'") + " AS iosum")
+        cols.append(f"({io_rows_sql(f, io)}) AS io_rows")
     else:
-        cols.append("NULL::json AS io, NULL::json AS iosum")
+        cols.append("NULL::json AS io, NULL::json AS iosum, NULL::json AS io_rows")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
@@ -156,6 +159,30 @@ def backends_sql(f: Features) -> str:
             "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
             "OR a.state IS DISTINCT FROM 'idle' "
             "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
+
+
+# pg_stat_io's cumulative columns per row, in frame.IO_FIELDS order (times in ms, as the view has them).
+IO_ROW_COLUMNS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses",
+                  "read_bytes", "write_bytes", "extend_bytes",
+                  "read_time", "write_time", "writeback_time", "extend_time", "fsync_time")
+
+
+def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
+    """Every pg_stat_io row that has done any I/O, as [backend_type, object, context, *IO_ROW_COLUMNS].
+    Bytes: 18's read_bytes/write_bytes/extend_bytes (one read may cover several blocks), else the
+    operations x op_bytes (16-17: one block each). Times are NULL while their setting is off
+    (track_io_timing; track_wal_io_timing for the object wal rows), which the view shows as 0:
+    unknown, never 0 ms. A cell the view leaves NULL (an operation that cannot happen) stays NULL."""
+    if "read_bytes" in f.io_cols:
+        nbytes = ["read_bytes", "write_bytes", "extend_bytes"]
+    else:
+        nbytes = [f"{op} * op_bytes" for op in ("reads", "writes", "extends")]
+    timing = ("CASE WHEN object = 'wal' THEN current_setting('track_wal_io_timing', true) "
+              "ELSE current_setting('track_io_timing', true) END = 'on'")
+    times = [f"CASE WHEN {timing} THEN {c} END" for c in IO_ROW_COLUMNS[-5:]]
+    values = ", ".join(["backend_type", "object", "context", *IO_ROW_COLUMNS[:8], *nbytes, *times])
+    ops = " + ".join(f"coalesce({c}, 0)" for c in IO_ROW_COLUMNS[:8])
+    return f"SELECT json_agg(json_build_array({values})) FROM {io} WHERE {ops} > 0"
 
 
 def aios_sql() -> str:

@@ -128,6 +128,8 @@ class Recording:
         self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
         self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
         self._backends = StoredBackends(conn, "backend_io" in tables)
+        self._io_keys = {id_: (text(bt) or "?", text(obj) or "?", text(ctx) or "?") for id_, bt, obj, ctx in conn.execute(
+            "SELECT id, backend_type, object, context FROM io_keys")} if "io_keys" in tables else None
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -374,7 +376,8 @@ class Recording:
                                       scales=[self._scales.get(c, 1) for c in columns], disk_layout=self._disk_layout,
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
-                                      backends=self._backends, disk_flush=self._has_disk_flush)
+                                      backends=self._backends, disk_flush=self._has_disk_flush,
+                                      io_keys=self._io_keys)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
+from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
@@ -21,12 +21,12 @@ _WINDOW = M.STATEMENTS_WINDOW_S
 def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
                    latency_hist: bool, backends: StoredBackends | None = None,
-                   disk_flush: bool = True, scales: list[int] | None = None,
+                   disk_flush: bool = True, scales: list[int] | None = None, io_keys: dict | None = None,
                    disk_layout: tuple = schema.disk_layout(schema.DISK_STORED)) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later); scales are the columns' (schema.from_stored), disk_layout the disk
+    those tables (added later), io_keys the pg_stat_io row names (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout the disk
     table's (schema.disk_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
@@ -42,6 +42,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
                     "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
+    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
+        if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
     hist = by_tick("SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ?") \
@@ -78,6 +80,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             devices=tick_devices,
             device_roles=dict(roles),
             sources=tick_sources,
+            io={io_keys[id_]: {f: schema.from_stored(number(v), sc) for f, v, sc in zip(IO_FIELDS, vals, schema.IO_SCALES)}
+                for id_, *vals in io_rows.get(tick, ()) if id_ in io_keys},
             waits=[(*wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
                    if id_ in wait_events and number(n) is not None],
             events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],
