@@ -610,14 +610,15 @@ _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object w
 
 
 def _io(field: str, unit: str, help: str, source: str) -> Metric:
-    family = f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else f"stat_io_{field}"
+    family = (f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else
+              f"stat_io_{field[:-3]}_bytes" if field.endswith("_kb") else f"stat_io_{field}")
     return _m(f"io.<backend_type>.<object>.<context>.{field}", unit, "rate", "io", help, source,
               ref=VIEW, published=AS_WRITTEN, prom=Prom(family))
 
 
 IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table; Prometheus: labelled
     # backend_type, object and context
-    _io("reads", "blocks/s", "Read operations (18: one may cover several blocks, see read_bytes).", f"reads; {_ROW}"),
+    _io("reads", "blocks/s", "Read operations (18: one may cover several blocks, see read_kb).", f"reads; {_ROW}"),
     _io("writes", "buffers/s", "Write operations.", f"writes; {_ROW}"),
     _io("writebacks", "requests/s", "Writeback requests (asking the kernel to write dirty pages out).",
         f"writebacks; {_ROW}"),
@@ -628,9 +629,9 @@ IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table;
         f"evictions; {_ROW}"),
     _io("reuses", "buffers/s", "Ring buffers reused in place (bulkread, bulkwrite, vacuum contexts).",
         f"reuses; {_ROW}"),
-    _io("read_bytes", "bytes/s", "Bytes read.", f"18+ read_bytes; 16-17 reads x op_bytes (one block a read); {_ROW}"),
-    _io("write_bytes", "bytes/s", "Bytes written.", f"18+ write_bytes; 16-17 writes x op_bytes; {_ROW}"),
-    _io("extend_bytes", "bytes/s", "Bytes added by extends.", f"18+ extend_bytes; 16-17 extends x op_bytes; {_ROW}"),
+    _io("read_kb", "kB/s", "kB read.", f"18+ read_bytes; 16-17 reads x op_bytes (one block a read); {_ROW}"),
+    _io("write_kb", "kB/s", "kB written.", f"18+ write_bytes; 16-17 writes x op_bytes; {_ROW}"),
+    _io("extend_kb", "kB/s", "kB added by extends.", f"18+ extend_bytes; 16-17 extends x op_bytes; {_ROW}"),
     _io("read_ms", "ms/s", "Time spent reading.", "read_time; " + _ROW + _TIMED.format("read", "read")),
     _io("write_ms", "ms/s", "Time spent writing.", "write_time; " + _ROW + _TIMED.format("write", "write")),
     _io("writeback_ms", "ms/s", "Time spent in writeback requests.",

@@ -208,30 +208,35 @@ def _sources(rng: random.Random, dt: float, checkpointing: bool) -> dict:
 
 
 def _io_rows(rng: random.Random, sources: dict, dt: float) -> dict:
-    """Frame.io made from the tick's sources (their own random stream: other figures stay as they
-    were): relation rows in context normal (autovacuum: vacuum), WAL rows for the WAL writers, a
-    client backend's bulkread ring on a fifth of the ticks; 18's bytes (reads combine 1-4 blocks)
-    and times with timing on, to 3 decimals of ms/s."""
+    """Frame.io whose relation rows add up to the tick's sources (a recording makes those from
+    them), on their own random stream so other figures stay as they were: autovacuum in context
+    vacuum, the rest normal, a client backend's bulkread ring taking part of its reads on a fifth of
+    the ticks, the backends' WAL; 18's kB (scans and vacuum combine 1-4 blocks a read) and times, to 3
+    decimals of ms/s."""
     def ms(n: float, lo: float, hi: float) -> float:
         return round(n * dt * rng.uniform(lo, hi), 3) / dt
 
+    def row(ops: dict, combine: float = 1.0) -> dict:
+        r, w, e = ops["reads"], ops["writes"], ops["extends"]
+        return {**{f: ops.get(f, 0.0) for f in IO_OPS}, "read_kb": round(r * dt * combine) * 8 / dt,
+                "write_kb": w * 8, "extend_kb": e * 8, "read_ms": ms(r, 0.05, 0.2), "write_ms": ms(w, 0.01, 0.05),
+                "writeback_ms": ms(ops["writebacks"], 0.005, 0.02), "extend_ms": ms(e, 0.01, 0.03),
+                "fsync_ms": ms(ops["fsyncs"], 0.3, 5)}
+
     out: dict = {}
-    for bt, row in sources.items():
-        if not any(row.values()):
-            continue
-        wal = bt == "walwriter"
-        r, w, e = row["reads"], row["writes"], row["extends"]
-        out[(bt, "wal" if wal else "relation", "vacuum" if bt == "autovacuum worker" else "normal")] = {
-            **{f: row.get(f, 0.0) for f in IO_OPS}, "reuses": 0.0,
-            "read_bytes": round(r * dt * rng.uniform(1, 4)) * 8192 / dt, "write_bytes": w * 8192 * (4 if wal else 1),
-            "extend_bytes": e * 8192, "read_ms": ms(r, 0.05, 0.2), "write_ms": ms(w, 0.01, 0.05),
-            "writeback_ms": ms(row["writebacks"], 0.005, 0.02), "extend_ms": ms(e, 0.01, 0.03),
-            "fsync_ms": ms(row["fsyncs"], 0.3, 5)}
-    if rng.random() < 0.2:
-        reads = round(rng.gauss(300, 30))
-        out[("client backend", "relation", "bulkread")] = {
-            **dict.fromkeys(IO_FIELDS, 0.0), "reads": reads / dt, "reuses": (reads - 20) / dt, "hits": 50 / dt,
-            "read_bytes": reads * 8192 * 4 / dt, "read_ms": ms(reads / dt, 0.05, 0.2)}
+    for bt, ops in sources.items():  # a row stays once it has been seen, idle or not (as pg_stat_io's)
+        ops = {**ops, "reuses": 0.0}
+        if bt == "client backend" and rng.random() < 0.2:  # a sequential scan through the bulkread ring
+            bulk = min(ops["reads"], round(rng.gauss(300, 30)) / dt)
+            ops["reads"] -= bulk
+            out[(bt, "relation", "bulkread")] = row({**dict.fromkeys(SOURCE_FIELDS, 0.0), "reads": bulk,
+                                                     "reuses": max(0.0, bulk - 20 / dt)}, rng.uniform(2, 4))
+        vacuum = bt == "autovacuum worker"  # vacuum reads ahead (combines); index lookups read single blocks
+        out[(bt, "relation", "vacuum" if vacuum else "normal")] = row(ops, rng.uniform(1, 4) if vacuum else 1.0)
+    if sources.get("client backend"):  # 18: the backends' WAL writes and flushes (commits)
+        n = round(rng.gauss(1900, 150))
+        wal = row({**dict.fromkeys(SOURCE_FIELDS, 0.0), "writes": n / dt, "fsyncs": n / dt, "reuses": 0.0})
+        out[("client backend", "wal", "normal")] = {**wal, "fsync_ms": ms(n / dt, 0.35, 0.5)}  # as wal.sync_time
     return out
 
 

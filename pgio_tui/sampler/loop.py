@@ -60,6 +60,7 @@ class Sampler(PostgresTick, BackendsTick):
         self._prev_raw: RawSample | None = None
         self._prev_derived: tuple[dict, dict] | None = None  # _prev_raw's checkpoint counters and writes by source
         self._source_names: dict[str, tuple[str, ...]] = {}  # backend type -> its counters' names
+        self._io_names: dict[tuple, tuple[str, ...]] = {}  # pg_stat_io row -> its counters' names
         self._prev_mono: float | None = None
         self._prev_cpu: float | None = None
         self._settings_md5: str | None = None

@@ -8,7 +8,7 @@ settings may change (re-read, reported as events). The Sampler (loop.py) inherit
 from __future__ import annotations
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame, relation_sums
 from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, io_row_rates, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.checkpoint import CheckpointSettings, TickInput
@@ -147,10 +147,11 @@ class PostgresTick:
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw, self._prev_derived = raw, (counters, writes)
 
-    def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
-        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
+    def _rate(self, name: str, cur, prev, dt: float | None, tick: int, as_written: bool | None = None) -> float | None:
+        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py).
+        as_written: whether its publisher writes it as it works (default: the catalog says)."""
         r = rate(cur, prev, dt)
-        if name in _AS_WRITTEN:
+        if name in _AS_WRITTEN if as_written is None else as_written:
             return r
         paid = self.spreader.delta(name, None if r is None else r * dt, tick, dt, self._final)
         return None if paid is None else paid / dt
@@ -170,6 +171,12 @@ class PostgresTick:
         for metric, section, col in COLUMN_GAUGES:
             v[metric] = (raw[section] or {}).get(col)
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
+        if raw.get("io_rows") is not None:  # 16+: pg_stat_io by row, and its sums by backend type from them
+            frame.io = io_row_rates(raw["io_rows"], prev.get("io_rows") if prev else None,
+                                    lambda bt, name, c, pc: rate_of(name, c, pc, dt, tick, bt in M.STEADY_PUBLISHERS),
+                                    self._io_names)
+            frame.sources = relation_sums(frame.io)
+            return writes
         pio = prev.get("io") or {}
         names = self._source_names
         for btype, cols in (raw["io"] or {}).items():
@@ -179,7 +186,6 @@ class PostgresTick:
                 counter_names = names[btype] = tuple(f"{btype}.{f}" for f in SOURCE_FIELDS)
             frame.sources[btype] = {f: rate_of(name, c, pc, dt, tick)
                                     for f, name, c, pc in zip(SOURCE_FIELDS, counter_names, cols, pcols)}
-        frame.io = io_row_rates(raw.get("io_rows"), prev.get("io_rows") if prev else None, dt)
         return writes
 
     def _forget_counters(self) -> None:

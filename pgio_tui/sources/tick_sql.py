@@ -168,15 +168,15 @@ IO_ROW_COLUMNS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", 
 
 
 def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
-    """Every pg_stat_io row that has done any I/O, as [backend_type, object, context, *IO_ROW_COLUMNS].
-    Bytes: 18's read_bytes/write_bytes/extend_bytes (one read may cover several blocks), else the
+    """Every pg_stat_io row that has done any I/O, as [backend_type, object, context, *IO_ROW_COLUMNS]
+    (bytes in kB). Bytes: 18's read_bytes/write_bytes/extend_bytes (one read may cover several blocks), else the
     operations x op_bytes (16-17: one block each). Times are NULL while their setting is off
     (track_io_timing; track_wal_io_timing for the object wal rows), which the view shows as 0:
     unknown, never 0 ms. A cell the view leaves NULL (an operation that cannot happen) stays NULL."""
     if "read_bytes" in f.io_cols:
-        nbytes = ["read_bytes", "write_bytes", "extend_bytes"]
+        nbytes = ["read_bytes / 1024.0", "write_bytes / 1024.0", "extend_bytes / 1024.0"]
     else:
-        nbytes = [f"{op} * op_bytes" for op in ("reads", "writes", "extends")]
+        nbytes = [f"{op} * op_bytes / 1024.0" for op in ("reads", "writes", "extends")]
     timing = ("CASE WHEN object = 'wal' THEN current_setting('track_wal_io_timing', true) "
               "ELSE current_setting('track_io_timing', true) END = 'on'")
     times = [f"CASE WHEN {timing} THEN {c} END" for c in IO_ROW_COLUMNS[-5:]]

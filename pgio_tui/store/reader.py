@@ -128,8 +128,10 @@ class Recording:
         self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
         self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
         self._backends = StoredBackends(conn, "backend_io" in tables)
-        self._io_keys = {id_: (text(bt) or "?", text(obj) or "?", text(ctx) or "?") for id_, bt, obj, ctx in conn.execute(
-            "SELECT id, backend_type, object, context FROM io_keys")} if "io_keys" in tables else None
+        self._io_keys = {id_: ((text(bt) or "?", text(obj) or "?", text(ctx) or "?"), first_tick(first))
+                         for id_, bt, obj, ctx, first in conn.execute(
+                             "SELECT id, backend_type, object, context, first_tick FROM io_keys")
+                         } if "io_keys" in tables else None
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()

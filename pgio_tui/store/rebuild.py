@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame
+from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame, relation_sums
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
@@ -26,7 +26,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later), io_keys the pg_stat_io row names (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout the disk
+    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout the disk
     table's (schema.disk_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
@@ -60,6 +60,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
     zero_dev = dict.fromkeys(DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)  # no table: unknown
     zero_src = dict.fromkeys(SOURCE_FIELDS, 0.0)
+    zero_io = dict.fromkeys(IO_FIELDS, 0.0)
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
@@ -73,6 +74,12 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         for id_, *vals in io.get(tick, ()):
             if id_ in sources:
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
+        tick_io = {key: dict(zero_io) for key, first in (io_keys or {}).values() if first <= tick}
+        tick_io.update({io_keys[id_][0]: {f: schema.from_stored(v, sc) for f, v, sc in
+                                          zip(IO_FIELDS, schema.io_values([number(v) for v in vals]), schema.IO_SCALES)}
+                        for id_, *vals in io_rows.get(tick, ()) if id_ in io_keys})
+        if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
+            tick_sources.update(relation_sums(tick_io))
         values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
             tick=tick, t=row[1], elapsed=number(row[2]), dt=number(row[3]),
@@ -80,8 +87,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             devices=tick_devices,
             device_roles=dict(roles),
             sources=tick_sources,
-            io={io_keys[id_]: {f: schema.from_stored(number(v), sc) for f, v, sc in zip(IO_FIELDS, vals, schema.IO_SCALES)}
-                for id_, *vals in io_rows.get(tick, ()) if id_ in io_keys},
+            io=tick_io,
             waits=[(*wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
                    if id_ in wait_events and number(n) is not None],
             events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],

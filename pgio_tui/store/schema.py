@@ -167,9 +167,26 @@ DISK_STORED = tuple(_DISK_SCALED_NAMES.get(f, f) for f in DISK_COLUMNS)  # the d
 _DEVICE_COLS = ", ".join(f"{c} REAL" for c in DISK_STORED)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
 # pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing; the times
-# (ms/s to 3 decimals) as whole µs/s (IO_SCALES, under names that say so); io_rows_named divides back.
+# (ms/s to 3 decimals) as whole µs/s (IO_SCALES), the kB as those beyond one 8 kB block per operation
+# (IO_BEYOND_BLOCKS: 0, so free, on 16-17 and for most writes on 18), under names that say so;
+# io_rows_named gives the fields back.
 IO_SCALES = tuple(1000 if f in IO_TIMES else 1 for f in IO_FIELDS)  # checked against stored_scale below
-IO_STORED = tuple(f"{f[:-3]}_us" if s == 1000 else f for f, s in zip(IO_FIELDS, IO_SCALES))
+IO_BEYOND_BLOCKS = {"read_kb": "reads", "write_kb": "writes", "extend_kb": "extends"}
+_IO_OP_OF = tuple(IO_FIELDS.index(IO_BEYOND_BLOCKS[f]) if f in IO_BEYOND_BLOCKS else None for f in IO_FIELDS)
+IO_STORED = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BEYOND_BLOCKS else f
+                  for f, s in zip(IO_FIELDS, IO_SCALES))
+
+
+def io_stored(values: list) -> list:
+    """A Frame.io row's quantized, scaled values (IO_FIELDS order) as the io_rows columns hold them."""
+    return [v - 8 * values[k] if k is not None and v is not None and values[k] is not None else v
+            for v, k in zip(values, _IO_OP_OF)]
+
+
+def io_values(stored: list) -> list:
+    """io_rows columns (already numbers or None) back to IO_FIELDS values (still scaled)."""
+    return [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
+            for v, k in zip(stored, _IO_OP_OF)]
 IO_ROWS_DDL = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
                               "first_tick INTEGER", "io_rows", "key_id", ", ".join(f"{c} REAL" for c in IO_STORED))
 
@@ -224,8 +241,9 @@ CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;
 CREATE VIEW io_rows_named AS
-    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c}"
-                                                                  for f, c, s in zip(IO_FIELDS, IO_STORED, IO_SCALES))}
+    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
+        f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{IO_BEYOND_BLOCKS[f]} AS {f}" if f in IO_BEYOND_BLOCKS
+        else f"r.{c}" for f, c, s in zip(IO_FIELDS, IO_STORED, IO_SCALES))}
     FROM io_rows r JOIN io_keys k ON k.id = r.key_id;
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count

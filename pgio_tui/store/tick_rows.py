@@ -86,16 +86,16 @@ class TickRows:
             flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
             if not schema.all_zero(flush):
                 self._disk_flush.append((tick, self._device_ids[name], *flush))
-        for backend_type, fields in frame.sources.items():
+        for backend_type, fields in (() if frame.io else frame.sources.items()):  # else made from io_rows
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
             vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
             if not schema.all_zero(vals):
                 self._io.append((tick, source_id, *vals))
         for key, fields in frame.io.items():
-            vals = [to_stored(quantize(fields.get(f), u, q), sc)
-                    for f, u, sc in zip(IO_FIELDS, _IO_UNITS, schema.IO_SCALES)]
+            vals = schema.io_stored([to_stored(quantize(fields.get(f), u, q), sc)
+                                     for f, u, sc in zip(IO_FIELDS, _IO_UNITS, schema.IO_SCALES)])
+            key_id = self._lookup(self._io_key_ids, self._new_io_keys, key, (*key, tick))  # a row from now on
             if not schema.all_zero(v or 0 for v in vals):
-                key_id = self._lookup(self._io_key_ids, self._new_io_keys, key, (*key, tick))
                 self._io_rows.append((tick, key_id, *vals))
         waits: dict[int, int] = {}
         for backend_type, wait_type, wait_event, count in frame.waits:
