@@ -612,8 +612,8 @@ _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object w
 def _io(field: str, unit: str, help: str, source: str) -> Metric:
     family = (f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else
               f"stat_io_{field[:-3]}_bytes" if field.endswith("_kb") else f"stat_io_{field}")
-    return _m(f"io.<backend_type>.<object>.<context>.{field}", unit, "rate", "io", help, source,
-              ref=VIEW, published=AS_WRITTEN, prom=Prom(family))
+    return _m(f"io.<backend_type>.<object>.<context>.{field}", unit, "rate", "io", help, source, ref=VIEW,
+              published=BURSTY, prom=Prom(family, help=f"{help[:-1]} (pg_stat_io), by backend type, object and context."))
 
 
 IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table; Prometheus: labelled
