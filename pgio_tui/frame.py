@@ -26,10 +26,11 @@ def disk(device: str, fld: str) -> str:
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
 # Per pg_stat_io row (backend_type, object, context), 16+: every operation's count, its kB and its
 # time, all per second (see metrics.IO_METRICS). The *_ms fields are None when the timing setting was
-# off (unknown, not 0); ms per operation is time / count (metrics.per_op).
+# off (unknown, not 0); ms per operation is time / count (ratios.per_op_ms).
 IO_OPS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses")
 IO_BYTES = ("read_kb", "write_kb", "extend_kb")
-IO_TIMES = ("read_ms", "write_ms", "writeback_ms", "extend_ms", "fsync_ms")
+TIMED_OPS = ("read", "write", "writeback", "extend", "fsync")  # <op>_ms is the time of <op>s
+IO_TIMES = tuple(f"{op}_ms" for op in TIMED_OPS)
 IO_FIELDS = IO_OPS + IO_BYTES + IO_TIMES
 IoKey = tuple[str, str, str]  # (backend_type, object, context) as pg_stat_io names them
 

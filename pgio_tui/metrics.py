@@ -606,7 +606,7 @@ assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
 _ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O), as published "
         "(not spread); null before 16")
 _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object wal): unknown, not 0 "
-          "(the view shows 0). Mean ms per {} = this / {}s")
+          "(the view shows 0). Mean ms per {} = this / {}s (ratios.per_op_ms)")
 
 
 def _io(field: str, unit: str, help: str, source: str) -> Metric:
@@ -642,13 +642,6 @@ IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table;
 assert tuple(m.name.rsplit(".", 1)[1] for m in IO_METRICS) == IO_FIELDS
 IO_UNITS: dict[str, Unit] = {m.name.rsplit(".", 1)[1]: m.unit for m in IO_METRICS}
 
-
-def per_op(row: dict, op: str) -> float | None:
-    """Mean ms per operation of a Frame.io row (or a sum of rows) over its window; op is "read",
-    "write", "writeback", "extend" or "fsync": its time over its count. None when timing was off
-    or nothing was done."""
-    ms, n = row.get(f"{op}_ms"), row.get(f"{op}s")
-    return ms / n if ms is not None and n else None
 
 
 def _disk(field, unit, kind, help, source, prom: Prom) -> Metric:

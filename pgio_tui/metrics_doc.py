@@ -14,7 +14,7 @@ PANE_NOTES = {"io": [
     "written before `io_rows`: their `io` table), `io.<backend_type>.<object>.<context>.*` the recording's",
     "`io_rows` (one row per pg_stat_io row and tick with any I/O; `io_rows_named` gives names and the",
     "fields back). Mean ms per operation (read, write, writeback, extend, fsync) is `<op>_ms` / `<op>s`",
-    "over any window (`metrics.per_op`), unknown while the timing setting is off. The checkpointer's and",
+    "over any window (`ratios.per_op_ms`), unknown while the timing setting is off. The checkpointer's and",
     "background writer's rows are published as written, the others spread.",
 ], "backends": [
     "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",

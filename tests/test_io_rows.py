@@ -10,8 +10,8 @@ import time
 import pytest
 from view_counters import quiet_window
 
-from pgio_tui import metrics as M
 from pgio_tui.frame import IO_FIELDS, IO_OPS, IO_TIMES
+from pgio_tui.ratios import per_op_ms
 from pgio_tui.sampler import Sampler
 
 _TIMES = ("read_time", "write_time", "writeback_time", "extend_time", "fsync_time")
@@ -140,8 +140,8 @@ def test_every_row_and_figure_equals_the_views_delta(make_cluster):
         for op in ("read", "write", "fsync"):
             n, ms = _delta(before, after, key, op + "s"), _delta(before, after, key, op + "_ms")
             if n and ms is not None and key[1] != "wal":  # (WAL timing off: checked above)
-                assert M.per_op(row, op) == pytest.approx(ms / n, rel=1e-9), (key, op)
-    assert any(M.per_op(row, "read") for row in frame.io.values())
+                assert per_op_ms(row[op + "_ms"], row[op + "s"]) == pytest.approx(ms / n, rel=1e-9), (key, op)
+    assert any(per_op_ms(row["read_ms"], row["reads"]) for row in frame.io.values())
 
 
 @pytest.mark.matrix
@@ -168,7 +168,7 @@ def test_times_are_unknown_while_track_io_timing_is_off(make_cluster):
     assert done
     for row in done:
         assert all(row[f] is None for f in IO_TIMES)  # the view says 0: unknown here, never 0 ms
-        assert M.per_op(row, "read") is None and M.per_op(row, "write") is None
+        assert per_op_ms(row["read_ms"], row["reads"]) is None and per_op_ms(row["write_ms"], row["writes"]) is None
 
 
 @pytest.mark.matrix
