@@ -200,6 +200,7 @@ DB_BACKENDS = "db.backends"
 WAL_BYTES_S = "wal.bytes_s"
 WAL_RECORDS_S = "wal.records_s"
 WAL_FPI_S = "wal.fpi_s"
+WAL_FPI_BYTES_S = "wal.fpi_bytes_s"
 WAL_BUFFERS_FULL_S = "wal.buffers_full_s"
 WAL_WRITES_S = "wal.writes_s"
 WAL_SYNCS_S = "wal.syncs_s"
@@ -460,6 +461,9 @@ CATALOG: tuple[Metric, ...] = (
        ref=VIEW, read=Read("wal", "wal_records"), published=BURSTY, prom=Prom("wal_records")),
     _m(WAL_FPI_S, "1/s", "rate", "wal", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13",
        ref=VIEW, read=Read("wal", "wal_fpi"), published=BURSTY, prom=Prom("wal_fpi")),
+    _m(WAL_FPI_BYTES_S, "bytes/s", "rate", "wal", "WAL bytes of full-page images (part of the WAL written).",
+       "pg_stat_wal.wal_fpi_bytes where the server has it (19+, found by catalog introspection); null before",
+       label="FPI bytes", ref=VIEW, read=Read("wal", "wal_fpi_bytes"), published=BURSTY, prom=Prom("wal_fpi_bytes")),
     _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "wal", "WAL writes forced because wal_buffers was full.",
        "14+ pg_stat_wal.wal_buffers_full; null on 13",
        ref=VIEW, read=Read("wal", "wal_buffers_full"), published=BURSTY, prom=Prom("wal_buffers_full")),

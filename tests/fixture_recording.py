@@ -149,6 +149,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "wal.bytes_s": rate(9_800_000 * wave, 0.1),
         "wal.records_s": rate(21000 * wave, 0.05),
         "wal.fpi_s": rate(1300 * wave),
+        "wal.fpi_bytes_s": None,  # pg_stat_wal.wal_fpi_bytes is 19's: this fixture's server is older
         "wal.buffers_full_s": rate(0.2, 1),
         "sessions.active": rng.randrange(8, 32),
         "sessions.io_wait": rng.randrange(0, 6),

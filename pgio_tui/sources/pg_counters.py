@@ -97,6 +97,16 @@ def checkpointer_busy(activity: list | None) -> bool | None:
     return None if wait is None else wait not in _CKPT_IDLE
 
 
+# Wait event types a release renamed: the old name -> the current one, so a colour or a grouping keyed
+# on the current name holds for every server (19 renamed BufferPin to Buffer). Data, not a version test.
+WAIT_TYPE_RENAMED = {"BufferPin": "Buffer"}
+
+
+def wait_type_key(wait_type: str | None) -> str | None:
+    """A wait event type under its current name (WAIT_TYPE_RENAMED)."""
+    return WAIT_TYPE_RENAMED.get(wait_type, wait_type) if wait_type else wait_type
+
+
 # 18's asynchronous I/O wait events (pg_wait_events: type, name), named as AIO's wherever waits are shown.
 AIO_WAITS = frozenset({
     ("IO", "AioIoCompletion"), ("IO", "AioIoUringSubmit"), ("IO", "AioIoUringExecution"),

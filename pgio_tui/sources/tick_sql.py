@@ -198,9 +198,10 @@ WAL_IO_COLUMNS = ("wal_write", "wal_sync", "wal_write_time", "wal_sync_time")
 
 
 def wal_sql(f: Features, io: str = "pg_stat_io") -> str:
-    """One row: wal_records, wal_fpi, wal_buffers_full, stats_reset and WAL_IO_COLUMNS (NULL if absent);
-    `io`: where 18's pg_stat_io rows are read from."""
-    base = "SELECT w.wal_records, w.wal_fpi, w.wal_buffers_full, w.stats_reset"
+    """One row: wal_records, wal_fpi, wal_fpi_bytes (19+), wal_buffers_full, stats_reset and WAL_IO_COLUMNS
+    (NULL if absent); `io`: where 18's pg_stat_io rows are read from."""
+    fpi_bytes = "w.wal_fpi_bytes" if "wal_fpi_bytes" in f.wal_cols else "NULL::numeric AS wal_fpi_bytes"
+    base = f"SELECT w.wal_records, w.wal_fpi, {fpi_bytes}, w.wal_buffers_full, w.stats_reset"
     if f.io_wal:
         return (f"{base}, io.writes AS wal_write, io.fsyncs AS wal_sync, io.write_time AS wal_write_time, "
                 f"io.fsync_time AS wal_sync_time FROM pg_stat_wal w, (SELECT sum(writes) AS writes, "
