@@ -613,10 +613,15 @@ _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object w
           "(the view shows 0). Mean ms per {} = this / {}s (ratios.per_op_ms)")
 
 
+def io_row(field: str) -> str:
+    """The catalog name of a pg_stat_io row's field (one of frame.IO_FIELDS): io_row("read_ms")."""
+    return f"io.<backend_type>.<object>.<context>.{field}"
+
+
 def _io(field: str, unit: str, help: str, source: str) -> Metric:
     family = (f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else
               f"stat_io_{field[:-3]}_bytes" if field.endswith("_kb") else f"stat_io_{field}")
-    return _m(f"io.<backend_type>.<object>.<context>.{field}", unit, "rate", "io", help, source, ref=VIEW,
+    return _m(io_row(field), unit, "rate", "io", help, source, ref=VIEW,
               published=BURSTY, prom=Prom(family, help=f"{help[:-1]} (pg_stat_io), by backend type, object and context."))
 
 

@@ -202,6 +202,17 @@ class Recording:
         return [checkpoint_row(row) for row in self.conn.execute(
             f"SELECT {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints ORDER BY id")]
 
+    def io_rows(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[tuple]:
+        """(tick, (backend_type, object, context), {IO_FIELDS: value}) of every stored pg_stat_io row
+        with I/O in the span, in tick order (nothing for files without io_rows), without making Frames."""
+        if not self._io_keys:
+            return
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        for tick, key_id, *vals in self.conn.execute(
+                f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows{where} ORDER BY tick", params):
+            if key_id in self._io_keys:
+                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals])
+
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
         out = []

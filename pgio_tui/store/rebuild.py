@@ -75,8 +75,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             if id_ in sources:
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
         tick_io = {key: dict(zero_io) for key, first in (io_keys or {}).values() if first <= tick}
-        tick_io.update({io_keys[id_][0]: {f: schema.from_stored(v, sc) for f, v, sc in
-                                          zip(IO_FIELDS, schema.io_values([number(v) for v in vals]), schema.IO_SCALES)}
+        tick_io.update({io_keys[id_][0]: schema.io_fields([number(v) for v in vals])
                         for id_, *vals in io_rows.get(tick, ()) if id_ in io_keys})
         if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
             tick_sources.update(relation_sums(tick_io))

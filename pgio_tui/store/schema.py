@@ -183,10 +183,11 @@ def io_stored(values: list) -> list:
             for v, k in zip(values, _IO_OP_OF)]
 
 
-def io_values(stored: list) -> list:
-    """io_rows columns (already numbers or None) back to IO_FIELDS values (still scaled)."""
-    return [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
-            for v, k in zip(stored, _IO_OP_OF)]
+def io_fields(stored: list) -> dict:
+    """io_rows columns (already numbers or None) back to a Frame.io row."""
+    values = [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
+              for v, k in zip(stored, _IO_OP_OF)]
+    return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
 IO_ROWS_DDL = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
                               "first_tick INTEGER", "io_rows", "key_id", ", ".join(f"{c} REAL" for c in IO_STORED))
 
