@@ -41,6 +41,27 @@ def checkpoint_counters(bgwriter: dict, checkpointer: dict | None) -> dict[str, 
     }
 
 
+_RELATION_SUMS = (0, 1, 3, 4, 2, 5, 6)  # io_rows' reads, writes, extends, fsyncs, writebacks, hits, evictions
+
+
+def relation_totals(io_rows: list | None) -> tuple[dict[str, list[float | None]] | None, dict | None]:
+    """From the tick's pg_stat_io rows (tick_sql.io_rows_sql): the relation rows' cumulative sums by
+    backend type, [reads, writes, extends, fsyncs, writebacks, hits, evictions] (RawSample io), and
+    over them all ({"evictions": n}, RawSample iosum). NULL cells (untracked) stay None. (None,
+    None) without pg_stat_io."""
+    if io_rows is None:
+        return None, None
+    out: dict[str, list[float | None]] = {}
+    for bt, obj, _ctx, *vals in io_rows:
+        if obj != "relation":  # 18's WAL rows are not buffer writes
+            continue
+        acc = out.setdefault(bt, [None] * len(_RELATION_SUMS))
+        for i, k in enumerate(_RELATION_SUMS):
+            if vals[k] is not None:
+                acc[i] = (acc[i] or 0) + vals[k]
+    return out, {"evictions": sum(v[6] or 0 for v in out.values())}
+
+
 def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]:
     """Cumulative buffer writes per source, from pg_stat_io (16+) or pg_stat_bgwriter (13-15).
 

@@ -24,8 +24,8 @@ class RawSample(TypedDict):
     bgwriter: Row  # pg_stat_bgwriter
     checkpointer: Row | None  # pg_stat_checkpointer (17+)
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
-    io: dict[str, list[float | None]] | None
-    iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation)
+    io: dict[str, list[float | None]] | None  # (from io_rows: pg_counters.relation_totals)
+    iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation; from io_rows)
     # pg_stat_io (16+) rows with any I/O: [backend_type, object, context, *IO_ROW_COLUMNS] (io_rows_sql)
     io_rows: list[list[Any]] | None
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
@@ -73,17 +73,9 @@ def tick_sql(f: Features) -> str:
     # scan of it, named IO_ROWS, serves them all (pg_stat_io makes every row at each scan; a CTE used
     # more than once is scanned once).
     io = IO_ROWS if f.io_cols else "pg_stat_io"
-    if f.io_cols:
-        # Relation I/O only (18's WAL rows are not buffer writes); NULL cells are untracked, not zero.
-        cols.append(
-            "(SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
-            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
-            f"sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM {io} "
-            "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
-        cols.append(_json_row(f"SELECT sum(evictions) AS evictions FROM {io} WHERE object = 'relation'") + " AS iosum")
-        cols.append(f"({io_rows_sql(f, io)}) AS io_rows")
-    else:
-        cols.append("NULL::json AS io, NULL::json AS iosum, NULL::json AS io_rows")
+    # Every row with I/O; its relation sums by backend type (io) and over them all (iosum) are made
+    # from these rows by the client (sources/pg_counters.relation_totals).
+    cols.append(f"({io_rows_sql(f, io)}) AS io_rows" if f.io_cols else "NULL::json AS io_rows")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
@@ -177,8 +169,9 @@ def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
         nbytes = ["read_bytes / 1024.0", "write_bytes / 1024.0", "extend_bytes / 1024.0"]
     else:
         nbytes = [f"{op} * op_bytes / 1024.0" for op in ("reads", "writes", "extends")]
-    timing = ("CASE WHEN object = 'wal' THEN current_setting('track_wal_io_timing', true) "
-              "ELSE current_setting('track_io_timing', true) END = 'on'")
+    # uncorrelated subqueries: evaluated once per statement (InitPlans), not per row
+    timing = ("CASE WHEN object = 'wal' THEN (SELECT current_setting('track_wal_io_timing', true) = 'on') "
+              "ELSE (SELECT current_setting('track_io_timing', true) = 'on') END")
     times = [f"CASE WHEN {timing} THEN {c} END" for c in IO_ROW_COLUMNS[-5:]]
     values = ", ".join(["backend_type", "object", "context", *IO_ROW_COLUMNS[:8], *nbytes, *times])
     ops = " + ".join(f"coalesce({c}, 0)" for c in IO_ROW_COLUMNS[:8])
