@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, IO_FIELDS, IO_OPS, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
+from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, IO_OPS, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 
