@@ -607,8 +607,7 @@ SOURCE_METRICS: tuple[Metric, ...] = (  # Frame.sources, the recording's `io` ta
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
 
-_ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O), as published "
-        "(not spread); null before 16")
+_ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O); null before 16")
 _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object wal): unknown, not 0 "
           "(the view shows 0). Mean ms per {} = this / {}s (ratios.per_op_ms)")
 
@@ -627,11 +626,12 @@ def _io(field: str, unit: str, help: str, source: str) -> Metric:
 
 IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table; Prometheus: labelled
     # backend_type, object and context
-    _io("reads", "blocks/s", "Read operations (18: one may cover several blocks, see read_kb).", f"reads; {_ROW}"),
+    _io("reads", "1/s", "Read operations (18: one may cover several blocks, see read_kb).", f"reads; {_ROW}"),
     _io("writes", "buffers/s", "Write operations.", f"writes; {_ROW}"),
     _io("writebacks", "requests/s", "Writeback requests (asking the kernel to write dirty pages out).",
         f"writebacks; {_ROW}"),
-    _io("extends", "blocks/s", "Relation extend operations.", f"extends; {_ROW}"),
+    _io("extends", "1/s", "Relation extend operations (one may add several blocks, see extend_kb).",
+        f"extends; {_ROW}"),
     _io("fsyncs", "fsyncs/s", "fsync calls.", f"fsyncs; {_ROW}"),
     _io("hits", "blocks/s", "Shared-buffer (or local-buffer) hits.", f"hits; {_ROW}"),
     _io("evictions", "buffers/s", "Buffers evicted to make room for another block (shared_buffers pressure).",

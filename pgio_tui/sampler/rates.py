@@ -6,9 +6,9 @@ the tick, never a negative or a spike.
 
 from __future__ import annotations
 
-from pgio_tui import metrics as M
 from collections.abc import Callable
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import IO_FIELDS, Frame, IoKey
 
 
