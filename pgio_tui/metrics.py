@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, IO_FIELDS, SOURCE_FIELDS, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, IO_FIELDS, SOURCE_FIELDS, STATEMENT_FIELDS, TIMED_OPS, disk  # noqa: F401 (disk: a name builder of the catalog)
 
 
 class Unit(str):
@@ -609,7 +609,7 @@ assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
 
 _ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O); null before 16")
 _TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object wal): unknown, not 0 "
-          "(the view shows 0). Mean ms per {} = this / {}s (ratios.per_op_ms)")
+          "(the view shows 0). Mean ms per {0} = this / {0}s (ratios.per_op_ms)")
 
 
 def io_row(field: str) -> str:
@@ -638,15 +638,9 @@ IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table;
         f"evictions; {_ROW}"),
     _io("reuses", "buffers/s", "Ring buffers reused in place (bulkread, bulkwrite, vacuum contexts).",
         f"reuses; {_ROW}"),
-    _io("read_kb", "kB/s", "kB read.", f"18+ read_bytes; 16-17 reads x op_bytes (one block a read); {_ROW}"),
-    _io("write_kb", "kB/s", "kB written.", f"18+ write_bytes; 16-17 writes x op_bytes; {_ROW}"),
-    _io("extend_kb", "kB/s", "kB added by extends.", f"18+ extend_bytes; 16-17 extends x op_bytes; {_ROW}"),
-    _io("read_ms", "ms/s", "Time spent reading.", "read_time; " + _ROW + _TIMED.format("read", "read")),
-    _io("write_ms", "ms/s", "Time spent writing.", "write_time; " + _ROW + _TIMED.format("write", "write")),
-    _io("writeback_ms", "ms/s", "Time spent in writeback requests.",
-        "writeback_time; " + _ROW + _TIMED.format("writeback", "writeback")),
-    _io("extend_ms", "ms/s", "Time spent extending.", "extend_time; " + _ROW + _TIMED.format("extend", "extend")),
-    _io("fsync_ms", "ms/s", "Time spent in fsync.", "fsync_time; " + _ROW + _TIMED.format("fsync", "fsync")),
+    *(_io(f"{op}_kb", "kB/s", f"kB {done}.", f"18+ {op}_bytes; 16-17 {op}s x op_bytes (one block each); {_ROW}")
+      for op, done in (("read", "read"), ("write", "written"), ("extend", "added by extends"))),
+    *(_io(f"{op}_ms", "ms/s", f"Time spent in {op}s.", f"{op}_time; {_ROW}{_TIMED.format(op)}") for op in TIMED_OPS),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in IO_METRICS) == IO_FIELDS
 IO_UNITS: dict[str, Unit] = {m.name.rsplit(".", 1)[1]: m.unit for m in IO_METRICS}
