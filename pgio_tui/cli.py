@@ -166,6 +166,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                          help="only metrics matching GLOB (repeatable), e.g. 'mem.*' or 'disk.*.util_pct'")
         exp.add_argument("--backends", action="store_true",
                          help="the recorded backends instead: one row per backend per tick (csv or json)")
+        exp.add_argument("--io", action="store_true",
+                         help="the recorded pg_stat_io rows instead (16+): one row per backend type, object and "
+                              "context per tick, with kB and ms per second (csv or json)")
         exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
         _window_options(exp)
 

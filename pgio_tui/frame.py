@@ -27,6 +27,33 @@ def disk(device: str, fld: str) -> str:
 
 # Per-source (pg_stat_io backend_type) figures, all per second.
 SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "evictions")
+# Per pg_stat_io row (backend_type, object, context), 16+: every operation's count, its kB and its
+# time, all per second (see metrics.IO_METRICS). The *_ms fields are None when the timing setting was
+# off (unknown, not 0); ms per operation is time / count (ratios.per_op_ms).
+IO_OPS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses")
+IO_BYTES = ("read_kb", "write_kb", "extend_kb")
+TIMED_OPS = ("read", "write", "writeback", "extend", "fsync")  # <op>_ms is the time of <op>s
+IO_TIMES = tuple(f"{op}_ms" for op in TIMED_OPS)
+IO_FIELDS = IO_OPS + IO_BYTES + IO_TIMES
+IoKey = tuple[str, str, str]  # (backend_type, object, context) as pg_stat_io names them
+
+
+def relation_sums(io: dict[IoKey, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
+    """Frame.sources from Frame.io: each backend type's object relation rows summed over contexts
+    (SOURCE_FIELDS; None when a part is unknown)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for (bt, obj, _ctx), row in io.items():
+        if obj != "relation":
+            continue
+        acc = out.get(bt)
+        if acc is None:
+            out[bt] = {f: row.get(f) for f in SOURCE_FIELDS}
+            continue
+        for f in SOURCE_FIELDS:
+            a, v = acc[f], row.get(f)
+            acc[f] = None if a is None or v is None else a + v
+    return out
+
 
 # Per-statement (pg_stat_statements queryid) figures over the statement window: rates per second
 # except mean_ms and stddev_ms (see metrics.STATEMENT_METRICS for units and sources).
@@ -84,6 +111,7 @@ class Frame:
     devices: dict[str, dict[str, float | None]] = field(default_factory=dict)  # device -> DEVICE_FIELDS
     device_roles: dict[str, str] = field(default_factory=dict)  # device -> "data", "wal", "data,wal", "tblspc"
     sources: dict[str, dict[str, float | None]] = field(default_factory=dict)  # backend_type -> SOURCE_FIELDS
+    io: dict[IoKey, dict[str, float | None]] = field(default_factory=dict)  # pg_stat_io row -> IO_FIELDS (16+)
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (backend_type, type, event, count)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # checkpoints that finished at this tick

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgio_tui import format as _format
-from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, SOURCE_FIELDS, STATEMENT_FIELDS, disk  # noqa: F401 (disk: a name builder of the catalog)
+from pgio_tui.frame import BACKEND_RATES, DEVICE_FIELDS, DISK_PREFIX, IO_FIELDS, SOURCE_FIELDS, STATEMENT_FIELDS, TIMED_OPS, disk  # noqa: F401 (disk: a name builder of the catalog)
 
 
 class Unit(str):
@@ -200,6 +200,7 @@ DB_BACKENDS = "db.backends"
 WAL_BYTES_S = "wal.bytes_s"
 WAL_RECORDS_S = "wal.records_s"
 WAL_FPI_S = "wal.fpi_s"
+WAL_FPI_BYTES_S = "wal.fpi_bytes_s"
 WAL_BUFFERS_FULL_S = "wal.buffers_full_s"
 WAL_WRITES_S = "wal.writes_s"
 WAL_SYNCS_S = "wal.syncs_s"
@@ -460,6 +461,9 @@ CATALOG: tuple[Metric, ...] = (
        ref=VIEW, read=Read("wal", "wal_records"), published=BURSTY, prom=Prom("wal_records")),
     _m(WAL_FPI_S, "1/s", "rate", "wal", "WAL full-page images.", "14+ pg_stat_wal.wal_fpi; null on 13",
        ref=VIEW, read=Read("wal", "wal_fpi"), published=BURSTY, prom=Prom("wal_fpi")),
+    _m(WAL_FPI_BYTES_S, "bytes/s", "rate", "wal", "WAL bytes of full-page images (part of the WAL written).",
+       "pg_stat_wal.wal_fpi_bytes where the server has it (19+, found by catalog introspection); null before",
+       label="FPI bytes", ref=VIEW, read=Read("wal", "wal_fpi_bytes"), published=BURSTY, prom=Prom("wal_fpi_bytes")),
     _m(WAL_BUFFERS_FULL_S, "1/s", "rate", "wal", "WAL writes forced because wal_buffers was full.",
        "14+ pg_stat_wal.wal_buffers_full; null on 13",
        ref=VIEW, read=Read("wal", "wal_buffers_full"), published=BURSTY, prom=Prom("wal_buffers_full")),
@@ -605,6 +609,46 @@ SOURCE_METRICS: tuple[Metric, ...] = (  # Frame.sources, the recording's `io` ta
        prom=Prom("io_evictions", help="Buffers evicted to make room (pg_stat_io, relation), by backend type.")),
 )
 assert tuple(m.name.rsplit(".", 1)[1] for m in SOURCE_METRICS) == SOURCE_FIELDS
+
+_ROW = ("16+ pg_stat_io, one row per backend type, object and context (rows with any I/O); null before 16")
+_TIMED = ("; null while track_io_timing is off (track_wal_io_timing for object wal): unknown, not 0 "
+          "(the view shows 0). Mean ms per {0} = this / {0}s (ratios.per_op_ms)")
+
+
+def io_row(field: str) -> str:
+    """The catalog name of a pg_stat_io row's field (one of frame.IO_FIELDS): io_row("read_ms")."""
+    return f"io.<backend_type>.<object>.<context>.{field}"
+
+
+def _io(field: str, unit: str, help: str, source: str) -> Metric:
+    family = (f"stat_io_{field[:-3]}_seconds" if field.endswith("_ms") else
+              f"stat_io_{field[:-3]}_bytes" if field.endswith("_kb") else f"stat_io_{field}")
+    return _m(io_row(field), unit, "rate", "io", help, source, ref=VIEW,
+              published=BURSTY, prom=Prom(family, help=f"{help[:-1]} (pg_stat_io), by backend type, object and context."))
+
+
+IO_METRICS: tuple[Metric, ...] = (  # Frame.io, the recording's `io_rows` table; Prometheus: labelled
+    # backend_type, object and context
+    _io("reads", "1/s", "Read operations (18: one may cover several blocks, see read_kb).", f"reads; {_ROW}"),
+    _io("writes", "buffers/s", "Write operations.", f"writes; {_ROW}"),
+    _io("writebacks", "requests/s", "Writeback requests (asking the kernel to write dirty pages out).",
+        f"writebacks; {_ROW}"),
+    _io("extends", "1/s", "Relation extend operations (one may add several blocks, see extend_kb).",
+        f"extends; {_ROW}"),
+    _io("fsyncs", "fsyncs/s", "fsync calls.", f"fsyncs; {_ROW}"),
+    _io("hits", "blocks/s", "Shared-buffer (or local-buffer) hits.", f"hits; {_ROW}"),
+    _io("evictions", "buffers/s", "Buffers evicted to make room for another block (shared_buffers pressure).",
+        f"evictions; {_ROW}"),
+    _io("reuses", "buffers/s", "Ring buffers reused in place (bulkread, bulkwrite, vacuum contexts).",
+        f"reuses; {_ROW}"),
+    *(_io(f"{op}_kb", "kB/s", f"kB {done}.", f"18+ {op}_bytes; 16-17 {op}s x op_bytes (one block each); {_ROW}")
+      for op, done in (("read", "read"), ("write", "written"), ("extend", "added by extends"))),
+    *(_io(f"{op}_ms", "ms/s", f"Time spent in {op}s.", f"{op}_time; {_ROW}{_TIMED.format(op)}") for op in TIMED_OPS),
+)
+assert tuple(m.name.rsplit(".", 1)[1] for m in IO_METRICS) == IO_FIELDS
+IO_UNITS: dict[str, Unit] = {m.name.rsplit(".", 1)[1]: m.unit for m in IO_METRICS}
+
+
 
 def _disk(field, unit, kind, help, source, prom: Prom) -> Metric:
     return _m(f"disk.<device>.{field}", unit, kind, "devices", help, source, ref=IOSTAT, prom=prom)

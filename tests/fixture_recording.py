@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
+from pgio_tui.frame import BACKEND_LABELS, BACKEND_RATES, IO_OPS, SOURCE_FIELDS, STATEMENT_FIELDS, Event, Frame
 from pgio_tui.metrics import CATALOG
 from pgio_tui.store.writer import Recorder
 
@@ -149,6 +149,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         "wal.bytes_s": rate(9_800_000 * wave, 0.1),
         "wal.records_s": rate(21000 * wave, 0.05),
         "wal.fpi_s": rate(1300 * wave),
+        "wal.fpi_bytes_s": None,  # pg_stat_wal.wal_fpi_bytes is 19's: this fixture's server is older
         "wal.buffers_full_s": rate(0.2, 1),
         "sessions.active": rng.randrange(8, 32),
         "sessions.io_wait": rng.randrange(0, 6),
@@ -204,6 +205,39 @@ def _sources(rng: random.Random, dt: float, checkpointing: bool) -> dict:
         idle = rng.random() >= share or (bt == "checkpointer" and not checkpointing)
         out[bt] = {f: 0.0 if idle or f not in means else max(0, round(rng.gauss(means[f], means[f] * 0.2))) / dt
                    for f in SOURCE_FIELDS}
+    return out
+
+
+def _io_rows(rng: random.Random, sources: dict, dt: float) -> dict:
+    """Frame.io whose relation rows add up to the tick's sources (a recording makes those from
+    them), on their own random stream so other figures stay as they were: autovacuum in context
+    vacuum, the rest normal, a client backend's bulkread ring taking part of its reads on a fifth of
+    the ticks, the backends' WAL; 18's kB (scans and vacuum combine 1-4 blocks a read) and times, to 3
+    decimals of ms/s."""
+    def ms(n: float, lo: float, hi: float) -> float:
+        return round(n * dt * rng.uniform(lo, hi), 3) / dt
+
+    def row(ops: dict, combine: float = 1.0) -> dict:
+        r, w, e = ops["reads"], ops["writes"], ops["extends"]
+        return {**{f: ops.get(f, 0.0) for f in IO_OPS}, "read_kb": round(r * dt * combine) * 8 / dt,
+                "write_kb": w * 8, "extend_kb": e * 8, "read_ms": ms(r, 0.05, 0.2), "write_ms": ms(w, 0.01, 0.05),
+                "writeback_ms": ms(ops["writebacks"], 0.005, 0.02), "extend_ms": ms(e, 0.01, 0.03),
+                "fsync_ms": ms(ops["fsyncs"], 0.3, 5)}
+
+    out: dict = {}
+    for bt, ops in sources.items():  # a row stays once it has been seen, idle or not (as pg_stat_io's)
+        ops = {**ops, "reuses": 0.0}
+        if bt == "client backend" and rng.random() < 0.2:  # a sequential scan through the bulkread ring
+            bulk = min(ops["reads"], round(rng.gauss(300, 30)) / dt)
+            ops["reads"] -= bulk
+            out[(bt, "relation", "bulkread")] = row({**dict.fromkeys(SOURCE_FIELDS, 0.0), "reads": bulk,
+                                                     "reuses": max(0.0, bulk - 20 / dt)}, rng.uniform(2, 4))
+        vacuum = bt == "autovacuum worker"  # vacuum reads ahead (combines); index lookups read single blocks
+        out[(bt, "relation", "vacuum" if vacuum else "normal")] = row(ops, rng.uniform(1, 4) if vacuum else 1.0)
+    if sources.get("client backend"):  # 18: the backends' WAL writes and flushes (commits)
+        n = round(rng.gauss(1900, 150))
+        wal = row({**dict.fromkeys(SOURCE_FIELDS, 0.0), "writes": n / dt, "fsyncs": n / dt, "reuses": 0.0})
+        out[("client backend", "wal", "normal")] = {**wal, "fsync_ms": ms(n / dt, 0.35, 0.5)}  # as wal.sync_time
     return out
 
 
@@ -319,6 +353,7 @@ def synthetic_frames(n: int = 60, *, interval: float = 1.0, seed: int = 0, start
             frng = random.Random(tick * 104729 + 17)
             f.devices = {d: _device(rng, role, rate_dt, cp_tick is not None, frng) for d, role in devices.items()}
             f.sources = _sources(rng, rate_dt, cp_tick is not None)
+            f.io = _io_rows(random.Random(tick * 104729 + 7), f.sources, rate_dt)
             f.values["buffers.evictions_s"] = sum(row["evictions"] for row in f.sources.values())
         f.device_roles = {d: role for d, role in devices.items() if role}
         f.waits = [(bt, typ, ev, rng.randrange(1, 6)) for bt, typ, ev in WAITS if rng.random() < 0.6]

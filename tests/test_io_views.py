@@ -44,6 +44,7 @@ async def test_views_show_the_recorded_figures_and_keys_switch(fixture_file, utc
         share = fpi_share(last[M.WAL_FPI_S], last[M.WAL_RECORDS_S])
         assert f"({share * 100:.0f}% of records)" in text
         dev = app.history.last.devices["nvme1n1"]  # the fixture's WAL device
+        assert "WAL by writer" in text and "client backend" in text  # 18: pg_stat_io object wal, with ms each
         assert "WAL device nvme1n1" in text and f"f/s {M.lookup(M.disk('x', M.DISK_F_S)).fmt(dev['f_s'])}" in text
         await pilot.press("R")  # the other view, straight away
         assert app.screen.view_name == "reads"
@@ -52,6 +53,14 @@ async def test_views_show_the_recorded_figures_and_keys_switch(fixture_file, utc
         ratio = hit_ratio(last[M.DB_BLKS_READ_S], last[M.DB_BLKS_HIT_S])
         assert f"hit ratio {ratio * 100:.1f}%" in text
         assert "client backend" in text and "shared buffers used" in text and "page cache" in text
+        # by source and context, with ms per operation; the pressure line's figures from the recorded rows
+        assert "client backend (bulk)" in text and "autovacuum worker (vac)" in text and "ms/fsync" in text
+        io = app.history.io_summary(app.screen.view().t0, app.screen.view().t1)
+        evict = sum(r["evictions"] for (_b, obj, _c), r in io.items() if obj == "relation")
+        hits = sum(r["hits"] for (_b, obj, _c), r in io.items() if obj == "relation")
+        reads_ = sum(r["reads"] for (_b, obj, _c), r in io.items() if obj == "relation")
+        assert f"shared_buffers evict {M.lookup(M.BUFFERS_EVICTIONS_S).fmt(evict)}/s" in text
+        assert f"hit ratio {hit_ratio(reads_, hits) * 100:.1f}%" in text
         await pilot.press("R")
         assert isinstance(app.screen, MonitorScreen)
         await pilot.press("W", "escape")

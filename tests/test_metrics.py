@@ -39,7 +39,7 @@ def test_every_value_a_live_sampler_emits_is_in_the_catalog(pg_cluster):
         assert last.values.get(name) is not None, name
 
 
-ALL = metrics.CATALOG + metrics.DISK_METRICS + metrics.SOURCE_METRICS + metrics.STATEMENT_METRICS + \
+ALL = metrics.CATALOG + metrics.DISK_METRICS + metrics.SOURCE_METRICS + metrics.IO_METRICS + metrics.STATEMENT_METRICS + \
     metrics.BACKEND_METRICS
 
 

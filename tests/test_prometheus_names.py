@@ -18,7 +18,7 @@ from pgio_tui.frame import Frame
 from pgio_tui.store.reader import Recording
 
 BOUNDED_LABELS = {"server", "device", "role", "backend_type", "kind", "threshold", "wait_event_type", "wait_event",
-                  "le"}
+                  "le", "object", "context"}  # pg_stat_io's objects and contexts: a handful each
 
 
 def test_names_follow_prometheus_conventions():
@@ -42,13 +42,19 @@ def test_totals_sum_the_recorded_rates_and_gauges_are_in_base_units(fixture_file
     with Recording(fixture_file) as rec:
         frames = list(rec.frames())
         conv = Converter(server_label(rec.meta))
-        wal = checkpointer = dev_bytes = 0.0
+        wal = checkpointer = dev_bytes = fsync_s = read_bytes = 0.0
+        wal_row = (("backend_type", "client backend"), ("object", "wal"), ("context", "normal"))
+        scan_row = (("backend_type", "client backend"), ("object", "relation"), ("context", "bulkread"))
         for frame in frames:
             samples = {(f.sample_name, labels): v for f, labels, v in conv.update(frame)}
             if frame.dt:  # the first tick has no rates yet
                 wal += frame.values.get("wal.bytes_s", 0) * frame.dt
                 checkpointer += frame.values.get("writes.checkpointer", 0) * frame.dt
                 dev_bytes += frame.devices["nvme0n1"]["wkb_s"] * 1024 * frame.dt
+                row = frame.io.get(("client backend", "wal", "normal"), {})
+                fsync_s += (row.get("fsync_ms") or 0) / 1000 * frame.dt
+                row = frame.io.get(("client backend", "relation", "bulkread"), {})
+                read_bytes += (row.get("read_kb") or 0) * 1024 * frame.dt
             server = ("server", "fixture-host")
             if wal:
                 assert samples[("pgio_wal_bytes_total", (server,))] == pytest.approx(wal, rel=1e-12)
@@ -56,6 +62,12 @@ def test_totals_sum_the_recorded_rates_and_gauges_are_in_base_units(fixture_file
                     == pytest.approx(checkpointer, rel=1e-12)
                 assert samples[("pgio_disk_written_bytes_total", (server, ("device", "nvme0n1")))] \
                     == pytest.approx(dev_bytes, rel=1e-12)
+            if fsync_s:  # pg_stat_io by row: labelled backend_type, object, context; in seconds and bytes
+                assert samples[("pgio_stat_io_fsync_seconds_total", (server, *wal_row))] == pytest.approx(fsync_s,
+                                                                                                         rel=1e-12)
+            if read_bytes:
+                assert samples[("pgio_stat_io_read_bytes_total", (server, *scan_row))] == pytest.approx(read_bytes,
+                                                                                                      rel=1e-12)
             assert samples[("pgio_mem_dirty_bytes", (server,))] == frame.values["mem.dirty_kb"] * 1024
             await_ms = frame.devices.get("nvme1n1", {}).get("w_await_ms")
             assert samples.get(("pgio_disk_write_await_seconds", (server, ("device", "nvme1n1")))) \
@@ -66,7 +78,7 @@ def test_totals_sum_the_recorded_rates_and_gauges_are_in_base_units(fixture_file
             assert roles == {(d, frame.device_roles.get(d, "none")) for d in frame.devices}
             for name, labels in samples:
                 assert {k for k, _ in labels} <= BOUNDED_LABELS, (name, labels)
-        assert wal > 0 and checkpointer > 0
+        assert wal > 0 and checkpointer > 0 and fsync_s > 0 and read_bytes > 0
 
 
 def test_a_device_with_two_roles_is_two_role_series_and_its_figures_once():

@@ -29,7 +29,7 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
 from pgio_tui.analysis.noise import Estimate, pooled_stddev, ratio
-from pgio_tui.analysis.summary_io import READS_METRICS, WAL_METRICS, add_reads, add_wal
+from pgio_tui.analysis.summary_io import READS_METRICS, WAL_METRICS, add_reads, add_stat_io, add_wal
 from pgio_tui.analysis.summary_latency import add_latency, add_whole_run_latency
 from pgio_tui.analysis.summary_model import (ALL_WRITES, CHECKPOINTS, KB_PER_MIB, ROLE_LABELS, Summary, Ticks,
                                              add_stat, has_values, percent_of, total_estimate)
@@ -81,6 +81,7 @@ def summarize(rec: Recording, win: Window) -> Summary:
     _devices(s, ticks)
     add_reads(s, ticks)
     add_wal(s, ticks, wal_dev if wal_dev is not None and M.disk(wal_dev, M.DISK_F_S) in available else None)
+    add_stat_io(s, rec, win)
     if pgio:
         _pgio(s, ticks, pgio[0])
     for statement, label, figure, unit, value in statement_rows(rec, win):  # pg_stat_statements, top by time

@@ -72,3 +72,46 @@ def add_wal(s: Summary, t: Ticks, wal_device: str | None) -> None:
             est = Estimate(([a * w for a, w in busy], [w for _, w in busy]), ratio)
             add_stat(s, "wal", "WAL device f_await", "ms", est.value(), est, f_aw, wal_device, stat="mean",
                      role=ROLE_LABELS["wal"])
+
+
+# pg_stat_io by row (16+, the recording's io_rows): (group, name, unit, stat, rows it sums, numerator,
+# denominator); a denominator of None is the window's time (a mean rate). A statistic is found by
+# (M.io_row(numerator), stat). Times per operation count the timed ticks only.
+_RELATION = lambda bt: lambda k: k[1] == "relation" and (bt is None or k[0] == bt)  # noqa: E731
+IO_FIGURES = (
+    ("reads", "backend ms per read", "ms", "backend", _RELATION("client backend"), "read_ms", "reads"),
+    ("writes", "backend ms per write", "ms", "backend", _RELATION("client backend"), "write_ms", "writes"),
+    ("writes", "checkpointer ms per write", "ms", "checkpointer", _RELATION("checkpointer"), "write_ms", "writes"),
+    ("writes", "checkpointer ms per fsync", "ms", "checkpointer", _RELATION("checkpointer"), "fsync_ms", "fsyncs"),
+    ("reads", "kB per read", "kB", "per read", _RELATION(None), "read_kb", "reads"),
+    ("reads", "evictions/s", "1/s", "mean", _RELATION(None), "evictions", None),
+    ("reads", "ring reuses/s", "1/s", "mean", _RELATION(None), "reuses", None),
+)
+
+
+def add_stat_io(s: Summary, rec, win) -> None:
+    """The IO_FIGURES over the window, from the recorded pg_stat_io rows (none for older files)."""
+    if win.start_tick is None:
+        return
+    times = {tick: t for tick, t, _e in rec.rows([], win.start_tick - 1, win.end_tick)}
+    interval = float(rec.meta.get("interval_s") or 1.0)
+    dts = {tick: t - times[tick - 1] if tick - 1 in times else interval for tick, t in times.items()
+           if tick >= win.start_tick}
+    order = {tick: i for i, tick in enumerate(sorted(dts))}
+    sums = [([0.0] * len(order), [0.0] * len(order)) for _ in IO_FIGURES]
+    for tick, key, row in rec.io_rows(win.start_tick, win.end_tick):
+        i, dt = order.get(tick), dts.get(tick)
+        if i is None or dt is None:
+            continue
+        for (num, den), (_g, _n, _u, _s, rows, top, bottom) in zip(sums, IO_FIGURES):
+            if not rows(key) or row.get(top) is None:  # (time while timing was off: not counted)
+                continue
+            num[i] += row[top] * dt
+            den[i] += (row.get(bottom) or 0.0) * dt if bottom else 0.0
+    span = [dts[t] for t in sorted(dts)]
+    for (num, den), (group, name, unit, stat, _rows, top, bottom) in zip(sums, IO_FIGURES):
+        if not any(num) and not any(den):
+            continue
+        est = Estimate((num, den if bottom else span), ratio)
+        if est.value() is not None:
+            add_stat(s, group, name, unit, est.value(), est, M.io_row(top), stat=stat)

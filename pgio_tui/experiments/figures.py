@@ -106,6 +106,11 @@ FIGURES = (
     Figure("pgdata_r_s", "PGDATA reads", "1/s", "devices"),
     Figure("pgdata_r_await", "PGDATA r_await", "ms", "devices", of=(M.DISK_R_AWAIT_MS, "mean"), role="PGDATA"),
     *_device("wal", "WAL", "WAL device"),
+    # pg_stat_io by row (16+; the times need track_io_timing): analysis/summary_io.IO_FIGURES
+    Figure("backend_ms_read", "backend ms per read", "ms", "reads", of=(M.io_row("read_ms"), "backend")),
+    Figure("ckpt_ms_fsync", "checkpointer ms per fsync", "ms", "writes", of=(M.io_row("fsync_ms"), "checkpointer")),
+    Figure("evictions_s", "shared buffers evicted/s", "1/s", "reads", of=(M.io_row("evictions"), "mean")),
+    Figure("kb_per_read", "kB per read", "kB", "reads", of=(M.io_row("read_kb"), "per read")),
     Figure("checkpoints", "checkpoints", "checkpoints", "checkpoints", of=(CHECKPOINTS, "count")),
     Figure("checkpoint_total_s", "checkpoint duration mean", "s", "checkpoints", of=(CHECKPOINTS, "total_s mean")),
     Figure("wal_mib", "WAL generated", "MiB", "wal"),

@@ -40,17 +40,22 @@ def backend_rows(recording: Recording, start_tick: int | None = None, end_tick: 
 
 def export_backends(recording: Recording, out: TextIO, fmt: str = "csv", start_tick: int | None = None,
                     end_tick: int | None = None) -> int:
-    """Write the recorded backends (COLUMNS; csv: a header and empty cells for missing values,
-    json: JSON Lines with nulls). Returns rows written."""
+    """Write the recorded backends (COLUMNS). Returns rows written."""
+    return write_rows(out, fmt, COLUMNS, backend_rows(recording, start_tick, end_tick), "--backends")
+
+
+def write_rows(out: TextIO, fmt: str, columns: tuple[str, ...], rows, option: str) -> int:
+    """Rows of `columns` as csv (a header and empty cells for missing values) or json (JSON Lines
+    with nulls); `option` names the export in the error. Returns rows written."""
     if fmt not in FORMATS:
-        raise ValueError(f"--backends writes {' or '.join(FORMATS)}, not {fmt}")
+        raise ValueError(f"{option} writes {' or '.join(FORMATS)}, not {fmt}")
     n = 0
     if fmt == "csv":
         w = csv.writer(out, lineterminator="\n")
-        w.writerow(COLUMNS)
-        for n, row in enumerate(backend_rows(recording, start_tick, end_tick), 1):
+        w.writerow(columns)
+        for n, row in enumerate(rows, 1):
             w.writerow(map(csv_cell, row))
     else:
-        for n, row in enumerate(backend_rows(recording, start_tick, end_tick), 1):
-            out.write(json.dumps(dict(zip(COLUMNS, row)), separators=(",", ":"), allow_nan=False) + "\n")
+        for n, row in enumerate(rows, 1):
+            out.write(json.dumps(dict(zip(columns, row)), separators=(",", ":"), allow_nan=False) + "\n")
     return n

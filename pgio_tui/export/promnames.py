@@ -101,6 +101,8 @@ if _pane in _AFTER_PANE:  # the last pane's
     FAMILIES[_AFTER_PANE[_pane].name] = _AFTER_PANE[_pane]
 # pg_stat_io by backend type (16+): Frame.sources fields, labelled backend_type
 SOURCE_RULES: list[Rule] = [_rule(m, m.name.rsplit(".", 1)[1]) for m in M.SOURCE_METRICS if m.prom]
+# pg_stat_io by row (16+): Frame.io fields, labelled backend_type, object and context
+IO_RULES: list[Rule] = [_rule(m, m.name.rsplit(".", 1)[1]) for m in M.IO_METRICS if m.prom]
 # devices (iostat -x): Frame.devices fields, labelled device; their roles after them
 DISK_RULES.extend(_rule(m, m.name.rsplit(".", 1)[1]) for m in M.DISK_METRICS if m.prom)
 FAMILIES[DISK_ROLE.name] = DISK_ROLE
@@ -145,6 +147,8 @@ class Converter:
             self._count(self._device(dev)[1], row, dt)
         for btype, row in frame.sources.items():
             self._count(self._source(btype)[1], row, dt)
+        for key, row in frame.io.items():
+            self._count(self._io_row(key)[1], row, dt)
         self._latency.add(frame.latency_buckets)
 
     def samples(self, frame: Frame) -> list[Sample]:
@@ -162,6 +166,8 @@ class Converter:
             out += [(DISK_ROLE, labels, 1.0) for labels in self._roles(dev, frame.device_roles.get(dev))]
         for btype, row in frame.sources.items():
             self._sample(self._source(btype)[0], row, out)
+        for key, row in frame.io.items():
+            self._sample(self._io_row(key)[0], row, out)
         for btype, wtype, event, n in frame.waits:
             labels = self._cached(("wait", btype, wtype, event), lambda: base + (
                 ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
@@ -192,6 +198,10 @@ class Converter:
     def _source(self, btype: str) -> tuple:
         return self._cached(("io", btype),
                             lambda: _group(SOURCE_RULES, (self.server, ("backend_type", printable(btype)))))
+
+    def _io_row(self, key: tuple[str, str, str]) -> tuple:
+        return self._cached(("iorow", *key), lambda: _group(IO_RULES, (self.server, *(
+            (label, printable(name)) for label, name in zip(("backend_type", "object", "context"), key)))))
 
     def _count(self, counting: list, row: dict, dt: float | None) -> None:
         totals = self._totals
@@ -260,13 +270,17 @@ def markdown() -> str:
     for r in DISK_RULES:
         seen.setdefault(r.family.name, []).append(f"`disk.<device>.{r.metric}`")
     for r in SOURCE_RULES:
-        seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (the recording's `io` table)")
+        seen.setdefault(r.family.name, []).append(f"pg_stat_io {r.metric} (relation, by backend type)")
+    for r in IO_RULES:
+        seen.setdefault(r.family.name, []).append(f"pg_stat_io `{r.metric}` by row (the recording's `io_rows`)")
     extra = {CHECKPOINT_INFO.name: "kind", WAITS.name: "backend_type, wait_event_type, wait_event",
              TRANSACTION_DURATION.name: "le", DISK_ROLE.name: "device, role"}
     for name, family in FAMILIES.items():
         labels = {lab for r in RULES + DISK_RULES if r.family is family for lab, _ in r.labels}
         if any(r.family is family for r in SOURCE_RULES):
             labels.add("backend_type")
+        if any(r.family is family for r in IO_RULES):
+            labels |= {"backend_type", "object", "context"}
         if any(r.family is family for r in DISK_RULES):
             labels.add("device")
         columns = ", ".join(["server", *sorted(labels), *([extra[name]] if name in extra else [])])

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import SOURCE_FIELDS, Event, Frame, relation_sums
 from pgio_tui.publication import Spreader
 from pgio_tui.sampler.backends_tick import backends_tick
-from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, rate, sessions_and_waits, statement_latency
+from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, io_row_rates, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
 from pgio_tui.sources.backends import BackendTracker
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
@@ -51,6 +51,7 @@ class PostgresTick:
         self._prev_raw: RawSample | None = None
         self._prev_derived: tuple[dict, dict] | None = None  # _prev_raw's checkpoint counters and writes by source
         self._source_names: dict[str, tuple[str, ...]] = {}  # backend type -> its counters' names
+        self._io_names: dict[tuple, tuple[str, ...]] = {}  # pg_stat_io row -> its counters' names
         self._settings_md5: str | None = None
         self.postmaster_start: float | None = None  # when the server last started (epoch s), as of the last tick
         self._next_reconnect = 0.0
@@ -209,10 +210,11 @@ class PostgresTick:
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw, self._prev_derived = raw, (counters, writes)
 
-    def _rate(self, name: str, cur, prev, dt: float | None, tick: int) -> float | None:
-        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py)."""
+    def _rate(self, name: str, cur, prev, dt: float | None, tick: int, as_written: bool | None = None) -> float | None:
+        """Per-second rate of one cumulative counter; backend-published ones spread (publication.py).
+        as_written: whether its publisher writes it as it works (default: the catalog says)."""
         r = rate(cur, prev, dt)
-        if name in _AS_WRITTEN:
+        if name in _AS_WRITTEN if as_written is None else as_written:
             return r
         if r is None or not dt:  # unknown: the spreader forgets what it held (None)
             return self.spreader.delta(name, None, tick, dt)
@@ -236,6 +238,12 @@ class PostgresTick:
         for metric, section, col in COLUMN_GAUGES:
             v[metric] = (raw[section] or {}).get(col)
         v[M.LATENCY_TPS] = v[M.DB_XACT_S]  # a launched workload replaces it with its own count
+        if raw.get("io_rows") is not None:  # 16+: pg_stat_io by row, and its sums by backend type from them
+            frame.io = io_row_rates(raw["io_rows"], prev.get("io_rows") if prev else None,
+                                    lambda bt, name, c, pc: rate_of(name, c, pc, dt, tick, bt in M.STEADY_PUBLISHERS),
+                                    self._io_names)
+            frame.sources = relation_sums(frame.io)
+            return writes
         pio = prev.get("io") or {}
         names = self._source_names
         for btype, cols in (raw["io"] or {}).items():

@@ -6,8 +6,10 @@ the tick, never a negative or a spike.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pgio_tui import metrics as M
-from pgio_tui.frame import Frame
+from pgio_tui.frame import IO_FIELDS, Frame, IoKey
 
 
 # Cumulative counters that become per-second rates, and levels read as they are: (metric, section of
@@ -22,6 +24,26 @@ def rate(cur, prev, dt) -> float | None:
         return None
     delta = float(cur) - float(prev)
     return delta / dt if delta >= 0 else None
+
+
+def io_row_rates(rows: list | None, prev: list | None, rate_of: Callable[[str, str, object, object], float | None],
+                 names: dict) -> dict[IoKey, dict[str, float | None]]:
+    """pg_stat_io rows of this tick and the last (tick_sql.io_rows_sql) -> rates by (backend_type,
+    object, context), IO_FIELDS; rate_of(backend_type, counter name, cur, prev) makes one (spread
+    as its publisher needs). A row new since the last tick starts from zero (only rows that have done
+    I/O are read); no previous sample, or a counter that went back, gives None. `names`: a cache."""
+    if prev is None or not rows:
+        return {}
+    before = {(bt, obj, ctx): vals for bt, obj, ctx, *vals in prev}
+    out: dict[IoKey, dict[str, float | None]] = {}
+    for bt, obj, ctx, *vals in rows:
+        key = (bt, obj, ctx)
+        pvals = before.get(key) or [None if v is None else 0 for v in vals]
+        counter_names = names.get(key)
+        if counter_names is None:
+            counter_names = names[key] = tuple(f"{bt}.{obj}.{ctx}.{f}" for f in IO_FIELDS)
+        out[key] = {f: rate_of(bt, name, c, pc) for f, name, c, pc in zip(IO_FIELDS, counter_names, vals, pvals)}
+    return out
 
 
 def statement_latency(cur: dict | None, prev: dict | None, dt: float | None, v: dict) -> None:

@@ -43,6 +43,27 @@ def checkpoint_counters(bgwriter: dict, checkpointer: dict | None) -> dict[str, 
     }
 
 
+_RELATION_SUMS = (0, 1, 3, 4, 2, 5, 6)  # io_rows' reads, writes, extends, fsyncs, writebacks, hits, evictions
+
+
+def relation_totals(io_rows: list | None) -> tuple[dict[str, list[float | None]] | None, dict | None]:
+    """From the tick's pg_stat_io rows (tick_sql.io_rows_sql): the relation rows' cumulative sums by
+    backend type, [reads, writes, extends, fsyncs, writebacks, hits, evictions] (RawSample io), and
+    over them all ({"evictions": n}, RawSample iosum). NULL cells (untracked) stay None. (None,
+    None) without pg_stat_io."""
+    if io_rows is None:
+        return None, None
+    out: dict[str, list[float | None]] = {}
+    for bt, obj, _ctx, *vals in io_rows:
+        if obj != "relation":  # 18's WAL rows are not buffer writes
+            continue
+        acc = out.setdefault(bt, [None] * len(_RELATION_SUMS))
+        for i, k in enumerate(_RELATION_SUMS):
+            if vals[k] is not None:
+                acc[i] = (acc[i] or 0) + vals[k]
+    return out, {"evictions": sum(v[6] or 0 for v in out.values())}
+
+
 def writes_by_source(bgwriter: dict, io: dict | None) -> dict[str, float | None]:
     """Cumulative buffer writes per source, from pg_stat_io (16+) or pg_stat_bgwriter (13-15).
 
@@ -97,6 +118,16 @@ def checkpointer_busy(activity: list | None) -> bool | None:
     """True/False from the checkpointer's wait event; None when it can't be seen (no pg_monitor)."""
     wait = checkpointer_wait(activity)
     return None if wait is None else wait not in _CKPT_IDLE
+
+
+# Wait event types a release renamed: the old name -> the current one, so a colour or a grouping keyed
+# on the current name holds for every server (19 renamed BufferPin to Buffer). Data, not a version test.
+WAIT_TYPE_RENAMED = {"BufferPin": "Buffer"}
+
+
+def wait_type_key(wait_type: str | None) -> str | None:
+    """A wait event type under its current name (WAIT_TYPE_RENAMED)."""
+    return WAIT_TYPE_RENAMED.get(wait_type, wait_type) if wait_type else wait_type
 
 
 # 18's asynchronous I/O wait events (pg_wait_events: type, name), named as AIO's wherever waits are shown.

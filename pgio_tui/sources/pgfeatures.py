@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-SUPPORTED_MAJORS = (13, 14, 15, 16, 17, 18)  # supported and tested (scripts/pg-matrix.sh checks its pins)
+# Supported and tested (scripts/pg-matrix.sh checks its pins, and tests the next major when a registry
+# serves it). A newer server is never refused: what it can be asked is found by introspection.
+SUPPORTED_MAJORS = (13, 14, 15, 16, 17, 18)
 # Settings that shape I/O behaviour: snapshotted at start, fingerprinted every tick, re-read on change.
 IO_SETTINGS = (
     "server_version", "block_size", "data_checksums", "shared_buffers", "huge_pages", "max_connections",
@@ -27,6 +29,7 @@ IO_SETTINGS = (
     "bgwriter_delay", "bgwriter_lru_maxpages", "bgwriter_lru_multiplier", "bgwriter_flush_after",
     "backend_flush_after", "effective_io_concurrency", "maintenance_io_concurrency", "io_combine_limit",
     "io_method", "io_workers", "track_io_timing", "track_wal_io_timing",
+    "io_min_workers", "io_max_workers", "io_worker_idle_timeout", "io_worker_launch_interval",  # 19: self-sizing pool
     "autovacuum", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_naptime",
     "vacuum_cost_limit", "vacuum_cost_delay", "work_mem", "maintenance_work_mem", "temp_buffers",
     "effective_cache_size", "random_page_cost", "log_checkpoints", "logging_collector", "log_min_duration_statement",
@@ -110,6 +113,7 @@ class Features:
     activity_query_id: bool = False  # 14+: pg_stat_activity.query_id (with compute_query_id)
     backend_io: bool = False  # 18+: pg_stat_get_backend_io(pid)
     aios: bool = False  # 18+: pg_aios readable (pg_read_all_stats)
+    new_views: tuple[str, ...] = ()  # NEWER_VIEWS this server has (19+), detected and said, not yet read
     settings: tuple[str, ...] = ()  # the IO_SETTINGS this role may read (some are superuser-only)
     logfile: bool = False  # may read the server log through pg_current_logfile() + pg_read_binary_file()
     log_path: str | None = None  # else the log file read directly on the database host (locallog)
@@ -129,7 +133,7 @@ class Features:
             "pg_stat_wal": bool(self.wal_cols), "pg_stat_io_wal": self.io_wal,
             "pg_stat_statements": self.pgss_schema is not None,
             "pg_buffercache_summary": self.buffercache_summary is not None,
-            "pg_stat_get_backend_io": self.backend_io, "pg_aios": self.aios,
+            "pg_stat_get_backend_io": self.backend_io, "pg_aios": self.aios, "newer_views": list(self.new_views),
             "server_log": self.logfile or self.log_path is not None, "server_log_path": self.log_path,
             "notes": self.notes,
         }
@@ -200,6 +204,9 @@ def detect(conn: psycopg.Connection) -> Features:
     if not f.aios and to_regclass_exists(conn, "pg_catalog.pg_aios"):
         f.notes.append("asynchronous I/O in flight (pg_aios) needs pg_monitor (pg_read_all_stats)")
 
+    f.new_views = tuple(v for v in NEWER_VIEWS if to_regclass_exists(conn, f"pg_catalog.{v}"))
+    if f.new_views:
+        f.notes.append(f"this server has {', '.join(f.new_views)} (PostgreSQL 19): detected, not shown yet")
     if not f.read_all_stats:
         f.notes.append("needs pg_monitor (pg_read_all_stats): wait events and the checkpointer's state are hidden")
     f.data_directory = _try(conn, "SELECT current_setting('data_directory', true)")
@@ -211,6 +218,10 @@ def detect(conn: psycopg.Connection) -> Features:
         f.notes.append(LOG_NOT_READABLE)
     return f
 
+
+# Statistics views newer than SUPPORTED_MAJORS' newest (19): pg_stat_recovery (a standby's replay),
+# pg_stat_lock (lock statistics).
+NEWER_VIEWS = ("pg_stat_recovery", "pg_stat_lock")
 
 LOG_NOT_READABLE = ("server log not readable (needs logging_collector and pg_read_server_files/superuser, "
                     "or running on the database host as a user who may read the log file): "

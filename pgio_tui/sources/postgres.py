@@ -21,6 +21,7 @@ from psycopg.types.json import set_json_loads
 from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.sources.backends import activity_of
+from pgio_tui.sources.pg_counters import relation_totals
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
@@ -302,6 +303,10 @@ class PostgresSource:
             raise SourceError(describe_error(exc)) from exc
         raw["log_lines"] = self._consume_log(raw.pop("logfile", None), raw.pop("logchunk", None))
         raw["activity"], raw["checkpointer_pid"] = activity_of(raw.get("backends"))
+        if self.features.io_cols:
+            raw["io"], raw["iosum"] = relation_totals(raw.get("io_rows") or [])
+        else:
+            raw["io"] = raw["iosum"] = None
         if self.local_log is not None:
             raw["log_lines"] = self.local_log.lines()
         return cast(RawSample, raw)  # the columns of tick_sql(), as RawSample declares them

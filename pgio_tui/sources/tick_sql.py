@@ -24,8 +24,10 @@ class RawSample(TypedDict):
     bgwriter: Row  # pg_stat_bgwriter
     checkpointer: Row | None  # pg_stat_checkpointer (17+)
     # pg_stat_io (16+): backend_type -> [reads, writes, extends, fsyncs, writebacks, hits, evictions]
-    io: dict[str, list[float | None]] | None
-    iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation)
+    io: dict[str, list[float | None]] | None  # (from io_rows: pg_counters.relation_totals)
+    iosum: Row | None  # pg_stat_io (16+) summed over every backend type: evictions (object relation; from io_rows)
+    # pg_stat_io (16+) rows with any I/O: [backend_type, object, context, *IO_ROW_COLUMNS] (io_rows_sql)
+    io_rows: list[list[Any]] | None
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
@@ -73,16 +75,9 @@ def tick_sql(f: Features) -> str:
     # scan of it, named IO_ROWS, serves them all (pg_stat_io makes every row at each scan; a CTE used
     # more than once is scanned once).
     io = IO_ROWS if f.io_cols else "pg_stat_io"
-    if f.io_cols:
-        # Relation I/O only (18's WAL rows are not buffer writes); NULL cells are untracked, not zero.
-        cols.append(
-            "(SELECT json_object_agg(backend_type, json_build_array(r, w, e, fs, wb, h, ev)) FROM ("
-            "SELECT backend_type, sum(reads) r, sum(writes) w, sum(extends) e, sum(fsyncs) fs, "
-            f"sum(writebacks) wb, sum(hits) h, sum(evictions) ev FROM {io} "
-            "WHERE object = 'relation' GROUP BY backend_type) x) AS io")
-        cols.append(_json_row(f"SELECT sum(evictions) AS evictions FROM {io} WHERE object = 'relation'") + " AS iosum")
-    else:
-        cols.append("NULL::json AS io, NULL::json AS iosum")
+    # Every row with I/O; its relation sums by backend type (io) and over them all (iosum) are made
+    # from these rows by the client (sources/pg_counters.relation_totals).
+    cols.append(f"({io_rows_sql(f, io)}) AS io_rows" if f.io_cols else "NULL::json AS io_rows")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
@@ -163,6 +158,31 @@ def backends_sql(f: Features) -> str:
             "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
 
 
+# pg_stat_io's cumulative columns per row, in frame.IO_FIELDS order (times in ms, as the view has them).
+IO_ROW_COLUMNS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses",
+                  "read_bytes", "write_bytes", "extend_bytes",
+                  "read_time", "write_time", "writeback_time", "extend_time", "fsync_time")
+
+
+def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
+    """Every pg_stat_io row that has done any I/O, as [backend_type, object, context, *IO_ROW_COLUMNS]
+    (bytes in kB). Bytes: 18's read_bytes/write_bytes/extend_bytes (one read may cover several blocks), else the
+    operations x op_bytes (16-17: one block each). Times are NULL while their setting is off
+    (track_io_timing; track_wal_io_timing for the object wal rows), which the view shows as 0:
+    unknown, never 0 ms. A cell the view leaves NULL (an operation that cannot happen) stays NULL."""
+    if "read_bytes" in f.io_cols:
+        nbytes = ["read_bytes / 1024.0", "write_bytes / 1024.0", "extend_bytes / 1024.0"]
+    else:
+        nbytes = [f"{op} * op_bytes / 1024.0" for op in ("reads", "writes", "extends")]
+    # uncorrelated subqueries: evaluated once per statement (InitPlans), not per row
+    timing = ("CASE WHEN object = 'wal' THEN (SELECT current_setting('track_wal_io_timing', true) = 'on') "
+              "ELSE (SELECT current_setting('track_io_timing', true) = 'on') END")
+    times = [f"CASE WHEN {timing} THEN {c} END" for c in IO_ROW_COLUMNS[-5:]]
+    values = ", ".join(["backend_type", "object", "context", *IO_ROW_COLUMNS[:8], *nbytes, *times])
+    ops = " + ".join(f"coalesce({c}, 0)" for c in IO_ROW_COLUMNS[:8])
+    return f"SELECT json_agg(json_build_array({values})) FROM {io} WHERE {ops} > 0"
+
+
 def aios_sql() -> str:
     """18+: asynchronous I/O handles in use, by state and operation."""
     return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
@@ -176,9 +196,10 @@ WAL_IO_COLUMNS = ("wal_write", "wal_sync", "wal_write_time", "wal_sync_time")
 
 
 def wal_sql(f: Features, io: str = "pg_stat_io") -> str:
-    """One row: wal_records, wal_fpi, wal_buffers_full, stats_reset and WAL_IO_COLUMNS (NULL if absent);
-    `io`: where 18's pg_stat_io rows are read from."""
-    base = "SELECT w.wal_records, w.wal_fpi, w.wal_buffers_full, w.stats_reset"
+    """One row: wal_records, wal_fpi, wal_fpi_bytes (19+), wal_buffers_full, stats_reset and WAL_IO_COLUMNS
+    (NULL if absent); `io`: where 18's pg_stat_io rows are read from."""
+    fpi_bytes = "w.wal_fpi_bytes" if "wal_fpi_bytes" in f.wal_cols else "NULL::numeric AS wal_fpi_bytes"
+    base = f"SELECT w.wal_records, w.wal_fpi, {fpi_bytes}, w.wal_buffers_full, w.stats_reset"
     if f.io_wal:
         return (f"{base}, io.writes AS wal_write, io.fsyncs AS wal_sync, io.write_time AS wal_write_time, "
                 f"io.fsync_time AS wal_sync_time FROM pg_stat_wal w, (SELECT sum(writes) AS writes, "

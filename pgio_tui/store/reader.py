@@ -137,6 +137,10 @@ class Recording:
         self._has_disk_flush = "disk_flush" in tables  # flush figures (files written before them: unknown)
         self._disk_fields = DEVICE_FIELDS if self._has_disk_flush else schema.DISK_COLUMNS
         self._backends = StoredBackends(conn, "backend_io" in tables)
+        self._io_keys = {id_: ((text(bt) or "?", text(obj) or "?", text(ctx) or "?"), first_tick(first))
+                         for id_, bt, obj, ctx, first in conn.execute(
+                             "SELECT id, backend_type, object, context, first_tick FROM io_keys")
+                         } if "io_keys" in tables else None
         after = -1 if self.last_tick is None else self.last_tick
         check_ticks(conn, str(self.path), after)
         new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
@@ -207,6 +211,17 @@ class Recording:
         """Finished checkpoints, oldest first: the keys the recorder got (unknown ones from `extra`)."""
         return [checkpoint_row(row) for row in self.conn.execute(
             f"SELECT {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints ORDER BY id")]
+
+    def io_rows(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[tuple]:
+        """(tick, (backend_type, object, context), {IO_FIELDS: value}) of every stored pg_stat_io row
+        with I/O in the span, in tick order (nothing for files without io_rows), without making Frames."""
+        if not self._io_keys:
+            return
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        for tick, key_id, *vals in self.conn.execute(
+                f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows{where} ORDER BY tick", params):
+            if key_id in self._io_keys:
+                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals])
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
@@ -386,7 +401,8 @@ class Recording:
                                       scales=[self._scales.get(c, 1) for c in columns], disk_layout=self._disk_layout,
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
-                                      backends=self._backends, disk_flush=self._has_disk_flush)
+                                      backends=self._backends, disk_flush=self._has_disk_flush,
+                                      io_keys=self._io_keys)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

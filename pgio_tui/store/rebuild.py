@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS, Frame
+from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame, relation_sums
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
@@ -21,12 +21,12 @@ _WINDOW = M.STATEMENTS_WINDOW_S
 def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str], span: tuple[int, int], *,
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
                    latency_hist: bool, backends: StoredBackends | None = None,
-                   disk_flush: bool = True, scales: list[int] | None = None,
+                   disk_flush: bool = True, scales: list[int] | None = None, io_keys: dict | None = None,
                    disk_layout: tuple = schema.disk_layout(schema.DISK_STORED)) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later); scales are the columns' (schema.from_stored), disk_layout the disk
+    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout the disk
     table's (schema.disk_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
@@ -42,6 +42,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
                     "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
+    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
+        if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
     hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
@@ -59,6 +61,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     zero_dev: dict[str, float | None] = dict.fromkeys(  # no table: unknown
         DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)
     zero_src: dict[str, float | None] = dict.fromkeys(SOURCE_FIELDS, 0.0)
+    zero_io: dict[str, float | None] = dict.fromkeys(IO_FIELDS, 0.0)
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
@@ -72,6 +75,12 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         for id_, *vals in io.get(tick, ()):
             if id_ in sources:
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
+        keys = io_keys or {}
+        tick_io = {key: dict(zero_io) for key, first in keys.values() if first <= tick}
+        tick_io.update({keys[id_][0]: schema.io_fields([number(v) for v in vals])
+                        for id_, *vals in io_rows.get(tick, ()) if id_ in keys})
+        if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
+            tick_sources.update(relation_sums(tick_io))
         values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
             tick=tick, t=row[1], elapsed=number(row[2]) or 0.0, dt=number(row[3]),  # elapsed NULL: crafted
@@ -79,6 +88,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             devices=tick_devices,
             device_roles=dict(roles),
             sources=tick_sources,
+            io=tick_io,
             waits=[(*wait_events[id_], number(n)) for id_, n in waits.get(tick, ())
                    if id_ in wait_events and number(n) is not None],
             events=[stored_event(k, body, d) for k, body, d in events.get(tick, ())],

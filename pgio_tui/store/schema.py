@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pgio_tui.frame import DEVICE_FIELDS, SOURCE_FIELDS
+from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, IO_TIMES, SOURCE_FIELDS
 from pgio_tui import metrics as M
-from pgio_tui.metrics import CATALOG, DISK_METRICS, Unit, lookup
+from pgio_tui.metrics import CATALOG, DISK_METRICS, IO_UNITS, Unit, lookup
 
 if TYPE_CHECKING:
     import sqlite3
@@ -109,7 +109,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 # Tables added without a version bump (an older reader ignores them; a reader copes with their absence).
-OPTIONAL_TABLES = ("latency_hist", "backends", "backend_io", "aio", "disk_flush")
+OPTIONAL_TABLES = ("latency_hist", "backends", "backend_io", "aio", "disk_flush", "io_keys", "io_rows")
 
 
 class RecordingError(Exception):
@@ -166,6 +166,30 @@ _DISK_SCALED_NAMES = {"r_await_ms": "r_await_us", "w_await_ms": "w_await_us", "a
 DISK_STORED = tuple(_DISK_SCALED_NAMES.get(f, f) for f in DISK_COLUMNS)  # the disk table's value columns
 _DEVICE_COLS = ", ".join(f"{c} REAL" for c in DISK_STORED)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
+# pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing; the times
+# (ms/s to 3 decimals) as whole µs/s (IO_SCALES), the kB as those beyond one 8 kB block per operation
+# (IO_BEYOND_BLOCKS: 0, so free, on 16-17 and for most writes on 18), under names that say so;
+# io_rows_named gives the fields back.
+IO_SCALES = tuple(1000 if f in IO_TIMES else 1 for f in IO_FIELDS)  # checked against stored_scale below
+IO_BEYOND_BLOCKS = {"read_kb": "reads", "write_kb": "writes", "extend_kb": "extends"}
+_IO_OP_OF = tuple(IO_FIELDS.index(IO_BEYOND_BLOCKS[f]) if f in IO_BEYOND_BLOCKS else None for f in IO_FIELDS)
+IO_STORED = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BEYOND_BLOCKS else f
+                  for f, s in zip(IO_FIELDS, IO_SCALES))
+
+
+def io_stored(values: list) -> list:
+    """A Frame.io row's quantized, scaled values (IO_FIELDS order) as the io_rows columns hold them."""
+    return [v - 8 * values[k] if k is not None and v is not None and values[k] is not None else v
+            for v, k in zip(values, _IO_OP_OF)]
+
+
+def io_fields(stored: list) -> dict:
+    """io_rows columns (already numbers or None) back to a Frame.io row."""
+    values = [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
+              for v, k in zip(stored, _IO_OP_OF)]
+    return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+IO_ROWS_DDL = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
+                              "first_tick INTEGER", "io_rows", "key_id", ", ".join(f"{c} REAL" for c in IO_STORED))
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
 # (its SQL, columns). ticks_t: tick_at() binary-searches the tick numbers instead (the index was 2 %).
@@ -200,6 +224,7 @@ CREATE TABLE events (
 CREATE INDEX events_tick ON events (tick);
 {LATENCY_HIST_DDL};
 {DISK_FLUSH_DDL};
+{IO_ROWS_DDL};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
     start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT
@@ -216,6 +241,11 @@ CREATE VIEW disk_flush_named AS
 CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;
+CREATE VIEW io_rows_named AS
+    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
+        f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{IO_BEYOND_BLOCKS[f]} AS {f}" if f in IO_BEYOND_BLOCKS
+        else f"r.{c}" for f, c, s in zip(IO_FIELDS, IO_STORED, IO_SCALES))}
+    FROM io_rows r JOIN io_keys k ON k.id = r.key_id;
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;
@@ -374,6 +404,7 @@ def from_stored(value, scale: int):
 
 
 DISK_SCALES = tuple(stored_scale(u) for u in DISK_UNITS)
+assert IO_SCALES == tuple(stored_scale(IO_UNITS[f]) for f in IO_FIELDS)
 assert all((s == 1) == (c == f) for f, c, s in zip(DISK_COLUMNS, DISK_STORED, DISK_SCALES)), "name each scaled column"
 
 # Schema 1-2's objects that schema 3 changed, accepted in files of those versions (validate.py): the

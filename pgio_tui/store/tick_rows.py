@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import SOURCE_FIELDS, Event, Frame
+from pgio_tui.frame import IO_FIELDS, SOURCE_FIELDS, Event, Frame
+from pgio_tui.metrics import IO_UNITS
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.store import schema
@@ -20,6 +21,7 @@ from pgio_tui.store.schema import quantize, quote, to_stored
 
 _FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
 _SOURCE_UNIT = "1/s"
+_IO_UNITS = tuple(IO_UNITS[f] for f in IO_FIELDS)
 
 
 def json_text(value: Any) -> str | None:
@@ -38,6 +40,7 @@ class TickRows:
         self._device_roles: dict[str, str | None] = {}
         self._device_first: dict[str, int | None] = {}
         self._source_ids: dict[str, int] = {}
+        self._io_key_ids: dict[tuple, int] = {}
         self._wait_ids: dict[tuple, int] = {}
         self._statement_ids: dict[int, int] = {}  # queryid -> statements.id
         self._backend_rows = BackendRows()  # backends and asynchronous I/O (store/backend_rows.py)
@@ -49,6 +52,8 @@ class TickRows:
         self._disk: list[tuple] = []
         self._disk_flush: list[tuple] = []
         self._io: list[tuple] = []
+        self._io_rows: list[tuple] = []
+        self._new_io_keys: list[tuple] = []
         self._waits: list[tuple] = []
         self._events: list[tuple] = []
         self._checkpoints: list[tuple] = []
@@ -81,11 +86,17 @@ class TickRows:
             flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
             if not schema.all_zero(flush):
                 self._disk_flush.append((tick, self._device_ids[name], *flush))
-        for backend_type, fields in frame.sources.items():
+        for backend_type, fields in (() if frame.io else frame.sources.items()):  # else made from io_rows
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
             vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
             if not schema.all_zero(vals):
                 self._io.append((tick, source_id, *vals))
+        for key, fields in frame.io.items():
+            vals = schema.io_stored([to_stored(quantize(fields.get(f), u, q), sc)
+                                     for f, u, sc in zip(IO_FIELDS, _IO_UNITS, schema.IO_SCALES)])
+            key_id = self._lookup(self._io_key_ids, self._new_io_keys, key, (*key, tick))  # a row from now on
+            if not schema.all_zero(v or 0 for v in vals):
+                self._io_rows.append((tick, key_id, *vals))
         waits: dict[int, int] = {}
         for backend_type, wait_type, wait_event, count in frame.waits:
             key = (backend_type, wait_type, wait_event)
@@ -123,6 +134,8 @@ class TickRows:
             (_insert("disk", 2 + len(schema.DISK_COLUMNS)), self._disk),
             (_insert("disk_flush", 4), self._disk_flush),
             (_insert("io", 2 + len(SOURCE_FIELDS)), self._io),
+            (_insert("io_keys", 5), self._new_io_keys),
+            (_insert("io_rows", 2 + len(IO_FIELDS)), self._io_rows),
             (_insert("waits", 3), self._waits),
             ("INSERT INTO events (tick, t, kind, text, data) VALUES (?, ?, ?, ?, ?)", self._events),
             (f"INSERT INTO checkpoints ({', '.join(schema.CHECKPOINT_COLUMNS)}, extra) "

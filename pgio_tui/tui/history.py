@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import Event, Frame, Value
+from pgio_tui.frame import IO_OPS, TIMED_OPS, Event, Frame, Value
+from pgio_tui.ratios import per_op_ms
 from pgio_tui.sources.checkpoint import too_frequent
 
 BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
@@ -58,6 +59,7 @@ class FrameHistory:
         self.series: dict[str, list[Any]] = {}
         self.waits: list[list[tuple[str, str, str, int]]] = []
         self.sources: list[dict[str, dict[str, float | None]]] = []  # per tick: pg_stat_io rows by backend type
+        self.io: list[dict[tuple[str, str, str], dict[str, float | None]]] = []  # per tick: Frame.io (16+)
         self.events: list[TimedEvent] = []
         self.spans: list[Span] = []
         self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
@@ -101,6 +103,7 @@ class FrameHistory:
             self.devices[dev] = role
         self.waits.append(list(frame.waits))
         self.sources.append(frame.sources)
+        self.io.append(frame.io)
         for e in frame.events:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
@@ -131,7 +134,7 @@ class FrameHistory:
             self.spans[-1] = Span(self.spans[-1].start, frame.t)
 
     def _trim(self, k: int) -> None:
-        del self.t[:k], self.ticks[:k], self.waits[:k], self.sources[:k]
+        del self.t[:k], self.ticks[:k], self.waits[:k], self.sources[:k], self.io[:k]
         for col in self.series.values():
             del col[:k]
         self._trimmed += k
@@ -224,6 +227,36 @@ class FrameHistory:
         if span <= 0:
             return {}
         return {bt: {f: v / span for f, v in row.items()} for bt, row in sums.items() if any(row.values())}
+
+    def io_summary(self, t0: float, t1: float) -> dict[tuple[str, str, str], dict[str, float | None]]:
+        """pg_stat_io by row over the window: each operation's mean per second, and per timed
+        operation its mean ms (`<op>_ms_per_op`) over the ticks its time was known (None if never:
+        track_io_timing off). Rows that did nothing are left out."""
+        i, j = self.index_range(t0, t1)
+        span = self.t[j - 1] - self.t[i] if j - 1 > i else 0.0
+        if span <= 0:
+            return {}
+        sums: dict[tuple, dict[str, float]] = {}
+        for k in range(i + 1, j):
+            dt = self.t[k] - self.t[k - 1]
+            for key, row in self.io[k].items():
+                acc = sums.setdefault(key, {})
+                for op in IO_OPS:
+                    acc[op] = acc.get(op, 0.0) + (row.get(op) or 0.0) * dt
+                for op in TIMED_OPS:
+                    ms = row.get(f"{op}_ms")
+                    if ms is not None:  # time and count of the timed ticks only
+                        acc[f"{op}_ms"] = acc.get(f"{op}_ms", 0.0) + ms * dt
+                        acc[f"{op}_timed"] = acc.get(f"{op}_timed", 0.0) + (row.get(f"{op}s") or 0.0) * dt
+        out: dict[tuple[str, str, str], dict[str, float | None]] = {}
+        for key, acc in sums.items():
+            if not any(acc[op] for op in IO_OPS):
+                continue
+            means: dict[str, float | None] = {op: acc[op] / span for op in IO_OPS}
+            for op in TIMED_OPS:
+                means[f"{op}_ms_per_op"] = per_op_ms(acc.get(f"{op}_ms"), acc.get(f"{op}_timed"))
+            out[key] = means
+        return out
 
     def spans_in(self, t0: float, t1: float) -> list[Span]:
         return [s for s in self.spans if s.start <= t1 and (s.end is None or s.end >= t0)]

@@ -17,6 +17,8 @@ CHART = ChartSpec(series=(
     series_of(M.MEM_CACHED_KB, "chart-2", label="page cache", group=1),
 ), empty_text="rates start at the second tick")
 SOURCE_ROWS = 5  # backend types in the by-source table
+# pg_stat_io contexts that cycle a small ring of buffers, and their short name in a table
+RING_CONTEXTS = {"bulkread": "bulk", "bulkwrite": "bulk w", "vacuum": "vac"}
 BUFFERS_LOOKBACK = 120  # ticks searched back for the last shared-buffers reading
 
 
@@ -101,6 +103,53 @@ class ReadsPane(ChartPane):
 
     @staticmethod
     def source_lines(view: View, width: int) -> list[Line]:
+        """Who reads, hits, evicts and reuses, with the mean ms per read, write and fsync (16+; time
+        with track_io_timing): by backend type, each ring context (bulkread, bulkwrite, vacuum) on a row
+        of its own, then the shared_buffers pressure line. Files and servers without rows: by type."""
+        io = view.history.io_summary(view.t0, view.t1)
+        if not io:
+            return ReadsPane.type_lines(view, width)
+        rows: dict[str, dict] = {}
+        for (btype, obj, ctx), r in io.items():
+            if obj != "relation":  # WAL (18) is the WAL view's; temp relations use local buffers
+                continue
+            name = btype if ctx in ("normal", "init") else f"{btype} ({RING_CONTEXTS[ctx]})"
+            acc = rows.setdefault(name, {})
+            for f, v in r.items():
+                if f.endswith("_per_op"):  # one row per name: the context's own mean (init has none)
+                    acc[f] = v if acc.get(f) is None else acc[f]
+                else:
+                    acc[f] = acc.get(f, 0.0) + v
+        top = sorted(rows.items(), key=lambda kv: -(kv[1]["reads"] + kv[1]["evictions"] + kv[1]["writes"]
+                                                    + kv[1]["hits"] / 100))[:SOURCE_ROWS]
+        cols = (("reads/s", "reads"), ("evict/s", "evictions"), ("reuse/s", "reuses"),
+                ("ms/read", "read_ms_per_op"), ("ms/write", "write_ms_per_op"), ("ms/fsync", "fsync_ms_per_op"))
+        name_w = max(12, min(30, width - 51 - 1))
+        head = f"{'by source, ' + fmt.window(view.t1 - view.t0) + ' mean':<{name_w}}" + "".join(
+            c.rjust(9 if c.startswith("ms") else 8) for c, _ in cols)
+        out: list[Line] = [((head, "muted"),)]
+        for name, r in top:
+            cells = "".join(fmt.ms(r.get(f)).rjust(9) if f.endswith("_per_op") else fmt.si(r.get(f)).rjust(8)
+                            for _, f in cols)
+            out.append(((name[:name_w - 1].ljust(name_w), None), (cells, None)))
+        out.append(ReadsPane.pressure_line(io))
+        return out
+
+    @staticmethod
+    def pressure_line(io: dict) -> Line:
+        """shared_buffers pressure: evictions and ring reuses over the window, by context kind, with
+        the hit ratio of shared buffers (pg_stat_io: relation rows; temp relations are local)."""
+        def total(f: str, rings: bool | None = None) -> float:
+            return sum(r[f] for (_bt, obj, ctx), r in io.items() if obj == "relation"
+                       and (rings is None or (ctx in RING_CONTEXTS) == rings))
+        ratio = hit_ratio(total("reads"), total("hits"))
+        return (("shared_buffers ", "muted"), ("evict ", "muted"), (fmt.si(total("evictions")) + "/s", "bold"),
+                (f" (rings {fmt.si(total('evictions', True))})", "muted"),
+                ("  reuse ", "muted"), (fmt.si(total("reuses")) + "/s", None),
+                ("  hit ratio ", "muted"), ("-" if ratio is None else f"{ratio * 100:.1f}%", None))
+
+    @staticmethod
+    def type_lines(view: View, width: int) -> list[Line]:
         rows = view.history.sources_summary(view.t0, view.t1)
         if not rows:
             return []

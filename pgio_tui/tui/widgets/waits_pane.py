@@ -6,7 +6,7 @@ import textwrap
 
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
-from pgio_tui.sources.pg_counters import wait_name
+from pgio_tui.sources.pg_counters import wait_name, wait_type_key
 from pgio_tui.tui.drawing import bar
 from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import series_of
@@ -23,7 +23,7 @@ SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer"
          "logical replication launcher": "logrepl", "io worker": "io-wrk"}
 MIN_BAR = 8
 TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
-              "IPC": "chart-3", "Client": "chart-6", "BufferPin": "chart-5", "Extension": "chart-6"}
+              "IPC": "chart-3", "Client": "chart-6", "Buffer": "chart-5", "Extension": "chart-6"}
 
 
 class WaitsPane(ChartPane):
@@ -64,6 +64,6 @@ class WaitsPane(ChartPane):
             if len(text) > label_w:
                 text = (ev[: max(1, label_w - len(who) - 4)] + "… (" + who + ")")[:label_w]
             done, _rest = bar(mean / biggest, bar_w)
-            lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wt, "chart-6")),
+            lines.append(((text.ljust(label_w) + " ", None), (done.ljust(bar_w), TYPE_STYLE.get(wait_type_key(wt) or "", "chart-6")),
                           (f"{fmt.si(mean):>5}", None), (f"{now:>4}", "muted")))
         return lines

@@ -32,6 +32,9 @@ def mean(view: View, metric: str) -> float | None:
     return tot / (w.t[-1] - w.t[0]) if tot is not None and len(w.t) > 1 and w.t[-1] > w.t[0] else None
 
 
+WAL_WRITERS = 3  # backend types in the WAL-by-writer lines
+
+
 class WalPane(ChartPane):
     SPEC = PaneSpec("WAL", CHART, ("wal",), layout="text-above", key="W")
 
@@ -69,7 +72,24 @@ class WalPane(ChartPane):
                 runs += [("  f/s ", "muted"), (fmt.si(g(M.DISK_F_S)), None),
                          ("  f_aw ", "muted"), (fmt.ms(g(M.DISK_F_AWAIT_MS)) + " ms", None)]
             lines.append(tuple(runs))
+        lines += self.writer_lines(view)
         return lines
+
+    @staticmethod
+    def writer_lines(view: View) -> list[Line]:
+        """18+: who writes and flushes WAL (pg_stat_io object wal, context normal) over the window, with
+        the mean ms per write and per flush (track_wal_io_timing; "-" while it is off)."""
+        rows = sorted(((bt, r) for (bt, obj, ctx), r in view.history.io_summary(view.t0, view.t1).items()
+                       if obj == "wal" and ctx == "normal" and (r["writes"] or r["fsyncs"])),
+                      key=lambda kv: -(kv[1]["writes"] or 0.0))[:WAL_WRITERS]
+        if not rows:
+            return []
+        out: list[Line] = [((f"WAL by writer, {fmt.window(view.t1 - view.t0)} mean", "muted"),)]
+        for bt, r in rows:
+            out.append(((f"  {bt[:20]:<20}", None), ("writes ", "muted"), (fmt.si(r["writes"]) + "/s", None),
+                        (f" {fmt.ms(r['write_ms_per_op'])} ms", None), ("  flushes ", "muted"),
+                        (fmt.si(r["fsyncs"]) + "/s", None), (f" {fmt.ms(r['fsync_ms_per_op'])} ms", None)))
+        return out
 
     @staticmethod
     def figures(label: str, view: View, get) -> Line:
