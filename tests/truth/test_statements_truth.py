@@ -171,8 +171,9 @@ def test_the_observer_leaves_out_what_it_ran_and_nothing_a_role_marks(make_clust
 
 
 def test_an_experiments_server_statements_leave_out_what_pgio_tui_ran_only(make_cluster):
-    """The statements an experiment reads at a run's end: the ones this process ran (by query id)
-    are marked own and left out of the report; another role's statement with the marker stays."""
+    """The statements an experiment reads at a run's end (the workload's database and role): the
+    ones this process ran (by query id) are marked own and left out of the report; a statement of
+    another connection of the same role, with the marker in its text, stays."""
     from types import SimpleNamespace
 
     from pgio_tui.experiments.hygiene import statements_after
@@ -187,7 +188,7 @@ def test_an_experiments_server_statements_leave_out_what_pgio_tui_ran_only(make_
         admin.execute("SELECT pg_stat_statements_reset()")
         for _ in range(5):
             run_own(admin, "truth", own("truth", "SELECT count(*) FROM pg_class"))
-    with cluster.connect(autocommit=True, user="hider") as hider:
+    with cluster.connect(autocommit=True) as hider:  # not this process's statement, whatever its text
         for _ in range(7):
             hider.execute("SELECT /* pgio-tui tick */ count(*) FROM pg_attribute")
     rows = statements_after(cluster.conninfo())
