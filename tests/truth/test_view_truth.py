@@ -275,3 +275,188 @@ def test_counters_summed_over_a_recording_equal_the_views_delta(make_cluster, tm
               f"per tick {obs}, this reader over the window {own}:\n  " + "\n  ".join(lines))
     for must in (M.WRITES_CHECKPOINTER, M.WRITES_BACKEND, M.DB_TEMP_BYTES_S, M.WAL_BYTES_S, M.DB_XACT_S):
         assert must in exercised, f"the workload did not move {must}"
+
+
+def _pgss(probe, cols: set[str]) -> dict:
+    """pg_stat_statements read by hand: per queryid (top-level, summed over users and databases) the
+    counters of STATEMENT_FIELDS and the sum of squared times, pgio-tui's own statements left out."""
+    col = {"read_time": "shared_blk_read_time" if "shared_blk_read_time" in cols else "blk_read_time",
+           "write_time": "shared_blk_write_time" if "shared_blk_write_time" in cols else "blk_write_time"}
+    exprs = [f"sum({col.get(c, c)})::float8" for c in _STATEMENT_RATES.values()]
+    top = " AND toplevel" if "toplevel" in cols else ""
+    rows = probe.execute(
+        f"SELECT queryid, {', '.join(exprs)}, sum(calls * (stddev_exec_time ^ 2 + mean_exec_time ^ 2))::float8 "
+        f"FROM pg_stat_statements WHERE query NOT LIKE '%%pgio-tui%%'{top} GROUP BY queryid").fetchall()
+    return {q: dict(zip((*_STATEMENT_RATES, "sumsq"), vals)) for q, *vals in rows}
+
+
+@pytest.mark.matrix
+def test_statement_figures_equal_pg_stat_statements_deltas(make_cluster, capsys):
+    """Ticks driven by hand; between them a workload runs, then pg_stat_statements is read here by
+    a session that pg_stat_statements does not track (pg_stat_statements.track = none), so each read
+    here equals what the next tick reads. statements.* (every tick) and each top statement's figures
+    (every window, STATEMENT_WINDOW_S of ticks) against the deltas between the matching reads here."""
+    cluster = make_cluster(**{"pg_stat_statements.track_utility": "off", "autovacuum": "off"})
+    probe = cluster.connect(autocommit=True)
+    probe.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    probe.execute("SET pg_stat_statements.track = 'none'")
+    cols = _columns(probe, "pg_stat_statements")
+    work = cluster.connect(autocommit=True)
+    work.execute("CREATE TABLE s (id int, pad text)")
+    work.execute("SET work_mem = '64kB'")
+    sampler = Sampler(cluster.conninfo(), interval=0.2)
+    sampler.open()
+    snaps, frames = [], []
+    try:
+        for k in range(125):  # two windows and more (10 s of 0.2 s ticks each)
+            if k:
+                work.execute("INSERT INTO s SELECT g, repeat('y', 300) FROM generate_series(1, %s) g", (50 + k % 7,))
+                work.execute("SELECT count(*) FROM s WHERE id < %s", (k % 13,))
+                if k % 10 == 0:
+                    work.execute("SELECT count(*) FROM (SELECT * FROM s ORDER BY pad, id) x")  # temp blocks
+                    work.execute("SELECT pg_sleep(0.002 * %s)", (k % 3,))
+            snaps.append(_pgss(probe, cols))
+            frames.append(sampler.sample(k, k * 0.2))
+    finally:
+        sampler.close()
+    # statements.*: every tick that read the sums, against the reads here since the last one that did
+    last, sums_checked = None, 0
+    for k, frame in enumerate(frames):
+        v = frame.values
+        if v.get(M.STATEMENTS_CALLS_S) is None:
+            continue
+        if last is not None:
+            a, b = snaps[last], snaps[k]
+            d = {f: sum(b[q][f] for q in b) - sum(a.get(q, {}).get(f) or 0 for q in b) for f in ("calls_s", "time_ms_s", "sumsq")}
+            span = frame.t - frames[last].t
+            # the rate's window is the server's clock between the reads, span the client's between answers
+            if d["calls_s"]:
+                assert abs(d["calls_s"] / v[M.STATEMENTS_CALLS_S] - span) <= 0.02, \
+                    f"tick {k}: calls_s {v[M.STATEMENTS_CALLS_S]} for {d['calls_s']} calls in {span} s"
+            else:
+                assert v[M.STATEMENTS_CALLS_S] == 0
+            if d["calls_s"]:
+                mean = d["time_ms_s"] / d["calls_s"]
+                assert v[M.STATEMENTS_MEAN_MS] == pytest.approx(mean, rel=1e-6), f"tick {k} mean"
+                sd = max(0.0, d["sumsq"] / d["calls_s"] - mean * mean) ** 0.5
+                assert v[M.STATEMENTS_STDDEV_MS] == pytest.approx(sd, rel=1e-4, abs=1e-6), f"tick {k} stddev"
+            sums_checked += 1
+        last = k
+    # each top statement, over each window
+    reads = [k for k, f in enumerate(frames) if f.values.get(M.STATEMENTS_WINDOW_S) is not None]
+    first_read = next(k for k, f in enumerate(frames) if k < reads[0] and f.statements == [] and
+                      abs(frames[reads[0]].t - f.t - frames[reads[0]].values[M.STATEMENTS_WINDOW_S]) < 0.05)
+    stmt_checked = 0
+    for a, b in zip([first_read, *reads], reads):
+        window = frames[b].values[M.STATEMENTS_WINDOW_S]
+        for row in frames[b].statements:
+            q = row["queryid"]
+            old, new = snaps[a].get(q, {}), snaps[b][q]
+            delta = {f: (new[f] or 0) - (old.get(f) or 0) for f in new}
+            for f in _STATEMENT_RATES:
+                got = row[f] * window if row[f] is not None else None
+                if new[f] is None:
+                    assert row[f] is None, f"{q} {f}"
+                    continue
+                assert got == pytest.approx(delta[f], rel=1e-6, abs=1e-6), f"queryid {q} {f}: {got} vs {delta[f]}"
+            if delta["calls_s"]:
+                mean = delta["time_ms_s"] / delta["calls_s"]
+                assert row["mean_ms"] == pytest.approx(mean, rel=1e-6)
+                sd = max(0.0, delta["sumsq"] / delta["calls_s"] - mean * mean) ** 0.5
+                assert row["stddev_ms"] == pytest.approx(sd, rel=1e-4, abs=1e-6), f"queryid {q} stddev"
+            stmt_checked += 1
+    assert sums_checked > 50 and stmt_checked >= 4 and len(reads) >= 2
+    with capsys.disabled():
+        print(f"\nstatements.*: {sums_checked} ticks; top statements: {stmt_checked} rows over {len(reads)} windows")
+
+
+def _gauges(probe, observer_pid: int, bufcache: bool, aios: bool) -> dict:
+    one = lambda sql: probe.execute(sql).fetchone()  # noqa: E731
+    act = f"FROM pg_stat_activity WHERE pid NOT IN ({observer_pid}, pg_backend_pid())"
+    out = {M.DB_BACKENDS: float(one("SELECT sum(numbackends) FROM pg_stat_database")[0]),
+           M.SESSIONS_ACTIVE: one(f"SELECT count(*) {act} AND backend_type = 'client backend' AND state = 'active'")[0],
+           M.SESSIONS_IO_WAIT: one(f"SELECT count(*) {act} AND wait_event_type = 'IO'")[0],
+           M.SESSIONS_LOCK_WAIT: one(f"SELECT count(*) {act} AND wait_event_type IN ('Lock', 'LWLock')")[0]}
+    if bufcache:
+        out[M.BUFFERS_USED], out[M.BUFFERS_DIRTY] = one("SELECT buffers_used, buffers_dirty FROM pg_buffercache_summary()")
+    out[M.AIO_IN_FLIGHT] = one("SELECT count(*) FROM pg_aios")[0] if aios else None
+    ckpt_t, redo, seg, timeout, max_wal_mb, cct = one(
+        "SELECT extract(epoch FROM checkpoint_time), pg_wal_lsn_diff(redo_lsn, '0/0'), "
+        "(SELECT setting::int8 FROM pg_settings WHERE name = 'wal_segment_size'), "
+        "(SELECT setting::int FROM pg_settings WHERE name = 'checkpoint_timeout'), "
+        "(SELECT setting::int8 * CASE unit WHEN 'MB' THEN 1 ELSE 0 END FROM pg_settings WHERE name = 'max_wal_size'), "
+        "current_setting('checkpoint_completion_target')::float8 FROM pg_control_checkpoint()")
+    insert = float(one("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')")[0])
+    # PostgreSQL's own trigger (xlog.c): CheckPointSegments = floor(max_wal_size / segment / (1 + cct));
+    # a checkpoint is due once WAL fills the segment CheckPointSegments - 1 after the redo point's segment
+    segments = max(1, int(max_wal_mb * 1024 * 1024 / seg / (1 + cct)))
+    out["wal_due"] = (insert - float(redo), segments * seg - float(redo) % seg, segments * seg)
+    out["time"] = (float(ckpt_t), timeout)
+    return out
+
+
+@pytest.mark.matrix
+def test_gauges_equal_the_views_in_a_quiet_moment(make_cluster, capsys):
+    """Sessions waiting on a lock and sleeping, idle ones; the tick's gauges against the views read
+    here just before and after it (equal reads: a quiet moment). Exact, but for time_progress (the
+    control file's checkpoint time is whole seconds: 1 s / checkpoint_timeout) and wal_progress (the
+    catalog's trigger distance is whole segments from the redo point; PostgreSQL's ends at a segment
+    boundary, so the redo point's offset in its segment, up to one segment, separates them)."""
+    import threading
+
+    cluster = make_cluster(autovacuum="off")
+    probe = cluster.connect(autocommit=True)
+    bufcache = probe.execute("SELECT to_regproc('pg_buffercache_summary') IS NOT NULL OR EXISTS (SELECT FROM "
+                             "pg_available_extension_versions WHERE name = 'pg_buffercache' AND "
+                             "version >= '1.4')").fetchone()[0]
+    if bufcache:
+        probe.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+    aios = _has(probe, "pg_catalog.pg_aios")
+    probe.execute("CREATE TABLE g (id int)")
+    probe.execute("INSERT INTO g SELECT generate_series(1, 50000)")
+    holder = cluster.connect(autocommit=True)
+    holder.execute("BEGIN")
+    holder.execute("LOCK TABLE g IN ACCESS EXCLUSIVE MODE")
+    idle = [cluster.connect(autocommit=True) for _ in range(2)]
+    threads = [threading.Thread(target=lambda: cluster.connect(autocommit=True).execute("SELECT count(*) FROM g")),
+               threading.Thread(target=lambda: cluster.connect(autocommit=True).execute("SELECT pg_sleep(18)"))]
+    sampler = Sampler(cluster.conninfo(), interval=1.0)
+    sampler.open()
+    checked = dict.fromkeys(_GAUGES, 0)
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        pid = sampler.pg.conn.info.backend_pid
+        for k in range(8):  # over 10 s: pg_buffercache is read every 10 s
+            time.sleep(1.5)
+            before = _gauges(probe, pid, bufcache, aios)
+            frame = sampler.sample(k, float(k))
+            after = _gauges(probe, pid, bufcache, aios)
+            if {m: before.get(m) for m in _GAUGES} != {m: after.get(m) for m in _GAUGES}:
+                continue
+            v = frame.values
+            for m in (M.DB_BACKENDS, M.SESSIONS_ACTIVE, M.SESSIONS_IO_WAIT, M.SESSIONS_LOCK_WAIT, M.AIO_IN_FLIGHT,
+                      M.BUFFERS_USED, M.BUFFERS_DIRTY):
+                if m in (M.BUFFERS_USED, M.BUFFERS_DIRTY) and (not bufcache or v.get(m) is None):
+                    assert bufcache or v.get(m) is None
+                    continue  # read every few seconds: null in between
+                assert v[m] == before[m], f"tick {k} {m}: {v[m]} vs the view {before[m]}"
+                checked[m] += 1
+            if v.get(M.CHECKPOINT_TIME_PROGRESS) is not None:
+                start, timeout = before["time"]
+                want = (frame.t - start) / timeout
+                assert abs(v[M.CHECKPOINT_TIME_PROGRESS] - want) <= 1.0 / timeout + 1e-9, (v[M.CHECKPOINT_TIME_PROGRESS], want)
+                checked[M.CHECKPOINT_TIME_PROGRESS] += 1
+            since, due, catalog = before["wal_due"]
+            assert v[M.CHECKPOINT_WAL_PROGRESS] == pytest.approx(since / catalog, rel=1e-6)  # whole segments
+            checked[M.CHECKPOINT_WAL_PROGRESS] += 1
+    finally:
+        holder.execute("ROLLBACK")
+        for t in threads:
+            t.join()
+        sampler.close()
+    assert checked[M.SESSIONS_LOCK_WAIT] and checked[M.SESSIONS_ACTIVE], checked
+    assert checked[M.BUFFERS_USED] or not bufcache, checked
+    with capsys.disabled():
+        print(f"\nquiet ticks checked per gauge: {checked}")
