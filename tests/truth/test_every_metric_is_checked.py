@@ -64,4 +64,5 @@ def test_derived_metrics_are_made_of_referenced_metrics():
         assert m.reference.of, f"{m.name} is derived from nothing"
         for part in m.reference.of:
             assert part in by_name, f"{m.name} is derived from {part}, not a catalog metric"
-            assert by_name[part].reference.kind != "derived" or part != m.name, f"{m.name} is derived from itself"
+            assert part != m.name, f"{m.name} is derived from itself"
+            assert by_name[part].reference is not None, f"{m.name} is derived from {part}, which has no reference"

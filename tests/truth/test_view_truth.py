@@ -18,10 +18,15 @@ Tolerances, and why:
   last ticks' transactions are published by its backend after the reads that bracket the recording)
   plus this reader's over the window (its own database's row: it reads between the ticks, and
   publishes at most once a second).
-- per-statement figures: exact for counters (calls, rows, blocks, WAL bytes), 1e-6 relative for
-  times, the recording's 3 significant digits for mean and stddev.
-- gauges: exact (buffers.used and buffers.dirty, sessions, backends, pg_aios) or within the time
-  between the reads around the tick (checkpoint.time_progress: 1 s / checkpoint_timeout).
+- per-statement figures (each top statement over each window): rate x window_s equal to the delta
+  (1e-6 relative), mean and stddev recomputed from the deltas (1e-6, 1e-4: the sum of squares is
+  rebuilt from pg_stat_statements' mean and stddev). statements.mean_ms and stddev_ms likewise, every
+  tick; statements.calls_s: its implied window (calls / rate) within 20 ms of the ticks' times (its
+  window is the server's clock between the reads, which the test cannot read).
+- gauges: exact in a quiet moment (db.backends, sessions, pg_aios, buffers.used and buffers.dirty)
+  or within the control file's whole seconds (checkpoint.time_progress: 1 s / checkpoint_timeout);
+  checkpoint.wal_progress equal to the catalog's formula from pg_control_checkpoint() and the
+  settings (PostgreSQL's own trigger ends at a segment boundary: up to one segment apart).
 """
 
 from __future__ import annotations
