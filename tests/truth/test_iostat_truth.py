@@ -14,11 +14,11 @@ device iostat saw idle is idle here too.
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
-import pty
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -33,34 +33,16 @@ _WEIGHT = {M.DISK_R_AWAIT_MS: M.DISK_R_S, M.DISK_W_AWAIT_MS: M.DISK_W_S, M.DISK_
 # metric -> reference kind (metrics.REFERENCE_KINDS): iostat -x
 CHECKS = {f"disk.<device>.{f}": "iostat" for f in IOSTAT_COLUMN}
 SECONDS = 8
+# iostat on a pty, each report as it is printed: bench/iostat_compare.py's reader, one copy
+_spec = importlib.util.spec_from_file_location("iostat_compare", Path(__file__).parents[2] / "bench" / "iostat_compare.py")
+_IOSTAT = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_IOSTAT)
 LOAD = """
 dd if=/dev/zero of=seed bs=1M count=32 oflag=direct status=none
 while :; do dd if=seed of=/dev/null bs=16k iflag=direct status=none; done &
 while :; do dd if=/dev/zero of=synced bs=8k count=100 oflag=dsync conv=notrunc status=none; done &
 wait
 """
-
-
-def _reports(devices: list[str], count: int):
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(["iostat", "-x", "-d", "-k", "-o", "JSON", "1", str(count), *devices],
-                            stdout=slave, stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
-    os.close(slave)
-    report: dict[str, dict] = {}
-    try:
-        with os.fdopen(master, "r", errors="replace") as out:
-            for line in out:
-                line = line.strip().rstrip(",")
-                if line.startswith('{"disk_device"'):
-                    row = json.loads(line)
-                    report[row["disk_device"]] = row
-                    if len(report) == len(devices):
-                        yield report
-                        report = {}
-    except OSError:  # EIO on the pty once iostat exits
-        pass
-    finally:
-        proc.wait()
 
 
 def _totals(rows: list[tuple[dict, float]], col) -> dict:
@@ -95,7 +77,7 @@ def test_device_figures_equal_iostat_over_the_same_seconds(make_cluster, tmp_pat
     ours: dict[str, list] = {d: [] for d in devices}
     theirs: dict[str, list] = {d: [] for d in devices}
     try:
-        for i, report in enumerate(_reports(devices, SECONDS + 1)):
+        for i, report in enumerate(_IOSTAT.iostat_reports(devices, SECONDS + 1)):
             frame = sampler.sample(i, float(i))
             if i == 0:
                 continue  # iostat's first report is since boot; the tick's is the baseline
