@@ -276,7 +276,9 @@ CATALOG: tuple[Metric, ...] = (
        "Estimated fraction of the running checkpoint's buffer writes done.",
        "buffers written so far / dirty buffers at start (16+: pg_buffercache_summary(); else the schedule "
        "formula max(elapsed/(timeout*cct), wal/(segments*cct)))", label="progress",
-       ref=derived(CHECKPOINT_BUFFERS_WRITTEN, CHECKPOINT_BUFFERS_ESTIMATE), prom=gauge("checkpoint_progress_ratio")),
+       ref=derived(CHECKPOINT_BUFFERS_WRITTEN, CHECKPOINT_BUFFERS_ESTIMATE, CHECKPOINT_ELAPSED_S, CHECKPOINT_TIMEOUT_S,
+                   CHECKPOINT_COMPLETION_TARGET, CHECKPOINT_WAL_PROGRESS),
+       prom=gauge("checkpoint_progress_ratio")),
     _m(CHECKPOINT_BUFFERS_WRITTEN, "buffers", "gauge", "checkpoint",
        "Buffers written by the running checkpoint so far.",
        "13-16 pg_stat_bgwriter.buffers_checkpoint, 17+ pg_stat_checkpointer.buffers_written, minus the value at start",
