@@ -84,9 +84,14 @@ def _postmaster(datadir: str) -> int:
 
 def _stop_demo_at(pattern: str, sig: int, *args: str) -> tuple[Demo, int, list[int], str]:
     demo = Demo(*args)
-    datadir = demo.wait_for(r"starting a lab cluster .* in (\S+)").group(1)
-    postmaster = _postmaster(datadir)
-    demo.wait_for(pattern)
+    try:
+        datadir = demo.wait_for(r"starting a lab cluster .* in (\S+)").group(1)
+        postmaster = _postmaster(datadir)
+        demo.wait_for(pattern)
+    except BaseException:  # the demo never reached the moment: stop it, not leave it running for a year
+        demo.proc.send_signal(signal.SIGINT)
+        demo.proc.wait(timeout=60)
+        raise
     kids = children(demo.proc.pid)
     demo.proc.send_signal(sig)
     return demo, postmaster, kids, datadir

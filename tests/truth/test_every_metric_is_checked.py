@@ -16,13 +16,8 @@ from pathlib import Path
 from pgio_tui import metrics as M
 
 HERE = Path(__file__).resolve().parent
-ALL = (*M.CATALOG, *M.STATEMENT_METRICS, *M.BACKEND_METRICS, *M.DISK_METRICS, *M.SOURCE_METRICS)
+ALL = (*M.CATALOG, *M.STATEMENT_METRICS, *M.BACKEND_METRICS, *M.DISK_METRICS, *M.SOURCE_METRICS, *M.IO_METRICS)
 
-# The metrics only truth-fixes' modules check (settings after a reload vs pg_settings, checkpoints vs
-# log_checkpoints lines): taken as checked until that branch is merged. The lead removes this list
-# after merging it; then the test is strict for them too.
-PENDING = {M.CHECKPOINT_TIMEOUT_S: "view", M.CHECKPOINT_COMPLETION_TARGET: "view",
-           M.CHECKPOINT_KIND: "log", M.CHECKPOINT_ACTIVE: "log"}
 
 
 def _checks() -> dict[str, set[tuple[str, str]]]:
@@ -49,8 +44,6 @@ def test_every_metric_names_its_reference():
 
 def test_every_metric_is_checked_against_its_reference():
     checks = _checks()
-    for name, kind in PENDING.items():
-        checks.setdefault(name, set()).add((kind, "PENDING"))
     unchecked = [f"{m.name} ({m.reference.kind})" for m in ALL
                  if m.reference.kind not in {kind for kind, _ in checks.get(m.name, ())}]
     assert not unchecked, f"{len(unchecked)} metrics with no check of their reference kind: {unchecked}"

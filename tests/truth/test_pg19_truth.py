@@ -14,6 +14,9 @@ from pgio_tui.sources.pg_counters import wait_type_key
 from pgio_tui.sources.pgfeatures import IO_SETTINGS, NEWER_VIEWS
 from pgio_tui.tui.widgets.waits_pane import TYPE_STYLE
 
+# wal_fpi_bytes (19) against its own delta, on a catalog given 19's shape
+CHECKS = {M.WAL_FPI_BYTES_S: "view"}
+
 # pg_stat_wal's own definition with a wal_fpi_bytes column at its end (as 19 has it): 1 kB per image.
 FPI_BYTES = "CREATE OR REPLACE VIEW pg_catalog.pg_stat_wal AS SELECT w.*, w.wal_fpi * 1024 AS wal_fpi_bytes FROM ({}) w"
 

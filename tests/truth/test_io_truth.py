@@ -10,9 +10,13 @@ import time
 import pytest
 from view_counters import quiet_window
 
+from pgio_tui import metrics as M
 from pgio_tui.frame import IO_FIELDS, IO_OPS, IO_TIMES
 from pgio_tui.ratios import per_op_ms
 from pgio_tui.sampler import Sampler
+
+# every pg_stat_io row figure against the view's own delta over the same window (16+)
+CHECKS = {m.name: "view" for m in M.IO_METRICS}
 
 _TIMES = ("read_time", "write_time", "writeback_time", "extend_time", "fsync_time")
 
