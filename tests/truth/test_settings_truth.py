@@ -10,11 +10,14 @@ tick after the reload may still run under the old settings; the one after it may
 
 from __future__ import annotations
 
+import pytest
+
 from pgio_tui import metrics as M
 from pgio_tui.sampler import Sampler
 
 # metric -> reference kind (metrics.REFERENCE_KINDS, as the catalog names it): here pg_settings
 CHECKS = {M.CHECKPOINT_TIMEOUT_S: "view", M.CHECKPOINT_COMPLETION_TARGET: "view"}
+pytestmark = pytest.mark.matrix  # version-sensitive: scripts/pg-matrix.sh runs it on 13-18
 LAG_TICKS = 1  # see the module docstring
 
 

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # metric -> reference kind (metrics.REFERENCE_KINDS): the sql workload's executions, timed on the
 # client's clock (pgbench's own summary and log, the catalog's reference for pgbench, are tests/test_bench_truth.py's)
 CHECKS = {M.LATENCY_TPS: "clock", M.LATENCY_TXNS: "clock"}
+pytestmark = pytest.mark.matrix  # version-sensitive: scripts/pg-matrix.sh runs it on 13-18
 PER_TICK_REL = 0.25
 
 
