@@ -96,7 +96,7 @@ def _window(make_cluster, work_sql: list[str], restart: bool = False, **settings
                     conn.execute(sql.format(attempt=attempt))
 
         sql = _view_sql(probe)
-        sampler._final = True  # every tick pays out what a spread burst still owes: the window starts clean
+        sampler.server.final = True  # every tick pays out what a spread burst still owes: the window starts clean
         before, after, frame = quiet_window(sampler, lambda: _view(probe, sql), work, "pg_stat_io", tries=5)
     finally:
         sampler.close()

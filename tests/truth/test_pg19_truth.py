@@ -47,7 +47,7 @@ def test_a_19_shaped_catalog_is_read_as_19(make_cluster):
     sampler = Sampler(cluster.conninfo(), interval=1.0)
     sampler.open()
     try:
-        sampler._final = True  # as published, no spreading
+        sampler.server.final = True  # as published, no spreading
         assert set(sampler.pg.features.new_views) == set(NEWER_VIEWS)
         assert any("pg_stat_recovery" in n and "pg_stat_lock" in n for n in sampler.pg.features.notes)
         assert sampler.pg.features.summary()["newer_views"] == list(NEWER_VIEWS)

@@ -222,9 +222,9 @@ def test_counters_summed_over_a_recording_equal_the_views_delta(make_cluster, tm
                 rec.set_meta(interval_s=INTERVAL_S)
                 before = _settled(probe)
                 start = time.monotonic()
-                sampler._final = True  # the baseline: what came before is paid out here, outside the sums
+                sampler.server.final = True  # the baseline: what came before is paid out here, outside the sums
                 rec.write(sampler.sample(tick0, 0.0))
-                sampler._final = False
+                sampler.server.final = False
                 now = _quiet_part(_counters(probe))
                 if now != _quiet_part(before):
                     print(f"attempt {attempt}: moved around the first tick: "
@@ -238,9 +238,9 @@ def test_counters_summed_over_a_recording_equal_the_views_delta(make_cluster, tm
                 o0 = _counters(probe)["postgres_db"]
                 k = math.ceil((time.monotonic() - start) / INTERVAL_S)
                 _until(start + k * INTERVAL_S)
-                sampler._final = True  # the recording's last tick: every spread burst paid out
+                sampler.server.final = True  # the recording's last tick: every spread burst paid out
                 rec.write(sampler.sample(tick0 + k, k * INTERVAL_S))
-                sampler._final = False
+                sampler.server.final = False
             final = _settled(probe)
             if _quiet_part(final) == after:
                 break
@@ -272,6 +272,8 @@ def test_counters_summed_over_a_recording_equal_the_views_delta(make_cluster, tm
         if ref is None:
             assert got is None, f"{name}: {got} recorded where the server has no such counter"
             continue
+        if got is None and ref == 0 and isinstance(key, tuple):
+            continue  # 16+: a backend type's pg_stat_io rows are recorded only once it does I/O
         assert got is not None, f"{name}: nothing recorded, the view moved {ref}"
         unit = M.BY_NAME[key].unit if isinstance(key, str) else M.SOURCE_METRICS[0].unit
         # the recording's precision: a rate of events to one event per nominal interval (n events in a
