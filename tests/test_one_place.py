@@ -21,6 +21,8 @@ METRIC_LIKE = re.compile(rf"^({'|'.join(GROUPS)})\.[a-z0-9_{{}}<>]*(\.[a-z0-9_]+
 ALLOWED = {  # (file, string): not a metric name, or the one place a name is built
     ("frame.py", "disk."),  # frame.disk() builds device metric names (frame is below the catalog)
     ("sources/kernel.py", "mem.total_kb"),  # a kernel setting (machine fact), not a metric: its one definition
+    # the pgio workload's options an experiment sweeps (`--set pgio.update_pct=0,50`): their one definition
+    *(("experiments/plan.py", f"pgio.{o}") for o in ("update_pct", "sessions", "scale", "work_unit")),
 }
 
 

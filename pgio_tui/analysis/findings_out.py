@@ -3,6 +3,8 @@ HTML section at the top of a report. The findings themselves are analysis/findin
 
 from __future__ import annotations
 
+import textwrap
+
 import json
 from typing import Any
 
@@ -15,6 +17,9 @@ from pgio_tui.store.moments import KINDS, Moment
 NONE = "no findings: nothing in this recording crossed a rule's threshold"
 WINDOWS_SHOWN = 8
 
+
+
+WIDTH = 120  # a finding's text lines in the text formats (diff --format table, experiment report)
 
 def evidence(f: Finding) -> str:
     return ", ".join(f"{k} {shown(v['value'], v['unit'])} {v['unit']}".rstrip()
@@ -84,7 +89,8 @@ class ComparisonFindings:
         out = []
         for letter, label, found in zip(self.letters, self.labels, self.found):
             out.append(f"{letter} ({printable(label)}):")
-            out += [f"  {printable(x)}" for x in (text_lines(found) or [NONE])]
+            for x in text_lines(found) or [NONE]:  # wrapped: a finding is a sentence, a table row is not
+                out += textwrap.wrap(printable(x), WIDTH, initial_indent="  ", subsequent_indent="    ")
         return out
 
     def text(self) -> str:
