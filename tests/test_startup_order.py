@@ -35,7 +35,8 @@ async def test_replay_finds_its_moments_after_the_first_frame(fixture_file, monk
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: app.player.moments)
             assert order == ["first frame", "moments"]
-            assert app.player.moments == find_moments(rec)
+            from pgio_tui.analysis.findings_out import with_findings
+            assert app.player.moments == with_findings(find_moments(rec), rec)  # a finished file's findings too
 
 
 def styles_of(screen) -> dict:
