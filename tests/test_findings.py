@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -13,12 +14,14 @@ from pgio_tui import cli
 from pgio_tui.analysis.align import window
 from pgio_tui.analysis.findings import findings_of
 from pgio_tui.store.reader import Recording
+from pgio_tui.workloads.pg_binaries import find_client
 
 
-def record(cluster, path, *pgbench: str, scale: str = "5") -> None:
-    """`bench pgbench` on the cluster (pgbench -i -s scale first), recorded to path."""
+def record(cluster, path, *pgbench: str, scale: str | None = "5") -> None:
+    """`bench pgbench` on the cluster (pgbench -i -s scale first; None: the tables are there), recorded to path."""
     args = ["-h", str(cluster.sockdir), "-p", str(cluster.port), "-U", "postgres", "-d", "postgres"]
-    assert cli.main(["bench", "pgbench", *args, "--init-scale", scale, "--headless", "--record", str(path),
+    init = ["--init-scale", scale] if scale else []
+    assert cli.main(["bench", "pgbench", *args, *init, "--headless", "--record", str(path),
                      "--", *pgbench]) == 0
 
 
@@ -131,7 +134,12 @@ def test_a_quiet_run_has_no_findings(make_cluster, tmp_path, capsys):
     """A light read-only load that fits shared_buffers: nothing to say."""
     cluster = make_cluster(shared_buffers="128MB")
     path = tmp_path / "quiet.pgio"
-    record(cluster, path, "-S", "-c", "1", "-R", "50", "-T", "10")
+    # the tables made before the recording: pgbench -i's own writes (its COPY) would land in its first tick
+    subprocess.run([str(find_client()), "-i", "-s", "5", "-q", cluster.conninfo()], check=True, capture_output=True,
+                   timeout=120)
+    with cluster.connect(autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+    record(cluster, path, "-S", "-c", "1", "-R", "50", "-T", "10", scale=None)
     got, _ = found(path)
     assert got == {}
     capsys.readouterr()  # the bench's own output

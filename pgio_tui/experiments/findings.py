@@ -76,7 +76,7 @@ def collect(res: Results) -> ExperimentFindings:
     for r in res.runs:
         found = (findings_of_file(res.folder / r.run.file, win=r.figures.window)
                  if r.figures.window and r.run.file else [])
-        if any(flag.get("kind") == WRAPAROUND for flag in r.run.flags or []):
+        if any(isinstance(flag, dict) and flag.get("kind") == WRAPAROUND for flag in r.run.flags or []):
             for f in found:
                 if f.id == "autovacuum_spike":
                     f.text += " (an anti-wraparound vacuum, the run's flags say)"
