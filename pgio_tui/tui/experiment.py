@@ -105,7 +105,9 @@ class ExperimentFeed:
             self.sink.tell(Notice(text, severity))
 
     def finished_line(self, text: str) -> None:
-        self.last = text
+        """A finished run's line (the strip's `last:`), or one of its `  flag:` lines (told only)."""
+        if not text.startswith("  flag: "):
+            self.last = text
         self.tell(text)
 
     def on_session(self, session) -> None:
