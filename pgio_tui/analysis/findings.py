@@ -20,6 +20,7 @@ from pgio_tui.analysis.align import Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.store.reader import Recording
+from pgio_tui.store.timeline import Timeline, open_recording
 
 BLOCK_KB = 8  # PostgreSQL's block: 8 kB unless built otherwise (the recording's block_size says)
 _ANY_DEVICE = "<device>"  # a rule's metric list names per-device metrics for any device
@@ -117,9 +118,10 @@ def fig(value: float | None, unit: str) -> dict[str, Any]:
 
 
 class Scope:
-    """A recording's window as the rules read it: its per-tick columns, finished checkpoints and settings."""
+    """A recording's window as the rules read it: its per-tick columns, finished checkpoints and settings.
+    The recording is a file or a folder of rotated ones (a Timeline): the rules read only what both give."""
 
-    def __init__(self, rec: Recording, win: Window):
+    def __init__(self, rec: Recording | Timeline, win: Window):
         self.rec, self.win = rec, win
         self.roles = {role: devs[0] for role, devs in role_devices(rec).items()}
         disk = [M.disk(dev, f) for dev in dict.fromkeys(self.roles.values())
@@ -134,8 +136,7 @@ class Scope:
         rows = list(rec.rows([], win.start_tick, win.end_tick)) if c.x else []
         self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
-        dts = dict(rec.conn.execute("SELECT tick, dt FROM ticks WHERE tick BETWEEN ? AND ?",
-                                    (win.start_tick, win.end_tick)).fetchall()) if c.x else {}
+        dts = rec.tick_dts(win.start_tick, win.end_tick) if c.x else {}
         self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
                    for tick, a in zip(self.tick_ids, c.dt)]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
@@ -496,10 +497,7 @@ def autovacuum_ticks(s: Scope) -> set[float]:
     lo, hi = s.win.start_tick, s.win.end_tick
     if lo is None:
         return set()
-    rows = s.rec.conn.execute(
-        "SELECT DISTINCT tick FROM waits_named WHERE backend_type = 'autovacuum worker' AND count > 0 "
-        "AND tick BETWEEN ? AND ?", (lo, hi)).fetchall()
-    ticks = {r[0] for r in rows}
+    ticks = s.rec.ticks_with("autovacuum worker", lo, hi)
     xs = {x for x, tick in zip(s.x, s.tick_ids) if tick in ticks}
     return xs | {x for x, v in zip(s.x, s.col(M.WRITES_AUTOVACUUM)) if v}
 
@@ -549,7 +547,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def findings_of(rec: Recording, win: Window) -> list[Finding]:
+def findings_of(rec: Recording | Timeline, win: Window) -> list[Finding]:
     """Every rule's findings over the window, in RULES order."""
     if win.start_tick is None:
         return []
@@ -558,8 +556,9 @@ def findings_of(rec: Recording, win: Window) -> list[Finding]:
 
 
 def findings_of_file(path, align: str = "auto", win: Window | None = None) -> list[Finding]:
-    """The findings of one recording file over `win` (default: the window `align` selects)."""
-    with Recording(path) as rec:
+    """The findings of one recording file, or folder of rotated ones, over `win` (default: the window
+    `align` selects)."""
+    with open_recording(path) as rec:
         return findings_of(rec, win or window(rec, align))
 
 
