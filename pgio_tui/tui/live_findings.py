@@ -1,6 +1,7 @@
 """Findings as they form, live: while the live session records, the findings rules
-(analysis/findings.py) read the file so far every READ_EVERY_S on a thread, and each finding is
-notified once, when its rule first fires; later readings that find it again stay quiet."""
+(analysis/findings.py) read the file's last READ_SPAN_S every READ_EVERY_S on a thread, and each
+finding is notified once, when its rule first fires; later readings that find it again stay quiet.
+The whole file's findings are `pgio-tui findings`'s and replay's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 
 from textual.message import Message
 
-READ_EVERY_S = 10.0  # the rules read the whole file (~0.1 s an hour of ticks): not at every tick
+READ_EVERY_S = 10.0  # not at every tick: a reading holds the GIL for a while
+READ_SPAN_S = 600.0  # the rules take 0.34 s over an hour of ticks (bench/findings_speed.py): 10 min, ~0.06 s
 
 
 class FindingsRead(Message):
@@ -50,13 +52,21 @@ class FindingsWatch:
         return out
 
 
-def read_findings(path: str) -> list:
-    """The findings of the recording at `path` so far (from its first tick); none while it cannot
+def read_findings(path: str, span_s: float = READ_SPAN_S) -> list:
+    """The findings of the last `span_s` of the recording at `path` so far; none while it cannot
     yet be read (just created, no ticks)."""
-    from pgio_tui.analysis.align import AlignError
-    from pgio_tui.analysis.findings import findings_of_file
-    from pgio_tui.store.reader import RecordingError
+    import sqlite3
+
+    from pgio_tui.analysis.align import AlignError, Window
+    from pgio_tui.analysis.findings import findings_of
+    from pgio_tui.store.reader import Recording, RecordingError
+    from pgio_tui.store.timeline import tick_window
     try:
-        return findings_of_file(path, "start")
-    except (RecordingError, AlignError, OSError):
+        with Recording(path) as rec:
+            if rec.start_t is None or rec.end_t is None:
+                return []
+            origin = max(rec.start_t, rec.end_t - span_s)
+            start, end = tick_window(rec, origin, rec.end_t)
+            return findings_of(rec, Window("start", origin, rec.end_t, start, end))
+    except (RecordingError, AlignError, OSError, sqlite3.Error):
         return []
