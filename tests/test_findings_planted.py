@@ -4,9 +4,10 @@ recording's own rows read here with sqlite3; the quiet run there (test_a_quiet_r
 must give none of them.
 
 - A slow PGDATA device (tests/slow_device.py: a loop device whose writes reach the disk through a
-  3 MB/s blkio throttle on the server's processes), a timed checkpoint (checkpoint_timeout 30s,
+  4 MB/s blkio throttle on the server's processes), a timed checkpoint (checkpoint_timeout 30s,
   checkpoint_completion_target 0.1: 3 s to write) and an autovacuum started as the checkpoint
-  begins: `checkpoint_write_phase`, `device_saturation` and `autovacuum_spike` from one recording.
+  begins: `checkpoint_write_phase` (15) or `checkpoint_sync_phase` (18), `device_saturation` and
+  `autovacuum_spike` from one recording.
 - A write burst on the PGDATA disk (2 GiB written and fsynced beside the cluster while pgbench
   commits): `latency_writeback`.
 """
@@ -28,7 +29,7 @@ from pgio_tui.quantiles import LatencyHistogram
 from pgio_tui.workloads.cluster import Cluster
 from pgio_tui.workloads.pg_binaries import find_client
 
-THROTTLE = 3 * 10**6  # bytes/s: the slow device's writes
+THROTTLE = 4 * 10**6  # bytes/s: the slow device's writes
 
 
 def window_p99(hand: ByHand, a: float, b: float) -> tuple[float, int]:
@@ -82,7 +83,7 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
 
             later = threading.Thread(target=autovacuum_as_the_checkpoint_starts)
             later.start()
-            record(cluster, path, "-c", "2", "-R", "100", "-T", "50", scale=None)
+            record(cluster, path, "-c", "2", "-R", "100", "-T", "65", scale=None)  # the checkpoint ends in it
             later.join()
         finally:
             cluster.destroy()
@@ -92,20 +93,31 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
     hand = ByHand(path, win)
     seen = []
 
-    # checkpoint_write_phase: the checkpoints table (the server log's lines) against 30 s x 0.1
-    f = got["checkpoint_write_phase"]
+    # checkpoint_phases: the checkpoints table (the server log's lines). Where the throttle holds the
+    # checkpoint depends on the server: on 15 the write phase waits (its writeback requests block),
+    # on 18 the writes pass and the sync phase waits; either way one of the rule's two findings.
+    cps = [c for c in hand.conn.execute("SELECT kind, start_t, write_s, sync_s, buffers FROM checkpoints")
+           if win.origin_t - 1e-6 <= c[1] <= win.end_t + 1e-6]
     target = float(hand.setting("checkpoint_timeout")) * float(hand.setting("checkpoint_completion_target"))
-    writes = [(w, n) for w, n, kind, start in hand.conn.execute(
-        "SELECT write_s, buffers, kind, start_t FROM checkpoints") if kind not in ("immediate", "shutdown")
-        and win.origin_t - 1e-6 <= start <= win.end_t + 1e-6 and w > target * 1.1]
-    worst = max(writes)
-    seen.append(f"write phase by hand {worst[0]} s ({worst[1]} buffers) over target {target} s, "
-                f"{len(writes)} checkpoint(s) | finding {f.figure('longest write phase')} s "
-                f"({f.figure('buffers')}) over {f.figure('target')} s, {f.figure('checkpoints over target')}")
-    assert target == f.figure("target") == 3.0
-    assert (f.figure("longest write phase"), f.figure("buffers")) == worst
-    assert f.figure("checkpoints over target") == len(writes) >= 1
-    assert f"to {device.name}" in f.text
+    writes = [(w, n) for kind, _, w, _, n in cps if kind not in ("immediate", "shutdown") and w > target * 1.1]
+    syncs = [y for *_, y, _ in cps if y > 10]
+    assert writes or syncs, cps
+    if writes:
+        f = got["checkpoint_write_phase"]
+        worst = max(writes)
+        seen.append(f"write phase by hand {worst[0]} s ({worst[1]} buffers) over target {target} s, "
+                    f"{len(writes)} checkpoint(s) | finding {f.figure('longest write phase')} s "
+                    f"({f.figure('buffers')}) over {f.figure('target')} s, {f.figure('checkpoints over target')}")
+        assert target == f.figure("target") == 3.0
+        assert (f.figure("longest write phase"), f.figure("buffers")) == worst
+        assert f.figure("checkpoints over target") == len(writes) >= 1
+        assert f"to {device.name}" in f.text
+    if syncs:
+        f = got["checkpoint_sync_phase"]
+        seen.append(f"sync phase by hand {max(syncs)} s, {len(syncs)} checkpoint(s) over 10 s | finding "
+                    f"{f.figure('longest sync phase')} s, {f.figure('checkpoints over')}")
+        assert f.figure("longest sync phase") == max(syncs) and f.figure("checkpoints over") == len(syncs)
+        assert f"on {device.name}" in f.text
 
     # device_saturation: the loop device's util and await in the ticks a checkpoint ran, and between
     f = got["device_saturation"]
@@ -140,8 +152,7 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
     assert p99 == pytest.approx(f.figure("worst window p99")) and n >= 100
     assert p99 >= 3 * f.figure("typical window p99")
     assert all(any(x0 < x <= x1 + 1e-6 for x in worker) for x0, x1 in f.windows)
-    print("", *seen, *(got[k].text for k in ("checkpoint_write_phase", "device_saturation", "autovacuum_spike")),
-          sep="\n")
+    print("", *seen, *(f"{k}: {f.text}" for k, f in got.items()), sep="\n")
 
 
 def test_a_write_burst_gives_the_latency_writeback_finding(make_cluster, tmp_path):

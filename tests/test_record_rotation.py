@@ -245,7 +245,8 @@ def test_a_server_restart_across_rotations(make_cluster, tmp_path):
         assert away[-1].t - away[0].t >= EVERY  # longer than a period: rotated while the server was away
 
 
-def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, capsys):
+@pytest.mark.asyncio
+async def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, capsys):
     """`findings DIR` and replay of a folder of rotated files: the rules read every file of the
     Timeline (pgbench -S over 16MB of shared_buffers, recorded in 2 s files), so the reads finding
     counts the blocks of all of them, as summed here by hand file by file with sqlite3."""
@@ -255,7 +256,10 @@ def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, capsys):
     from pgio_tui.analysis.align import window
     from pgio_tui.analysis.findings import findings_of
     from pgio_tui.analysis.findings_out import with_findings
+    from tui_support import wait_for
+
     from pgio_tui.store.moments import find_moments
+    from pgio_tui.tui.replay import ReplayApp
     from pgio_tui.workloads.pg_binaries import find_client
 
     cluster = make_cluster(shared_buffers="16MB")
@@ -296,3 +300,8 @@ def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, capsys):
     capsys.readouterr()
     assert main(["findings", "--format", "json", str(folder)]) == 0
     assert [x for x in json.loads(capsys.readouterr().out) if x["id"] == "reads_do_not_fit"] == [f.to_dict()]
+    with Timeline(folder) as t:  # the TUI's replay of the folder: the finding among its moments (n/N)
+        app = ReplayApp(t, playing=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: any(m.kind == "finding" for m in app.player.moments), timeout=30)
+            assert f"reads_do_not_fit: {f.text}" in [m.text for m in app.player.moments if m.kind == "finding"]
