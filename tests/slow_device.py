@@ -2,8 +2,8 @@
 reach the disk through a blkio throttle on the lab server's processes. The kernel charges the loop's
 I/O to the cgroup of the process that issued it, so the server's writes and fsyncs wait at the
 throttle while the loop device shows them in flight: its util, await and queue are a slow disk's.
-Root, loop devices, mount and a cgroup blkio/io controller are needed; `SlowDeviceError` says which
-is missing (the tests skip on it)."""
+Root, loop devices, mount and the cgroup v1 blkio controller are needed (v2's io.max would do the
+same; not written here); `SlowDeviceError` says which is missing (the tests skip on it)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ must give none of them.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import statistics
 import subprocess
 import threading
 import time
@@ -50,52 +50,55 @@ def ticks_where(hand: ByHand, sql: str, *params) -> list[float]:
         (hand.win.start_tick, hand.win.end_tick, *params))]
 
 
-def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bindir, tmp_path):
-    try:
-        device = SlowDevice(1024).__enter__()
-    except (SlowDeviceError, OSError) as exc:
-        pytest.skip(f"no slow device here: {exc}")
-    path = tmp_path / "slow.pgio"
-    try:
+def record_on_a_slow_device(pg_bindir, path) -> str:
+    """The slow-device scenario recorded to `path`; the loop device's name. Skips where the host
+    has no loop device or blkio throttle."""
+    with contextlib.ExitStack() as stack:
+        try:
+            device = stack.enter_context(SlowDevice(1024))
+        except (SlowDeviceError, OSError) as exc:
+            pytest.skip(f"no slow device here: {exc}")
         cluster = Cluster(bindir=pg_bindir, temp_dir=device.mount, settings={
             "shared_buffers": "256MB", "checkpoint_timeout": "30s", "checkpoint_completion_target": "0.1",
             "max_wal_size": "1GB", "autovacuum_naptime": "1s"})
+        stack.callback(cluster.destroy)
+        cluster.init()
+        cluster.start()
+        subprocess.run([str(find_client()), "-i", "-s", "10", "-q", cluster.conninfo()], check=True,
+                       capture_output=True, timeout=300)
+        with cluster.connect() as conn:  # 400k dead rows for an autovacuum to clean, when allowed
+            conn.execute("CREATE TABLE av (id int, pad text) WITH (autovacuum_enabled = off)")
+            conn.execute("INSERT INTO av SELECT i, repeat('x', 100) FROM generate_series(1, 400000) i")
+            conn.execute("DELETE FROM av")
+            conn.execute("CHECKPOINT")  # the next, timed, checkpoint comes 30 s from here
+        checkpointed = time.monotonic()
         try:
-            cluster.init()
-            cluster.start()
-            subprocess.run([str(find_client()), "-i", "-s", "10", "-q", cluster.conninfo()], check=True,
-                           capture_output=True, timeout=300)
-            with cluster.connect() as conn:  # 400k dead rows for an autovacuum to clean, when allowed
-                conn.execute("CREATE TABLE av (id int, pad text) WITH (autovacuum_enabled = off)")
-                conn.execute("INSERT INTO av SELECT i, repeat('x', 100) FROM generate_series(1, 400000) i")
-                conn.execute("DELETE FROM av")
-                conn.execute("CHECKPOINT")  # the next, timed, checkpoint comes 30 s from here
-            checkpointed = time.monotonic()
-            try:
-                device.throttle(server_pids(cluster.postmaster_pid), THROTTLE)
-            except (SlowDeviceError, OSError) as exc:
-                pytest.skip(f"no blkio throttle here: {exc}")
+            device.throttle(server_pids(cluster.postmaster_pid), THROTTLE)
+        except (SlowDeviceError, OSError) as exc:
+            pytest.skip(f"no blkio throttle here: {exc}")
 
-            def autovacuum_as_the_checkpoint_starts():
-                time.sleep(max(0.0, checkpointed + 27 - time.monotonic()))
-                with cluster.connect() as conn:
-                    conn.execute("ALTER TABLE av SET (autovacuum_enabled = on, autovacuum_vacuum_cost_delay = 50)")
+        def autovacuum_as_the_checkpoint_starts():
+            time.sleep(max(0.0, checkpointed + 27 - time.monotonic()))
+            with cluster.connect() as conn:
+                conn.execute("ALTER TABLE av SET (autovacuum_enabled = on, autovacuum_vacuum_cost_delay = 50)")
 
-            later = threading.Thread(target=autovacuum_as_the_checkpoint_starts)
-            later.start()
-            record(cluster, path, "-c", "2", "-R", "100", "-T", "65", scale=None)  # the checkpoint ends in it
-            later.join()
-        finally:
-            cluster.destroy()
-    finally:
-        device.__exit__()
+        later = threading.Thread(target=autovacuum_as_the_checkpoint_starts)
+        later.start()
+        record(cluster, path, "-c", "2", "-R", "100", "-T", "65", scale=None)  # the checkpoint ends in it
+        later.join()
+        return device.name
+
+
+def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bindir, tmp_path):
+    path = tmp_path / "slow.pgio"
+    name = record_on_a_slow_device(pg_bindir, path)
     got, win = found(path)
     hand = ByHand(path, win)
     seen = []
 
-    # checkpoint_phases: the checkpoints table (the server log's lines). Where the throttle holds the
-    # checkpoint depends on the server: on 15 the write phase waits (its writeback requests block),
-    # on 18 the writes pass and the sync phase waits; either way one of the rule's two findings.
+    # checkpoint_phases: the checkpoints table (the server log's lines). The throttle holds the
+    # checkpoint in its write phase (its writeback requests wait: seen on 15 and 18) or in its sync
+    # phase (the fsyncs wait: seen once on 18): either is one of the rule's two findings.
     cps = [c for c in hand.conn.execute("SELECT kind, start_t, write_s, sync_s, buffers FROM checkpoints")
            if win.origin_t - 1e-6 <= c[1] <= win.end_t + 1e-6]
     target = float(hand.setting("checkpoint_timeout")) * float(hand.setting("checkpoint_completion_target"))
@@ -111,13 +114,13 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
         assert target == f.figure("target") == 3.0
         assert (f.figure("longest write phase"), f.figure("buffers")) == worst
         assert f.figure("checkpoints over target") == len(writes) >= 1
-        assert f"to {device.name}" in f.text
+        assert f"to {name}" in f.text
     if syncs:
         f = got["checkpoint_sync_phase"]
         seen.append(f"sync phase by hand {max(syncs)} s, {len(syncs)} checkpoint(s) over 10 s | finding "
                     f"{f.figure('longest sync phase')} s, {f.figure('checkpoints over')}")
         assert f.figure("longest sync phase") == max(syncs) and f.figure("checkpoints over") == len(syncs)
-        assert f"on {device.name}" in f.text
+        assert f"on {name}" in f.text
 
     # device_saturation: the loop device's util and await in the ticks a checkpoint ran, and between
     f = got["device_saturation"]
@@ -126,14 +129,14 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
         (v,) = hand.conn.execute(
             f'SELECT avg(d.{col}) FROM ticks JOIN disk_named d ON d.tick = ticks.tick AND d.device = ? '
             f'WHERE ticks.tick BETWEEN ? AND ? AND coalesce(ticks."checkpoint.active", 0) {"!=" if active else "="} 0 '
-            f'AND d.util_pct IS NOT NULL', (device.name, win.start_tick, win.end_tick)).fetchone()
+            f'AND d.util_pct IS NOT NULL', (name, win.start_tick, win.end_tick)).fetchone()
         return v
 
     by_hand = {k: mean(c, a) for k, c, a in (("util in checkpoints", "util_pct", True),
                                               ("util between", "util_pct", False),
                                               ("w_await in checkpoints", "w_await_ms", True),
                                               ("w_await between", "w_await_ms", False))}
-    seen.append(f"device {device.name} by hand {by_hand} | finding "
+    seen.append(f"device {name} by hand {by_hand} | finding "
                 f"{ {k: f.figure(k) for k in by_hand} }")
     for k, v in by_hand.items():
         assert f.figure(k) == pytest.approx(v, rel=1e-6), k
@@ -176,19 +179,19 @@ def test_a_write_burst_gives_the_latency_writeback_finding(make_cluster, tmp_pat
 
     writer = threading.Thread(target=burst)
     writer.start()
-    record(cluster, path, "-c", "1", "-R", "100", "-T", "20", scale="1", interval="0.25")
+    record(cluster, path, "-c", "1", "-R", "100", "-T", "30", scale="1", interval="0.25")  # 6 windows: a median
     writer.join()
     got, win = found(path)
     f = got["latency_writeback"]
     hand = ByHand(path, win)
-    (a, b), = [w for w in f.windows if window_p99(hand, *w)[0] == pytest.approx(f.figure("worst window p99"))][:1]
+    a, b = next(w for w in f.windows if window_p99(hand, *w)[0] == pytest.approx(f.figure("worst window p99")))
     p99, n = window_p99(hand, a, b)
-    wb = max(v for (v,) in hand.conn.execute(
-        'SELECT "mem.writeback_kb" FROM ticks WHERE t > ? AND t <= ? AND "mem.writeback_kb" IS NOT NULL',
-        (win.origin_t + a, win.origin_t + b + 1e-6)))
+    wb = max(v for (v,) in hand.conn.execute(  # in the window, or up to 5 s before it (latency lags)
+        'SELECT "mem.writeback_kb" FROM ticks WHERE t > ? AND t <= ? AND "mem.writeback_kb" IS NOT NULL '
+        'AND tick BETWEEN ? AND ?', (win.origin_t + a - 5, win.origin_t + b + 1e-6, win.start_tick, win.end_tick)))
     print(f"\nby hand: window {a:.1f}-{b:.1f} s p99 {p99:.1f} ms of {n}, max Writeback {wb:.0f} kB | finding: "
-          f"{f.figure('worst window p99'):.1f} ms, {f.figure('max Writeback in worst window'):.0f} kB, typical "
+          f"{f.figure('worst window p99'):.1f} ms, {f.figure('max Writeback in and before worst window'):.0f} kB, typical "
           f"{f.figure('typical window p99'):.1f} ms\n{f.text}")
     assert n >= 100 and p99 >= 3 * f.figure("typical window p99")
-    assert wb == f.figure("max Writeback in worst window") >= 32768
+    assert wb == f.figure("max Writeback in and before worst window") >= 32768
     assert "Writeback reached" in f.text

@@ -60,7 +60,9 @@ THRESHOLDS: dict[str, Threshold] = {
     "correlation_r": Threshold(
         0.5, "r", "a Pearson r of 0.5 between Writeback and p99 over the run: they move together more often "
         "than not (a correlation, not a cause)"),
-    "correlation_max_lag_s": Threshold(5, "s", "latency follows a writeback burst within seconds, not minutes"),
+    "correlation_max_lag_s": Threshold(
+        5, "s", "latency follows a writeback burst within seconds, not minutes (a rate-limited client's "
+        "transactions queued behind a stall finish late, after it)"),
     "device_util_pct": Threshold(
         90, "%", "the device had I/O in flight nearly all the time (on SSD/NVMe that alone is not saturation)"),
     "device_await_rise_x": Threshold(
@@ -354,27 +356,30 @@ def latency_writeback(s: Scope) -> list[Finding]:
         return []
     dirty, wb, thr = s.col(M.MEM_DIRTY_KB), s.col(M.MEM_WRITEBACK_KB), s.col(M.MEM_DIRTY_THRESHOLD_KB)
     hits = []
+    lag = th("correlation_max_lag_s")
     for a, b, p99, n in found:
-        idx = s.tick_range(a, b)
+        idx = s.tick_range(a - lag, b)  # the window, and the seconds before it that latency may lag by
         at_throttle = any(dirty[i] is not None and thr[i] is not None and dirty[i] >= thr[i] for i in idx)
         top_wb = max((wb[i] for i in idx if wb[i] is not None), default=0.0)
         if at_throttle or top_wb >= th("writeback_kb"):
             hits.append((a, b, p99, at_throttle, top_wb))
     if not hits:
         return []
-    r, lag = lagged_correlation(s)
+    r, lag_ticks = lagged_correlation(s)
     worst = max(hits, key=lambda h: h[2])
     interval = float(s.rec.meta.get("interval_s") or 1.0)
     text = (f"latency p99 rose to {shown(worst[2], 'ms')} ms ({shown(worst[2] / typical)}x the run's typical "
-            f"{shown(typical, 'ms')} ms) in {len(hits)} window(s) of {shown(th('latency_window_s'))} s while "
+            f"{shown(typical, 'ms')} ms) in {len(hits)} window(s) of {shown(th('latency_window_s'))} s while (or up "
+            f"to {shown(lag)} s after) "
             + ("Dirty was at the kernel's throttle threshold" if worst[3]
                else f"Writeback reached {shown(worst[4] / 1024)} MiB"))
     if r is not None:
         text += (f"; over the run Writeback and p99 correlate with r = {r:.2f} "
-                 f"(latency {lag * interval:g} s later; a correlation, not a proof of cause)")
+                 f"(latency {lag_ticks * interval:g} s later; a correlation, not a proof of cause)")
     figures = {"worst window p99": fig(worst[2], "ms"), "typical window p99": fig(typical, "ms"),
-               "windows": fig(len(hits), "windows"), "max Writeback in worst window": fig(worst[4], "kB"),
-               "Writeback-p99 correlation": fig(r, "r"), "lag": fig(lag * interval, "s")}
+               "windows": fig(len(hits), "windows"),
+               "max Writeback in and before worst window": fig(worst[4], "kB"),
+               "Writeback-p99 correlation": fig(r, "r"), "lag": fig(lag_ticks * interval, "s")}
     return [Finding("latency_writeback", text,
                     "strong" if r is not None and r >= th("correlation_r") else "moderate" if r and r > 0 else "weak",
                     [M.LATENCY_P99_MS, M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_THRESHOLD_KB], figures,
@@ -529,7 +534,8 @@ RULES: tuple[Rule, ...] = (
     Rule("latency_writeback", "Did latency spike while the kernel was writing back?",
          (M.LATENCY_P99_MS, M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_THRESHOLD_KB),
          "a latency window's p99 >= latency_rise_x x the median window's, with Dirty >= throttle or "
-         "Writeback >= writeback_kb in it", "window p99s, Writeback, the lagged Writeback-p99 correlation",
+         "Writeback >= writeback_kb in it or up to correlation_max_lag_s before it",
+         "window p99s, Writeback, the lagged Writeback-p99 correlation",
          "vm.dirty_background_*", latency_writeback),
     Rule("device_saturation", "Was the PGDATA or WAL device saturated during checkpoints?",
          (M.CHECKPOINT_ACTIVE, M.disk(_ANY_DEVICE, M.DISK_UTIL_PCT), M.disk(_ANY_DEVICE, M.DISK_W_AWAIT_MS),
