@@ -6,8 +6,8 @@ must give none of them.
 - A slow PGDATA device (tests/slow_device.py: a loop device whose writes reach the disk through a
   4 MB/s blkio throttle on the server's processes), a timed checkpoint (checkpoint_timeout 30s,
   checkpoint_completion_target 0.1: 3 s to write) and an autovacuum started as the checkpoint
-  begins: `checkpoint_write_phase` (15) or `checkpoint_sync_phase` (18), `device_saturation` and
-  `autovacuum_spike` from one recording.
+  begins: `checkpoint_write_phase` (or `checkpoint_sync_phase`, where the fsyncs are what wait),
+  `device_saturation` and `autovacuum_spike` from one recording.
 - A write burst on the PGDATA disk (2 GiB written and fsynced beside the cluster while pgbench
   commits): `latency_writeback`.
 """
@@ -45,6 +45,7 @@ def window_p99(hand: ByHand, a: float, b: float) -> tuple[float, int]:
 
 
 def ticks_where(hand: ByHand, sql: str, *params) -> list[float]:
+    """x of the window's ticks that `sql` (a query of tick numbers) lists."""
     return [t - hand.win.origin_t for (t,) in hand.conn.execute(
         f"SELECT t FROM ticks WHERE tick BETWEEN ? AND ? AND tick IN ({sql})",
         (hand.win.start_tick, hand.win.end_tick, *params))]
