@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
@@ -38,8 +38,11 @@ from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording
 
+if TYPE_CHECKING:
+    from pgio_tui.store.timeline import Timeline
 
-def role_devices(rec: Recording) -> dict[str, list[str]]:
+
+def role_devices(rec: Recording | Timeline) -> dict[str, list[str]]:
     """Role label -> devices with that role ("data,wal" counts for both), in recording order."""
     out: dict[str, list[str]] = {}
     for dev, role in rec.devices.items():

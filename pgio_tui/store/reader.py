@@ -273,6 +273,20 @@ class Recording:
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
 
+    def tick_dts(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, float]:
+        """tick -> the sampler's own dt (its monotonic clock) over [start_tick, end_tick]: a rate x dt
+        gives back the tick's count exactly (None and non-numbers left out)."""
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        return {tick: dt for tick, dt in self.conn.execute(f"SELECT tick, dt FROM ticks{where}", params)
+                if isinstance(dt, (int, float))}
+
+    def ticks_with(self, backend_type: str, start_tick: int | None = None, end_tick: int | None = None) -> set[int]:
+        """The ticks at which a backend of `backend_type` was sampled (its wait samples)."""
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        return {tick for (tick,) in self.conn.execute(
+            f"SELECT DISTINCT tick FROM waits_named{where or ' WHERE 1'} AND backend_type = ? AND count > 0",
+            params + [backend_type])}
+
     # --- seeking and series ---------------------------------------------------------------------
 
     def tick_at(self, t: float) -> int:
