@@ -49,8 +49,10 @@ def stored(frame: Frame) -> dict:
     return {
         "values": {k: q(v, lookup(k).unit) for k, v in frame.values.items() if q(v, lookup(k).unit) is not None},
         "devices": {d: _device_stored(row) for d, row in frame.devices.items()},
-        # a recording keeps pg_stat_io once, by row (io_rows): the sums by backend type are made from the stored rows
-        "sources": relation_sums({k: {f: q(row[f], IO_UNITS[f]) for f in SOURCE_FIELDS} for k, row in frame.io.items()})
+        # a recording keeps pg_stat_io once, by row (io_rows, whole counts over the tick, read back over the
+        # stored dt): the sums by backend type are made from the stored rows
+        "sources": relation_sums({k: {f: round(row[f] * frame.dt) / round(frame.dt, 3) for f in SOURCE_FIELDS}
+                                  for k, row in frame.io.items()})
         if frame.io else {bt: {f: q(row[f], "1/s") for f in SOURCE_FIELDS} for bt, row in frame.sources.items()},
         "waits": sorted(frame.waits),
         "events": [(e.kind, e.text, e.data) for e in frame.events],

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, IO_TIMES, SOURCE_FIELDS
+from pgio_tui.frame import BLOCK_KB, DEVICE_FIELDS, IO_BYTES_OPS, IO_FIELDS, IO_TIMES, SOURCE_FIELDS
 from pgio_tui import metrics as M
 from pgio_tui.metrics import CATALOG, DISK_METRICS, IO_UNITS, Unit, lookup
 
@@ -166,30 +167,83 @@ _DISK_SCALED_NAMES = {"r_await_ms": "r_await_us", "w_await_ms": "w_await_us", "a
 DISK_STORED = tuple(_DISK_SCALED_NAMES.get(f, f) for f in DISK_COLUMNS)  # the disk table's value columns
 _DEVICE_COLS = ", ".join(f"{c} REAL" for c in DISK_STORED)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
-# pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing; the times
-# (ms/s to 3 decimals) as whole µs/s (IO_SCALES), the kB as those beyond one 8 kB block per operation
-# (IO_BEYOND_BLOCKS: 0, so free, on 16-17 and for most writes on 18), under names that say so;
-# io_rows_named gives the fields back.
+# pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing, as whole
+# numbers over the tick (rate x the tick's dt, as backend_io; the reader divides by the stored dt), so
+# a counter's sum over the ticks is the view's delta exactly: operations, kB as those beyond one 8 kB
+# block per operation (frame.IO_BYTES_OPS: 0, so free, on 16-17 and for most writes on 18), times in
+# whole µs (as PostgreSQL counts them), under names ending in _n (a count over the tick);
+# io_rows_named gives the fields back. Files written before 2026-11-27 hold per-second rates, each
+# quantized on its own, under the names without _n (IO_RATES): read as they were written.
 IO_SCALES = tuple(1000 if f in IO_TIMES else 1 for f in IO_FIELDS)  # checked against stored_scale below
-IO_BEYOND_BLOCKS = {"read_kb": "reads", "write_kb": "writes", "extend_kb": "extends"}
-_IO_OP_OF = tuple(IO_FIELDS.index(IO_BEYOND_BLOCKS[f]) if f in IO_BEYOND_BLOCKS else None for f in IO_FIELDS)
-IO_STORED = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BEYOND_BLOCKS else f
-                  for f, s in zip(IO_FIELDS, IO_SCALES))
+_IO_OP_OF = tuple(IO_FIELDS.index(IO_BYTES_OPS[f]) if f in IO_BYTES_OPS else None for f in IO_FIELDS)
+_IO_RATE_COLUMNS = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BYTES_OPS else f
+                         for f, s in zip(IO_FIELDS, IO_SCALES))
+IO_STORED = tuple(f"{c}_n" for c in _IO_RATE_COLUMNS)  # the io_rows columns of new files
 
 
-def io_stored(values: list) -> list:
-    """A Frame.io row's quantized, scaled values (IO_FIELDS order) as the io_rows columns hold them."""
-    return [v - 8 * values[k] if k is not None and v is not None and values[k] is not None else v
-            for v, k in zip(values, _IO_OP_OF)]
+@dataclass(frozen=True)
+class IoLayout:
+    """A file's io_rows: its value columns (IO_FIELDS order) and what they hold."""
+    columns: tuple[str, ...]
+    per_tick: bool  # whole counts over the tick (divided by dt on reading); else per-second rates
+    sql_type: str
 
 
-def io_fields(stored: list) -> dict:
-    """io_rows columns (already numbers or None) back to a Frame.io row."""
-    values = [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
+IO_COUNTS = IoLayout(IO_STORED, True, "INTEGER")
+IO_RATES = IoLayout(_IO_RATE_COLUMNS, False, "REAL")
+
+
+def io_layout(columns: Iterable[str]) -> IoLayout:
+    """The layout of a file's io_rows, from its columns (validate.py refuses any other)."""
+    return IO_RATES if set(IO_RATES.columns) <= set(columns) else IO_COUNTS
+
+
+def over_tick(rate, dt: float, scale: int = 1) -> int | None:
+    """A per-second rate as the whole count over a tick of `dt` s (x scale: µs from ms); None: unknown."""
+    if type(rate) not in (int, float) or not math.isfinite(rate):
+        return None
+    return round(rate * dt * scale)
+
+
+def io_stored(row: dict, dt: float) -> list:
+    """A Frame.io row as the io_rows columns of new files hold it (IO_COUNTS), over a tick of `dt` s."""
+    counts = [over_tick(row.get(f), dt, s) for f, s in zip(IO_FIELDS, IO_SCALES)]
+    return [v - BLOCK_KB * counts[k] if k is not None and v is not None and counts[k] is not None else v
+            for v, k in zip(counts, _IO_OP_OF)]
+
+
+def io_fields(stored: list, dt: float | None, layout: IoLayout = IO_COUNTS) -> dict:
+    """io_rows columns (already numbers or None) of a tick of `dt` s back to a Frame.io row."""
+    values = [v + BLOCK_KB * stored[k] if k is not None and v is not None and stored[k] is not None else v
               for v, k in zip(stored, _IO_OP_OF)]
-    return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
-IO_ROWS_DDL = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
-                              "first_tick INTEGER", "io_rows", "key_id", ", ".join(f"{c} REAL" for c in IO_STORED))
+    if not layout.per_tick:
+        return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+    known = dt is not None and dt > 0  # a count over an unknown span is no rate
+    return {f: v / (sc * dt) if v is not None and known else None for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+
+
+def _io_rows_ddl(layout: IoLayout) -> str:
+    """io_keys, io_rows and the io_rows_named view (fields per second) as a file of `layout` holds them."""
+    def field(f: str, c: str, s: int) -> str:
+        ops = layout.columns[IO_FIELDS.index(IO_BYTES_OPS[f])] if f in IO_BYTES_OPS else None
+        if not layout.per_tick:
+            return f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{ops} AS {f}" if ops else f"r.{c}"
+        value = f"r.{c} / {s}.0" if s > 1 else f"(r.{c} + {BLOCK_KB} * r.{ops})" if ops else f"r.{c}"
+        return f"{value} / t.dt AS {f}"
+
+    tables = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
+                             "first_tick INTEGER", "io_rows", "key_id",
+                             ", ".join(f"{c} {layout.sql_type}" for c in layout.columns))
+    dt = " JOIN ticks t ON t.tick = r.tick" if layout.per_tick else ""
+    return f"""{tables};
+CREATE VIEW io_rows_named AS
+    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
+        field(f, c, s) for f, c, s in zip(IO_FIELDS, layout.columns, IO_SCALES))}
+    FROM io_rows r JOIN io_keys k ON k.id = r.key_id{dt}"""
+
+
+# io_rows and its view as files written before the counts hold them (accepted in those: validate.py).
+IO_RATES_DDL = _io_rows_ddl(IO_RATES)
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
 # (its SQL, columns). ticks_t: tick_at() binary-searches the tick numbers instead (the index was 2 %).
@@ -224,7 +278,7 @@ CREATE TABLE events (
 CREATE INDEX events_tick ON events (tick);
 {LATENCY_HIST_DDL};
 {DISK_FLUSH_DDL};
-{IO_ROWS_DDL};
+{_io_rows_ddl(IO_COUNTS)};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
     start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT
@@ -241,11 +295,6 @@ CREATE VIEW disk_flush_named AS
 CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;
-CREATE VIEW io_rows_named AS
-    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
-        f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{IO_BEYOND_BLOCKS[f]} AS {f}" if f in IO_BEYOND_BLOCKS
-        else f"r.{c}" for f, c, s in zip(IO_FIELDS, IO_STORED, IO_SCALES))}
-    FROM io_rows r JOIN io_keys k ON k.id = r.key_id;
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;

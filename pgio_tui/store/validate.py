@@ -153,6 +153,13 @@ def objects_before_3() -> dict[tuple[str, str], tuple[str | None, dict[str, str]
             if k[1] in ("disk", "disk_named")}
 
 
+@functools.lru_cache(maxsize=1)
+def objects_io_rates() -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
+    """io_rows and its view as files written before the counts hold them (schema.IO_RATES_DDL)."""
+    return {k: v for k, v in _objects_of(lambda mem: mem.executescript(schema.IO_RATES_DDL)).items()
+            if k[1] in ("io_rows", "io_rows_named")}
+
+
 def _objects_of(make) -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
     mem = sqlite3.connect(":memory:")
     make(mem)
@@ -170,6 +177,8 @@ def check_objects(conn: sqlite3.Connection, label: str, complete: bool, version:
     older schema `version`: as that schema made them). With complete=True (the current schema
     version, or migrated to it) every expected table must be there too."""
     want = expected_objects() if version >= 3 else {**expected_objects(), **objects_before_3()}
+    if schema.io_layout(schema.table_columns(conn, "io_rows")) is schema.IO_RATES:
+        want = {**want, **objects_io_rates()}
     seen = set()
     for type_, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall():
         key = (type_, name)
