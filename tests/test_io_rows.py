@@ -141,9 +141,9 @@ def test_a_tick_of_unknown_length_stores_no_rows(tmp_path):
 
 
 def test_file_holding_rates_reads_as_it_was_written(tmp_path):
-    """fixture-v3-io-rates.sqlite: io_rows as the per-second rates written before the counts (each field
-    quantized on its own: tick 42, 3 s long, reads 205/s and 1637 kB/s). Read as written, never
-    changed; facts spelled out here, read with that version's reader."""
+    """fixture-v3-io-rates.sqlite: io_rows and disk_flush as the per-second rates written before the
+    counts (each field quantized on its own: tick 42, 3 s long, reads 205/s and 1637 kB/s). Read as
+    written, never changed; facts spelled out here, read with that version's reader."""
     path = tmp_path / "rates.pgio"
     path.write_bytes(FROZEN_RATES.read_bytes())
     before = path.read_bytes()
@@ -161,7 +161,15 @@ def test_file_holding_rates_reads_as_it_was_written(tmp_path):
                                              "writebacks": 3.0, "hits": 34364.0, "evictions": 324.0}
     totals = {f: round(sum(r[f] or 0 for _, _, r in rows), 3) for f in ("reads", "read_kb", "read_ms", "fsync_ms")}
     assert totals == {"reads": 36884.0, "read_kb": 358070.0, "read_ms": 4228.446, "fsync_ms": 44128.624}
-    with sqlite3.connect(path) as c:  # its own view still reads it
+    # its disk_flush as rates too (f_s, f_ms_s), read with that version's reader
+    assert {d: (r["f_s"], r["f_await_ms"]) for d, r in f42.devices.items()} == {
+        "nvme0n1": (14.0, 0.2857142857142857), "nvme1n1": (619.0, 0.33010177705977384), "dm-0": (0.0, 0.0),
+        "sda": (0.0, 0.0)}
+    with Recording(path) as rec:
+        assert round(sum(v for _, _, v in rec.series("disk.nvme1n1.f_await_ms") if v), 6) == 16.409493
+        assert sum(v for _, _, v in rec.series("disk.nvme1n1.f_s") if v) == 76074.0
+    with sqlite3.connect(path) as c:  # its own views still read it
+        assert c.execute("SELECT sum(f_s) FROM disk_flush_named WHERE device = 'nvme1n1'").fetchone() == (76074.0,)
         assert c.execute("SELECT round(sum(reads), 3), round(sum(read_kb), 3), round(sum(read_ms), 3), count(*) "
                          "FROM io_rows_named").fetchone() == (36884.0, 358070.0, 4228.446, 259)
     assert path.read_bytes() == before

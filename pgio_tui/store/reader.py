@@ -115,6 +115,7 @@ class Recording:
             self._columns = schema.metric_columns_of(conn)
             self._disk_layout = schema.disk_layout(schema.table_columns(conn, "disk"))
             self._io_layout = schema.io_layout(schema.table_columns(conn, "io_rows"))
+            self._flush_layout = schema.flush_layout(schema.table_columns(conn, "disk_flush"))
         self.meta: dict[str, Any] = {}
         for k, v in conn.execute("SELECT key, value FROM meta"):
             v = meta_value(str(k), v)
@@ -331,7 +332,7 @@ class Recording:
                 joins.append((alias, id_))
             column, scale = disk.get(fld, (fld, 1))
             scales.append(scale)
-            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{column}"
+            expr = schema.flush_expr(fld, alias, self._flush_layout) if flush else f"{alias}.{column}"
             cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
@@ -406,7 +407,8 @@ class Recording:
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
                                       backends=self._backends, disk_flush=self._has_disk_flush,
-                                      io_keys=self._io_keys, io_layout=self._io_layout)
+                                      io_keys=self._io_keys, io_layout=self._io_layout,
+                                      flush_layout=self._flush_layout)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

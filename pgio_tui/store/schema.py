@@ -136,28 +136,50 @@ def _cols(table: str, fields: Iterable[str]) -> str:
 
 # Flush requests (iostat f/s, f_await) live in their own table, `disk_flush`, one row per device and tick
 # with flushes (most devices never flush but at a checkpoint's end), added after schema 2 without a
-# version bump: a file without it has no flush figures (unknown, not 0). The mean is kept as f_ms_s
-# (ms spent flushing per second), a whole number per tick like f_s where the mean itself would take
-# an 8-byte REAL: f_await_ms = f_ms_s / f_s on reading.
+# version bump: a file without it has no flush figures (unknown, not 0). Kept as whole numbers over the
+# tick (FLUSH_COUNTS, as io_rows): f_n flushes and f_us_n µs spent flushing, so f_s = f_n / dt and
+# f_await_ms = f_us_n / 1000 / f_n on reading. Files written before 2026-11-27 hold per-second rates
+# (FLUSH_RATES: f_s, and f_ms_s to 0.001 ms/s, an 8-byte REAL whenever the tick is not 1 s long).
 FLUSH_FIELDS = ("f_s", "f_await_ms")
+FLUSH_COUNTS = ("f_n", "f_us_n")
+FLUSH_RATES = ("f_s", "f_ms_s")
 DISK_COLUMNS = tuple(f for f in DEVICE_FIELDS if f not in FLUSH_FIELDS)  # the `disk` table's
-DISK_FLUSH_DDL = """CREATE TABLE disk_flush (
-    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), f_s REAL, f_ms_s REAL,
-    PRIMARY KEY (tick, device_id)
-) WITHOUT ROWID"""
 
 
-def flush_values(fields: dict) -> tuple[float | None, float | None]:
-    """(f_s, f_ms_s) of a Frame's device row, not yet quantized."""
+def flush_layout(columns: Iterable[str]) -> tuple[str, str]:
+    """The columns of a file's disk_flush (FLUSH_COUNTS or FLUSH_RATES; validate.py refuses any other)."""
+    return FLUSH_RATES if set(FLUSH_RATES) <= set(columns) else FLUSH_COUNTS
+
+
+def flush_counts(fields: dict, dt: float) -> tuple[int | None, int | None]:
+    """(f_n, f_us_n) of a Frame's device row over a tick of `dt` s."""
     f_s, f_await = fields.get("f_s"), fields.get("f_await_ms")
-    return f_s, (f_s * f_await if f_s is not None and f_await is not None else None)
+    us = over_tick(f_s * f_await, dt, 1000) if f_s is not None and f_await is not None else None
+    return over_tick(f_s, dt), us
 
 
-def flush_expr(field: str, table: str) -> str:
-    """SQL for one of FLUSH_FIELDS from a `disk_flush` row (or its alias)."""
+def flush_expr(field: str, table: str, layout: tuple[str, str] = FLUSH_COUNTS, ticks: str = "ticks") -> str:
+    """SQL for one of FLUSH_FIELDS from a `disk_flush` row (or its alias) of `layout`, joined to its
+    `ticks` row (for dt)."""
+    n, time = layout
+    counts = layout == FLUSH_COUNTS
     if field == "f_await_ms":
-        return f"CASE WHEN {table}.f_s > 0 THEN {table}.f_ms_s / {table}.f_s ELSE 0.0 END"
-    return f"{table}.{field}"
+        return f"CASE WHEN {table}.{n} > 0 THEN {table}.{time}{' / 1000.0' if counts else ''} / {table}.{n} ELSE 0.0 END"
+    return f"CASE WHEN {ticks}.dt > 0 THEN {table}.{n} / {ticks}.dt END" if counts else f"{table}.{n}"
+
+
+def _disk_flush_ddl(layout: tuple[str, str]) -> str:
+    """disk_flush and its view as a file of `layout` holds them."""
+    counts = layout == FLUSH_COUNTS
+    f_s = f"{flush_expr('f_s', 'f', layout, 't')} AS f_s" if counts else flush_expr("f_s", "f", layout)
+    return f"""CREATE TABLE disk_flush (
+    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), {
+        ", ".join(f"{c} {'INTEGER' if counts else 'REAL'}" for c in layout)},
+    PRIMARY KEY (tick, device_id)
+) WITHOUT ROWID;
+CREATE VIEW disk_flush_named AS
+    SELECT f.tick, devices.name AS device, devices.role, {f_s}, {flush_expr("f_await_ms", "f", layout)} AS f_await_ms
+    FROM disk_flush f JOIN devices ON devices.id = f.device_id{" JOIN ticks t ON t.tick = f.tick" if counts else ""}"""
 
 
 DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[f] for f in DISK_COLUMNS)
@@ -242,8 +264,10 @@ CREATE VIEW io_rows_named AS
     FROM io_rows r JOIN io_keys k ON k.id = r.key_id{dt}"""
 
 
-# io_rows and its view as files written before the counts hold them (accepted in those: validate.py).
-IO_RATES_DDL = _io_rows_ddl(IO_RATES)
+# Tables (and their views) as files written before the counts over the tick hold them, and the columns
+# that tell (accepted in those: validate.py): table -> (DDL, columns).
+RATES_DDL = {"io_rows": (_io_rows_ddl(IO_RATES).split(";\n", 1)[1], IO_RATES.columns),  # (io_keys: as now)
+             "disk_flush": (_disk_flush_ddl(FLUSH_RATES), FLUSH_RATES)}
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
 # (its SQL, columns). ticks_t: tick_at() binary-searches the tick numbers instead (the index was 2 %).
@@ -277,7 +301,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_tick ON events (tick);
 {LATENCY_HIST_DDL};
-{DISK_FLUSH_DDL};
+{_disk_flush_ddl(FLUSH_COUNTS)};
 {_io_rows_ddl(IO_COUNTS)};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
@@ -289,9 +313,6 @@ CREATE TABLE workload_output (
 CREATE INDEX workload_output_workload ON workload_output (workload_id, t);
 -- The per-tick tables with names instead of ids, for people reading the file with SQL.
 {{disk_named}};
-CREATE VIEW disk_flush_named AS
-    SELECT f.tick, devices.name AS device, devices.role, f.f_s, {flush_expr("f_await_ms", "f")} AS f_await_ms
-    FROM disk_flush f JOIN devices ON devices.id = f.device_id;
 CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;

@@ -18,7 +18,6 @@ from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import BackendRows
 from pgio_tui.store.schema import quantize, quote, to_stored
 
-_FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
 _SOURCE_UNIT = "1/s"
 
 
@@ -81,8 +80,8 @@ class TickRows:
                     for f, u, s in zip(schema.DISK_COLUMNS, schema.DISK_UNITS, schema.DISK_SCALES)]
             if not schema.all_zero(vals):
                 self._disk.append((tick, self._device_ids[name], *vals))
-            flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
-            if not schema.all_zero(flush):
+            flush = schema.flush_counts(fields, frame.dt) if frame.dt and frame.dt > 0 else (None, None)
+            if not schema.all_zero(v or 0 for v in flush):
                 self._disk_flush.append((tick, self._device_ids[name], *flush))
         for backend_type, fields in (() if frame.io else frame.sources.items()):  # else made from io_rows
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
