@@ -81,7 +81,7 @@ class TickRows:
             if not schema.all_zero(vals):
                 self._disk.append((tick, self._device_ids[name], *vals))
             flush = schema.flush_counts(fields, frame.dt) if frame.dt and frame.dt > 0 else (None, None)
-            if not schema.all_zero(v or 0 for v in flush):
+            if not schema.all_zero(flush):  # (None: unknown, kept so)
                 self._disk_flush.append((tick, self._device_ids[name], *flush))
         for backend_type, fields in (() if frame.io else frame.sources.items()):  # else made from io_rows
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
