@@ -28,8 +28,9 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout, io_layout and flush_layout
-    the disk, io_rows and disk_flush tables' (schema.disk_layout, io_layout, flush_layout)."""
+    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file
+    without io_rows); scales are the columns' (schema.from_stored), disk_layout, io_layout and
+    flush_layout the disk, io_rows and disk_flush tables' (schema.disk_layout, io_layout, flush_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
@@ -41,8 +42,9 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                    "WHERE tick BETWEEN ? AND ?")
     disk_scales = [s for _, _, s in disk_layout]
     scales = scales or [1] * len(columns)
-    flush = by_tick(f"SELECT f.tick, f.device_id, {', '.join(schema.flush_expr(x, 'f', flush_layout) for x in schema.FLUSH_FIELDS)} "
-                    "FROM disk_flush f JOIN ticks ON ticks.tick = f.tick WHERE f.tick BETWEEN ? AND ?") if disk_flush else {}
+    flush_cols = ", ".join(schema.flush_expr(x, "f", flush_layout) for x in schema.FLUSH_FIELDS)
+    flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
+                    "WHERE f.tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
     io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
         if io_keys else {}
