@@ -168,7 +168,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                          help="the recorded backends instead: one row per backend per tick (csv or json)")
         exp.add_argument("--io", action="store_true",
                          help="the recorded pg_stat_io rows instead (16+): one row per backend type, object and "
-                              "context per tick, with kB and ms per second (csv or json)")
+                              "context per tick, with kB and ms per second; x dt: the tick's counts (csv or json)")
         exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
         _window_options(exp)
 

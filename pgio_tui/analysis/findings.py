@@ -19,10 +19,10 @@ from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
+from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.timeline import Timeline, open_recording
 
-BLOCK_KB = 8  # PostgreSQL's block: 8 kB unless built otherwise (the recording's block_size says)
 _ANY_DEVICE = "<device>"  # a rule's metric list names per-device metrics for any device
 
 

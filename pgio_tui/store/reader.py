@@ -114,6 +114,8 @@ class Recording:
             self._schema_cookie = cookie
             self._columns = schema.metric_columns_of(conn)
             self._disk_layout = schema.disk_layout(schema.table_columns(conn, "disk"))
+            self._io_layout = schema.io_layout(schema.table_columns(conn, "io_rows"))
+            self._flush_layout = schema.flush_layout(schema.table_columns(conn, "disk_flush"))
         self.meta: dict[str, Any] = {}
         for k, v in conn.execute("SELECT key, value FROM meta"):
             v = meta_value(str(k), v)
@@ -217,11 +219,14 @@ class Recording:
         with I/O in the span, in tick order (nothing for files without io_rows), without making Frames."""
         if not self._io_keys:
             return
-        where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        for tick, key_id, *vals in self.conn.execute(
-                f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows{where} ORDER BY tick", params):
+        where, params = self._range("r.tick", start_tick, self._clamp(end_tick))
+        cols = ", ".join(f"r.{c}" for c in self._io_layout.columns)
+        for tick, dt, key_id, *vals in self.conn.execute(
+                f"SELECT r.tick, t.dt, r.key_id, {cols} FROM io_rows r JOIN ticks t ON t.tick = r.tick"
+                f"{where} ORDER BY r.tick", params):
             if key_id in self._io_keys:
-                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals])
+                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals], number(dt),
+                                                                      self._io_layout)
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
@@ -341,7 +346,7 @@ class Recording:
                 joins.append((alias, id_))
             column, scale = disk.get(fld, (fld, 1))
             scales.append(scale)
-            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{column}"
+            expr = schema.flush_expr(fld, alias, self._flush_layout) if flush else f"{alias}.{column}"
             cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
@@ -416,7 +421,8 @@ class Recording:
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
                                       backends=self._backends, disk_flush=self._has_disk_flush,
-                                      io_keys=self._io_keys)
+                                      io_keys=self._io_keys, io_layout=self._io_layout,
+                                      flush_layout=self._flush_layout)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:
