@@ -66,7 +66,8 @@ def io_row_rates(rows: list | None, prev: list | None, rate_of: Callable[[str, s
             vals, pvals = cur, last
         row = {f: rate_of(bt, name, c, pc) for f, name, c, pc in zip(IO_FIELDS, counter_names[beyond], vals, pvals)}
         for kb, op in IO_BYTES_OPS.items() if beyond else ():
-            row[kb] = None if row[kb] is None or row[op] is None else row[kb] + BLOCK_KB * row[op]
+            kb_beyond, ops = row[kb], row[op]
+            row[kb] = None if kb_beyond is None or ops is None else kb_beyond + BLOCK_KB * ops
         out[key] = row
     return out
 

@@ -36,7 +36,7 @@ class BackendRows:
 
     def add(self, frame: Frame, statement_id: Callable[[int, int], int]) -> None:
         """Buffer a frame's rows; `statement_id(queryid, tick)` gives (or makes) a statements row."""
-        tick, dt = frame.tick, frame.dt
+        tick, dt = frame.tick, frame.dt or 0.0
         for b in recorded(frame.backends, BACKENDS_TOP) if dt else ():
             labels = tuple(b.get(k) for k in _LABELS)
             bid = self._backend_ids.get(labels)

@@ -230,18 +230,19 @@ def over_tick(rate, dt: float, scale: int = 1) -> int | None:
 def io_stored(row: dict, dt: float) -> list:
     """A Frame.io row as the io_rows columns of new files hold it (IO_COUNTS), over a tick of `dt` s."""
     counts = [over_tick(row.get(f), dt, s) for f, s in zip(IO_FIELDS, IO_SCALES)]
-    return [v - BLOCK_KB * counts[k] if k is not None and v is not None and counts[k] is not None else v
-            for v, k in zip(counts, _IO_OP_OF)]
+    ops = [None if k is None else counts[k] for k in _IO_OP_OF]
+    return [v - BLOCK_KB * n if v is not None and n is not None else v for v, n in zip(counts, ops)]
 
 
 def io_fields(stored: list, dt: float | None, layout: IoLayout = IO_COUNTS) -> dict:
     """io_rows columns (already numbers or None) of a tick of `dt` s back to a Frame.io row."""
-    values = [v + BLOCK_KB * stored[k] if k is not None and v is not None and stored[k] is not None else v
-              for v, k in zip(stored, _IO_OP_OF)]
+    ops = [None if k is None else stored[k] for k in _IO_OP_OF]
+    values = [v + BLOCK_KB * n if v is not None and n is not None else v for v, n in zip(stored, ops)]
     if not layout.per_tick:
         return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
-    known = dt is not None and dt > 0  # a count over an unknown span is no rate
-    return {f: v / (sc * dt) if v is not None and known else None for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+    if dt is None or dt <= 0:  # a count over an unknown span is no rate
+        return dict.fromkeys(IO_FIELDS)
+    return {f: v / (sc * dt) if v is not None else None for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
 
 
 def _io_rows_ddl(layout: IoLayout) -> str:

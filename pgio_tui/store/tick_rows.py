@@ -88,8 +88,9 @@ class TickRows:
             vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
             if not schema.all_zero(vals):
                 self._io.append((tick, source_id, *vals))
-        for key, fields in frame.io.items() if frame.dt and frame.dt > 0 else ():  # counts over the tick
-            vals = schema.io_stored(fields, frame.dt)
+        io_dt = frame.dt if frame.dt and frame.dt > 0 else 0.0
+        for key, fields in frame.io.items() if io_dt else ():  # counts over the tick
+            vals = schema.io_stored(fields, io_dt)
             key_id = self._lookup(self._io_key_ids, self._new_io_keys, key, (*key, tick))  # a row from now on
             if not schema.all_zero(v or 0 for v in vals):
                 self._io_rows.append((tick, key_id, *vals))
