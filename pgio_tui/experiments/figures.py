@@ -11,7 +11,8 @@ taken as a whole, never as a mean of per-tick figures where that would change it
 - buffers written by source (totals and shares), Dirty/Writeback, PGDATA and WAL devices,
   checkpoints: the summary's; WAL generated and the PGDATA device's reads per second: Σ rate·dt
   over the same ticks;
-- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time;
+- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make, the rows its statements fetched
+  per second (tuples/s); sql: the statement's elapsed time;
 - statements over 100-500 ms: the server log's `duration:` lines (any client's), beside pgbench's;
 - wait events: each type's (and event's) share of the client backends sampled every tick;
 - and every other statistic of the summary (run_figures' `more`), named by catalog key and statistic
@@ -117,11 +118,12 @@ FIGURES = (
     Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio", of=(M.PGIO_READS_S, "mean")),
     Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio", of=(M.PGIO_HITS_S, "mean")),
     Figure("pgio_hit_ratio", "pgio hit ratio", "%", "pgio"),
+    Figure("pgio_tuples_s", "pgio tuples/s", "1/s", "pgio", of=(M.PGIO_TUPLES_S, "mean")),
     Figure("blks_read_s", "blks_read/s (all databases)", "1/s", "pgio", of=(M.DB_BLKS_READ_S, "mean")),
 )
 # the at-a-glance figures (the HTML's first table, the runs table's columns), where a run has them
-HEADLINE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
-            "pgdata_r_s", "pgdata_w_await", "writes_backend")
+HEADLINE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_tuples_s",
+            "pgio_hit_ratio", "pgdata_r_s", "pgdata_w_await", "writes_backend")
 GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Statement (sql workload)",
                 "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
                 "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",

@@ -29,8 +29,8 @@ from pgio_tui.safe_text import html_text as escape
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command
 
-HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "blks_read_s", "pgdata_r_s",
-                "sql_elapsed")
+HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_tuples_s", "pgio_hit_ratio", "blks_read_s",
+                "pgdata_r_s", "sql_elapsed")
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
 .grid3 svg, .scatters svg { width: 100%; height: auto; }
