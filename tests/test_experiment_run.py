@@ -174,3 +174,31 @@ def test_a_user_server_is_not_restarted(pg_cluster, tmp_path, capsys):
                    "shared_buffers=16MB,32MB", "-o", str(out), "pgbench", "--", "-T", "2"])
     assert rc == 1 and "needs a server restart" in capsys.readouterr().err
     assert server_setting(pg_cluster, "shared_buffers")[1] == []  # nothing was changed
+
+
+def test_a_restart_is_followed_by_an_unrecorded_warm_up(pg_bindir, tmp_path, capsys):
+    """A run whose settings restarted the server (shared_buffers) gets --restart-warmup seconds of
+    its workload first, unrecorded: each recording's ticks all come after its warm-up ended, so the
+    figures hold none of the cold caches; experiment.json keeps it, the plan and the report say it."""
+    out = tmp_path / "warm"
+    rc = cli.main(["experiment", "run", "--lab", "--no-discard-first", "--set", "shared_buffers=16MB,32MB",
+                   "--repeat", "1", "--restart-warmup", "3", "-o", str(out), "--quiet",
+                   "pgio", "--scale", "16M", "--run-time", "3"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    plan = json.loads((out / "experiment.json").read_text())
+    assert plan["restart_warmup_s"] == 3
+    for r in plan["runs"]:
+        w = r["warmup"]
+        assert w["after_restart"] is True and w["s"] == 3 and w["state"] == "done", w
+        assert w["end_t"] - w["start_t"] >= 3  # pgio ran its 3 s
+        with Recording(out / r["file"]) as rec:
+            first_tick_t = rec.conn.execute("SELECT min(t) FROM ticks").fetchone()[0]
+        assert first_tick_t >= w["end_t"], (first_tick_t, w)  # nothing of the warm-up was recorded
+        assert f"run {r['index']}/2: the server restarted: 3 s of the workload first, not recorded" in err
+    assert cli.main(["experiment", "report", str(out), "--format", "markdown"]) == 0
+    report = capsys.readouterr().out
+    assert ("warm-up after a restart: 2 run(s) started right after the server restarted; the first 3 s of the "
+            "workload ran unrecorded before each (cold caches), so no figure holds them") in report
+    assert cli.main(["info", str(out)]) == 0
+    assert "3 s warm-up after a restart" in capsys.readouterr().out

@@ -147,6 +147,7 @@ def plan_section(res: Results) -> str:
             ("server", "lab cluster" + (f" (PostgreSQL {p.target.get('pg_version')})" if p.target.get("pg_version")
                                         else "") if p.target.get("lab") else "the given server"),
             ("warm-up, first run", f"{p.warmup_s:g} s, {'discarded' if p.discard_first else 'kept'}"),
+            ("warm-up after a restart", f"{p.restart_warmup_s:g} s, unrecorded" if p.restart_warmup_s else "none"),
             ("runs", f"{len(res.runs)} of {len(p.runs)} finished"),
             ("settings put back", {True: "yes", False: "no", None: "not yet"}.get(p.restored, "?")),
             ("baseline", " ".join(f"{k}={v}" for k, v in res.baseline.items()))]

@@ -114,7 +114,8 @@ def merge(plans: list[tuple[Plan, Path]]) -> Plan:
         raise PlanError(f"two folders with the same {dim} ({values[0]}): give each value once")
     sweep = {dim: values, **{n: list(dict.fromkeys(v for p, _ in plans for v in p.sweep[n])) for n in first.sweep}}
     merged = Plan(sweep=sweep, repeat=max(p.repeat for p, _ in plans), order=first.order, workload=first.workload,
-                  target=first.target, warmup_s=first.warmup_s, discard_first=first.discard_first,
+                  target=first.target, warmup_s=first.warmup_s, restart_warmup_s=first.restart_warmup_s,
+                  discard_first=first.discard_first,
                   interval=first.interval, restored=all(p.restored for p, _ in plans))
     for value, (p, folder) in zip(values, plans):
         for r in p.runs:
@@ -167,6 +168,30 @@ def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
     return out or None
 
 
+def warmup_notes(plan: Plan, runs: list[Run]) -> list[str]:
+    """What the figures leave out before each run: the warm-ups (unrecorded), after a restart and
+    every run; or that runs right after a restart hold its cold caches."""
+    out = []
+    after = [r for r in runs if r.warmup.get("after_restart")]
+    warmed = [r for r in after if _positive(r.warmup.get("s"))]
+    if warmed:
+        secs = sorted({float(r.warmup["s"]) for r in warmed})
+        out.append(f"warm-up after a restart: {len(warmed)} run(s) started right after the server restarted; "
+                   f"the first {' / '.join(f'{s:g}' for s in secs)} s of the workload ran unrecorded before each "
+                   "(cold caches), so no figure holds them (--restart-warmup S; 0: none)")
+    cold = [r for r in after if not _positive(r.warmup.get("s"))]
+    if cold:
+        out.append(f"no warm-up after a restart: the first seconds of {len(cold)} run(s) (cold caches) are in "
+                   f"their figures (--restart-warmup 0): runs {', '.join(str(r.index) for r in cold[:20])}")
+    if plan.warmup_s > 0:
+        out.append(f"warm-up: {plan.warmup_s:g} s of the workload before every run, unrecorded (--warmup)")
+    return out
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
 def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results:
     """Every finished run's figures, then one Row per combination in sweep order."""
     folder = Path(folder)
@@ -212,6 +237,7 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
                      else "statements: the recordings' statement windows inside each run" if not n
                      else f"statements: pg_stat_statements at the end of {n} of {len(done)} runs, the recordings' "
                           "statement windows for the others")
+    notes += warmup_notes(plan, [r.run for r in done])
     res = Results(plan, baseline, figures, rows, done, folder, notes)
     res.drift = drift_lines(res)
     return res
