@@ -148,6 +148,7 @@ class RunFigures:
     workload: dict[str, Any] = field(default_factory=dict)
     more: list[Figure] = field(default_factory=list)  # the recording's other statistics (values under their keys)
     spans: list[tuple[float, float, str]] = field(default_factory=list)  # checkpoints: (x start, x end, kind)
+    own_io: dict[str, dict[str, float | None]] = field(default_factory=dict)  # role -> own_io_shares' shares
 
 
 def run_window(rec: Recording) -> Window:
@@ -179,6 +180,7 @@ def run_figures(path: str | Path) -> RunFigures:
             out.notes.append(f"latency over 100-500 ms counts the transactions pgbench logged: a {rate:g} sample "
                              "(--sampling-rate)")
         out.statements = statements(rec, win)
+        out.own_io = own_io_shares(rec, win, s.role_devices)
         _more(out, s)
         _waits(out, rec, win)
     return out
@@ -301,6 +303,60 @@ def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> Non
         den = math.fsum(dt for x, dt in zip(col, c.dt) if x is not None)
         if den:
             v["pgdata_r_s"] = math.fsum(x * dt for x, dt in zip(col, c.dt) if x is not None) / den
+
+
+# --- whose I/O a device's figures are ----------------------------------------------------------
+
+# a device figure's field -> the share of the device's I/O it is made of: its reads (their count,
+# bytes and waits), its writes and flushes, or "all": its queue (utilisation, queue size)
+FIELD_SHARE = {M.DISK_R_S: "read", M.DISK_RKB_S: "read", M.DISK_R_AWAIT_MS: "read", M.DISK_W_S: "write",
+               M.DISK_WKB_S: "write", M.DISK_W_AWAIT_MS: "write", M.DISK_F_S: "write", M.DISK_F_AWAIT_MS: "write"}
+
+
+def own_io_shares(rec: Recording, win: Window, role_devices: dict[str, str]) -> dict[str, dict[str, float | None]]:
+    """Per role (PGDATA, WAL): at most what share (%) of its device's bytes the server's own processes
+    moved in the run: their /proc/<pid>/io read_bytes against the device's kB read, write_bytes (the
+    bytes they dirtied: at least what they made storage write) against its kB written, and both
+    together. An upper bound: a process's bytes may have gone to another device. Empty without
+    /proc/<pid>/io (another host, no permission): then nothing says whose I/O the device did."""
+    if win.start_tick is None or not role_devices:
+        return {}
+    n, own_r, own_w = rec.conn.execute(
+        "SELECT count(read_bytes), sum(read_bytes), sum(write_bytes) FROM backend_io WHERE tick BETWEEN ? AND ?",
+        (win.start_tick, _last(win))).fetchone()
+    if not n:
+        return {}
+    out = {}
+    for role, dev in role_devices.items():
+        dev_r, dev_w = rec.conn.execute(
+            "SELECT sum(x.rkb_s * t.dt) * 1024, sum(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
+            "ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick WHERE d.name = ? AND x.tick BETWEEN ? AND ?",
+            (dev, win.start_tick, _last(win))).fetchone()
+        out[role] = {"read": _share(own_r, dev_r), "write": _share(own_w, dev_w),
+                     "all": _share(_count(own_r) + _count(own_w), _count(dev_r) + _count(dev_w))}
+    return out
+
+
+def _share(own: Any, device: Any) -> float | None:
+    """own / device in %, at most 100; None when the device moved nothing."""
+    own, device = _count(own), _count(device)
+    return min(100.0, 100 * own / device) if device else None
+
+
+def device_share_kind(fig: Figure) -> tuple[str, str] | None:
+    """(role, share kind) of a device figure (`pgdata_w_await`, `disk.PGDATA.aqu_sz:mean`); None for others."""
+    if fig.key == "pgdata_r_s":
+        return "PGDATA", "read"
+    if fig.of is None:
+        return None
+    metric = fig.of[0]
+    if fig.role:
+        return fig.role, FIELD_SHARE.get(metric, "all")
+    if metric.startswith(M.DISK_PREFIX):
+        role, _, fld = metric[len(M.DISK_PREFIX):].rpartition(".")
+        if role:
+            return role, FIELD_SHARE.get(fld, "all")
+    return None
 
 
 def _pgio(v: dict) -> None:
