@@ -35,7 +35,7 @@ from pgio_tui.analysis.summary import summarize
 from pgio_tui.analysis.summary_latency import OF_TRANSACTIONS
 from pgio_tui.analysis.summary_model import ALL_WRITES, CHECKPOINTS, PERCENTILE_METRICS, Summary
 from pgio_tui.safe_text import printable
-from pgio_tui.store.reader import Recording
+from pgio_tui.store.reader import Recording, RecordingError
 
 BYTES_PER_MIB = 1024 * 1024
 
@@ -321,19 +321,22 @@ def own_io_shares(rec: Recording, win: Window, role_devices: dict[str, str]) -> 
     /proc/<pid>/io (another host, no permission): then nothing says whose I/O the device did."""
     if win.start_tick is None or not role_devices:
         return {}
-    n, own_r, own_w = rec.conn.execute(
-        "SELECT count(read_bytes), sum(read_bytes), sum(write_bytes) FROM backend_io WHERE tick BETWEEN ? AND ?",
-        (win.start_tick, _last(win))).fetchone()
-    if not n:
+    try:
+        n, own_r, own_w = rec.conn.execute(  # total(): a float sum, no integer overflow from a crafted file
+            "SELECT count(read_bytes), total(read_bytes), total(write_bytes) FROM backend_io WHERE tick BETWEEN ? AND ?",
+            (win.start_tick, _last(win))).fetchone()
+        if not n:
+            return {}
+        out = {}
+        for role, dev in role_devices.items():
+            dev_r, dev_w = rec.conn.execute(
+                "SELECT total(x.rkb_s * t.dt) * 1024, total(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
+                "ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick WHERE d.name = ? AND x.tick BETWEEN ? AND ?",
+                (dev, win.start_tick, _last(win))).fetchone()
+            out[role] = {"read": _share(own_r, dev_r), "write": _share(own_w, dev_w),
+                         "all": _share(_count(own_r) + _count(own_w), _count(dev_r) + _count(dev_w))}
+    except RecordingError:  # a file without these tables' columns: whose I/O it was is unknown
         return {}
-    out = {}
-    for role, dev in role_devices.items():
-        dev_r, dev_w = rec.conn.execute(
-            "SELECT sum(x.rkb_s * t.dt) * 1024, sum(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
-            "ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick WHERE d.name = ? AND x.tick BETWEEN ? AND ?",
-            (dev, win.start_tick, _last(win))).fetchone()
-        out[role] = {"read": _share(own_r, dev_r), "write": _share(own_w, dev_w),
-                     "all": _share(_count(own_r) + _count(own_w), _count(dev_r) + _count(dev_w))}
     return out
 
 
