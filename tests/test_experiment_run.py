@@ -202,3 +202,19 @@ def test_a_restart_is_followed_by_an_unrecorded_warm_up(pg_bindir, tmp_path, cap
             "workload ran unrecorded before each (cold caches), so no figure holds them") in report
     assert cli.main(["info", str(out)]) == 0
     assert "3 s warm-up after a restart" in capsys.readouterr().out
+
+
+def test_without_a_warm_up_the_report_names_the_runs_that_start_cold(pg_bindir, tmp_path, capsys):
+    """--restart-warmup 0: no warm-up, and the report says which runs hold a restart's cold caches."""
+    out = tmp_path / "cold"
+    rc = cli.main(["experiment", "run", "--lab", "--no-discard-first", "--set", "shared_buffers=16MB,32MB",
+                   "--repeat", "1", "--restart-warmup", "0", "-o", str(out), "--quiet",
+                   "pgio", "--scale", "16M", "--run-time", "2"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "the server restarted:" not in err
+    runs = json.loads((out / "experiment.json").read_text())["runs"]
+    assert [r["warmup"] for r in runs] == [{"s": 0.0, "after_restart": True}] * 2  # no first run discarded: both
+    assert cli.main(["experiment", "report", str(out), "--format", "markdown"]) == 0
+    assert ("no warm-up after a restart: the first seconds of 2 run(s) (cold caches) are in their figures "
+            "(--restart-warmup 0): runs 1, 2") in capsys.readouterr().out

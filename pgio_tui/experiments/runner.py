@@ -247,13 +247,14 @@ def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, sa
         target.set_up = workloads.setup_key(target.workload)
     after_restart = target.restarts != restarts
     warm = max(plan.warmup_s, plan.restart_warmup_s if after_restart else 0.0)
+    if after_restart or warm > 0:  # kept even at 0 s: the report says which runs start cold
+        run.warmup = {"s": warm, "after_restart": after_restart}
     if warm > 0:
         if after_restart and warm > plan.warmup_s:
             say(f"run {run.index}/{len(plan.runs)}: the server restarted: {warm:g} s of the workload first, "
                 "not recorded (cold caches)")
         t0 = time.time()
         target.warmup_s = warm
-        run.warmup = {"s": warm, "after_restart": after_restart}
         state, note = run_one("warmup", None)
         run.warmup.update({"start_t": round(t0, 3), "end_t": round(time.time(), 3), "state": state})
         if state == "interrupted":
