@@ -6,9 +6,20 @@ Kept as text apart from the Python that drives it, so the loop of pgio.md §3.4 
 # The session loop of pgio.md §3.4, one slice long. Returns counts, each statement's time in µs,
 # the blocks this call fetched and hit in the table and its index, and the rows its scans fetched
 # from the table (pg_stat_all_tables.idx_tup_fetch's two parts: bitmap scans count on the table,
-# plain index scans on the index). An older pgio-tui's function (without `tuples`) is dropped first:
-# CREATE OR REPLACE cannot change a function's result columns.
-DROP_OLD = ("DROP FUNCTION IF EXISTS pgio_tui_slice(regclass, oid[], int, double precision, bigint, int, int)")
+# plain index scans on the index). An older pgio-tui's function (without `tuples`) is dropped first,
+# only then (CREATE OR REPLACE cannot change a function's result columns; a current one is replaced
+# in place, so a pgio run beside this one never finds it missing).
+DROP_OLD = r"""
+DO $$
+DECLARE
+    f regprocedure := to_regprocedure('pgio_tui_slice(regclass, oid[], int, double precision, bigint, int, int)');
+BEGIN
+    IF f IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = f AND 'tuples' = ANY(proargnames)) THEN
+        EXECUTE 'DROP FUNCTION ' || f::text;
+    END IF;
+END
+$$
+"""
 FUNCTION = r"""
 CREATE OR REPLACE FUNCTION pgio_tui_slice(
     tab regclass, rels oid[], upd_pct int, secs double precision, scale bigint, wu int, uwu int,
