@@ -367,7 +367,7 @@ def _add_experiment(sub) -> None:
                               "os.page_cache=SIZE caps the server's page cache (cgroup memory limit).")
     r.add_argument("--help", action="help", help="show this help and exit")
     _conn_options(r)
-    from pgio_tui.experiments.plan import DIRTY_WAIT_S, WORKLOADS
+    from pgio_tui.experiments.plan import DIRTY_WAIT_S, RESTART_WARMUP_S, WORKLOADS
     r.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD",
                    help="pgbench (then -- and its arguments), pgio [options] or sql 'STATEMENT' [--times N]")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
@@ -383,6 +383,10 @@ def _add_experiment(sub) -> None:
                    help="interleaved (default): A B A B; sequential: A A B B; random: shuffled")
     r.add_argument("--warmup", type=float, default=0.0, metavar="S",
                    help="before each run, S seconds of the workload that are not recorded")
+    r.add_argument("--restart-warmup", type=float, default=RESTART_WARMUP_S, metavar="S",
+                   help="after a restart (a postmaster setting, the first os.page_cache cap), S seconds of the "
+                        "workload that are not recorded: the cold caches stay out of the figures "
+                        "(default %(default)g; 0: none)")
     r.add_argument("--discard-first", action=argparse.BooleanOptionalAction, default=True,
                    help="one unrecorded run first, after init (default: yes)")
     r.add_argument("--init-scale", type=int, metavar="N", help="pgbench -i -s N once first (--lab default 10)")
