@@ -545,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
     paused_gc = _pause_gc_until_first_frame(args)
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:  # `pgio-tui info DIR | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exit's flush cannot fail again
+        return 0
     except Exception as exc:
         from pgio_tui.store.schema import RecordingError
         if not isinstance(exc, (CliError, RecordingError)):

@@ -57,10 +57,6 @@ def _run(args: argparse.Namespace) -> int:
             body = text_lines(found) or [NONE]
             lines += [("  " if len(runs) > 1 else "") + printable(x) for x in body]
         text = "\n".join(lines) + "\n"
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return 0
