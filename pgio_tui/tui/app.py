@@ -103,7 +103,9 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def on_mount(self) -> None:
         self.apply_wanted_theme()
-        self.push_screen(self.make_screen())
+        screen = self.make_screen()
+        self.push_screen(screen)
+        screen.call_after_refresh(self.source.ui_painted)  # a screen's callbacks run once it is painted
         self.source.attach(self)
         self.request_redraw()
         if not gc.isenabled():  # paused by the CLI until the first frame: never for longer than this
