@@ -112,11 +112,14 @@ class StatusBar(LinesView):
         return fit_groups(groups, width)
 
 
+SHORT_RATES = 0.75  # a tick's rates span at most this share of the interval: the header says how long
+
+
 def short_rates(last, interval: float) -> list[Run]:
     """The live view's early tick (tui/feed.py's EARLY_TICK_S): its rates span a fraction of the
     interval, so they are noisier (PostgreSQL's busy backends report their counts every 0.5-1 s).
     Said in the header while the newest tick is such a one."""
-    if last is None or last.dt is None or last.dt >= 0.5 * interval:
+    if last is None or last.dt is None or last.dt > SHORT_RATES * interval:
         return []
     return [(f"rates over {fmt.ms(last.dt * 1000)} ms ", "accent")]
 
