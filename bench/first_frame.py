@@ -28,9 +28,10 @@ Printed: medians and p90s, the ratios the targets are (issue 28: live's first fr
 bare app's, replay's too; live's first rates <= pg_activity's first tps figure), and the load
 average beside them: on a busy machine every figure grows, the ratios much less.
 
-Then, in fresh interpreters, where the live start-up goes (--phases, default on): the interpreter
-alone, importing the CLI, the command, connecting and detecting features (`open_sampler`), the first
-sample (`LiveFeed.prime`), and importing the TUI, each timed on its own.
+Then, in fresh interpreters, where the live start-up goes (--phases, default on), in the order live
+takes them: the interpreter alone, importing the CLI, the command and the TUI (what the first paint
+needs), then psycopg and the sampler (the connection thread's, after that paint), connecting and
+detecting features (`open_sampler`) and the first sample (`LiveFeed.prime`), each timed on its own.
 
 Each tree runs from bytecode compiled beforehand (as an installed package has it). --instructions
 also counts, once per program under valgrind's callgrind on a pseudo-terminal of our own (the
@@ -392,8 +393,10 @@ except TypeError:  # a tree whose parser is built whole
     parser = pgio_tui.cli.build_parser()
 args = parser.parse_args(["live", sys.argv[1]])
 mark("build the live parser, parse")
-import pgio_tui.commands.live, pgio_tui.session, pgio_tui.sampler
-mark("import the command, psycopg, the sampler")
+import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live
+mark("import the command and the TUI (the first paint's)")
+import psycopg, pgio_tui.sampler
+mark("import psycopg and the sampler (after the paint)")
 from pgio_tui.commands.common import conninfo_of, devices_of
 sampler = pgio_tui.session.open_sampler(conninfo_of(args), args.interval, devices_of(args))
 mark("connect + feature detection (open_sampler)")
@@ -401,9 +404,6 @@ from pgio_tui.tui.feed import LiveFeed
 feed = LiveFeed(sampler)
 first = feed.prime()
 mark("first sample (LiveFeed.prime)")
-from pgio_tui.tui.live import run_monitor
-mark("import the TUI (pgio_tui.tui.live)")
-import textual.app
 feed.stop()
 sampler.close()
 print(repr(marks))

@@ -119,7 +119,7 @@ def test_start_up_leaves_out_what_the_first_frame_does_not_need(case, fixture_fi
 # `pgio-tui live` with two marks patched in: the modules loaded at the monitor's first paint (the
 # moment the connection thread is let go) and when its first sample has been taken.
 PAINT_PROBE = """
-import json, sys, time
+import json, sys, threading, time
 from pgio_tui.tui import feed
 out = sys.argv[1]
 painted, prime = feed.Connecting.ui_painted, feed.LiveFeed.prime
@@ -127,7 +127,7 @@ def ui_painted(self):
     if not hasattr(feed, "painted_at"):
         feed.painted_at = time.monotonic()
         with open(out + ".painted", "w") as fh:
-            json.dump(sorted(sys.modules), fh)
+            json.dump({"modules": sorted(sys.modules), "thread": threading.current_thread().name}, fh)
     painted(self)
 def primed(self, *args):
     frame = prime(self, *args)
@@ -142,7 +142,8 @@ sys.exit(pgio_tui.cli.main(["live", sys.argv[2], "--interval", "1"]))
 
 def test_live_paints_before_the_server_library_is_imported(pg_cluster, tmp_path):
     """On a terminal, live paints its header and panes before psycopg and the sampler are imported,
-    then connects and takes its first sample; q ends it."""
+    then connects (let go by Textual's writer thread once the frame is written) and takes its first
+    sample; q ends it."""
     out = tmp_path / "mark"
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
@@ -165,8 +166,10 @@ def test_live_paints_before_the_server_library_is_imported(pg_cluster, tmp_path)
             proc.kill()
         proc.wait(10)
         os.close(master)
-    painted = set(json.loads((tmp_path / "mark.painted").read_text()))
+    probe = json.loads((tmp_path / "mark.painted").read_text())
+    painted = set(probe["modules"])
     assert "pgio_tui.tui.screens.monitor" in painted and "textual.app" in painted  # the probe saw the TUI
+    assert probe["thread"] == "textual-output"  # let go once the frame was written (the fast path's driver)
     present = sorted(m for m in SERVER if m in painted)
     assert not present, f"imported before the first paint: {present}"
     assert json.loads(primed.read_text())["after_paint"] > 0  # connected, and only after the paint
