@@ -76,7 +76,7 @@ def _period(text: str) -> float:
 
 def _size(text: str) -> int:
     """2GB, 500MB, 2GiB -> bytes."""
-    from pgio_tui.store.rotation import parse_size
+    from pgio_tui.format import parse_size
     return _above_zero(parse_size, "bytes")(text)
 
 

@@ -17,7 +17,8 @@ from pgio_tui.cli import main
 from pgio_tui.commands.common import windowed_paths
 from pgio_tui.errors import CliError
 from pgio_tui.store.player import Player
-from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, parse_size, rotated_files
+from pgio_tui.format import parse_size
+from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, rotated_files
 from pgio_tui.store.timeline import Timeline
 
 INTERVAL, EVERY, KEEP = 0.25, 2.0, 4.0
