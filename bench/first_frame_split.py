@@ -91,18 +91,22 @@ def patch(App):
         first_frame_drawn(self)
     App._first_frame_drawn = drawn
 
+def patch_feed(feed):
+    feed.PAINT_WAIT_S = 3600  # live's connection waits for its first paint, however slow valgrind makes it
+
+PATCHES = {"pgio_tui.tui.app": lambda module: patch(module.MonitorApp), "pgio_tui.tui.feed": patch_feed}
+
 class PatchOnImport:
-    """Patches MonitorApp as its module is imported, where pgio-tui imports it (no import moved)."""
+    """Patches pgio-tui's modules as they are imported, where pgio-tui imports them (no import moved)."""
     def find_spec(self, name, path, target=None):
-        if name != "pgio_tui.tui.app":
+        if name not in PATCHES:
             return None
-        sys.meta_path.remove(self)
         from importlib.machinery import PathFinder
         spec = PathFinder.find_spec(name, path)
         exec_module = spec.loader.exec_module
         def exec_and_patch(module):
             exec_module(module)
-            patch(module.MonitorApp)
+            PATCHES[name](module)
         spec.loader.exec_module = exec_and_patch
         return spec
 

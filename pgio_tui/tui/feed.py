@@ -27,8 +27,9 @@ from pgio_tui.interfaces import SamplerLike, WorkloadLike
 # says what it spans: widgets/status.py).
 EARLY_TICK_S = 0.25
 # A Connecting source that waits for the monitor's first paint waits no longer than this: a UI that
-# never paints (a terminal that does not answer) must not hold the connection back.
-PAINT_WAIT_S = 2.0
+# never paints must not hold the connection (and a --record file) back for ever. On a loaded machine
+# the paint can take 2 s; connecting then would only slow it down more.
+PAINT_WAIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
