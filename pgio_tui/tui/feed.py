@@ -178,7 +178,7 @@ class Connecting:
     The sampler is opened and its first tick taken on a thread started at once; with `after_paint`
     the thread first waits for the monitor's first paint (`ui_painted`, at most PAINT_WAIT_S):
     psycopg's import, the sampler's and the connection are CPU the UI's import and first paint would
-    share under the GIL (a third of the work to the first frame), so they come after it and the
+    share under the GIL (a fifth of the work to the first frame), so they come after it and the
     header and panes show at once. The second tick follows EARLY_TICK_S after the first, so the
     first rates are on screen a quarter of a second after the first tick. Once there,
     `on_connected(feed)` runs on the feed's thread (the session info is filled in) and the
