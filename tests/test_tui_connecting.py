@@ -108,8 +108,13 @@ async def test_after_paint_the_connection_waits_for_the_monitors_first_paint(pg_
         connecting.close()
 
 
-def test_closed_before_the_paint_it_never_connects():
+def test_ended_before_the_paint_it_never_connects():
+    """An app that ends before its first paint (q at once, an error) neither connects nor waits for
+    PAINT_WAIT_S to end."""
     opened = []
     connecting = Connecting(lambda: opened.append(1), after_paint=True)
+    t0 = time.monotonic()
+    connecting.cancel()
+    assert connecting.wait(5) is None and time.monotonic() - t0 < 1
     connecting.close()
     assert not opened and connecting.feed is None and connecting.error is None

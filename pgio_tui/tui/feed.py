@@ -229,8 +229,7 @@ class Connecting:
     def close(self) -> None:
         """Nobody will use the sampler (the TUI ended or could not start): close it once opened,
         or never open it when the thread still waits for the paint."""
-        self._closed = True
-        self._painted.set()
+        self.cancel()
         self._thread.join()
         if self.feed is not None:
             self.feed.sampler.close()
@@ -276,6 +275,12 @@ class Connecting:
     def ui_painted(self) -> None:
         """The header and panes are on screen: connect now (with `after_paint`); also for a run with
         nobody to paint for (off a terminal)."""
+        self._painted.set()
+
+    def cancel(self) -> None:
+        """The app ended: a thread still waiting for the paint never connects (wait() returns at
+        once); one connecting is left to finish."""
+        self._closed = True
         self._painted.set()
 
     def ui_ready(self) -> None:

@@ -56,6 +56,7 @@ def run_connecting(connecting: Connecting, session: SessionInfo, *, theme: str |
             connecting.ui_painted()
         connecting.wait(0 if on_terminal else None)
         code = _run(app, lambda: connecting.feed)
+        connecting.cancel()  # ended before its first paint (q, an error): nothing to connect for
         connecting.wait()  # the connection's error, if that is what ended the app
         return code
     finally:
