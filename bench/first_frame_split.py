@@ -96,25 +96,7 @@ def patch_feed(feed):
 
 PATCHES = {"pgio_tui.tui.app": lambda module: patch(module.MonitorApp), "pgio_tui.tui.feed": patch_feed}
 
-class PatchOnImport:
-    """Patches pgio-tui's modules as they are imported, where pgio-tui imports them (no import moved)."""
-    def find_spec(self, name, path, target=None):
-        if name not in PATCHES:
-            return None
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(name, path)
-        exec_module = spec.loader.exec_module
-        def exec_and_patch(module):
-            exec_module(module)
-            PATCHES[name](module)
-        spec.loader.exec_module = exec_and_patch
-        return spec
-
-sys.meta_path.insert(0, PatchOnImport())
-import pgio_tui.cli as cli
-mark("import pgio_tui.cli")
-sys.exit(cli.main(sys.argv[1:]))
-'''
+''' + ff.RUN_PATCHED.replace("MARK", "import pgio_tui.cli")
 
 BARE_WRAPPER = r'''
 import os

@@ -107,24 +107,7 @@ def patch_app(m):
 
 PATCHES = {"pgio_tui.tui.feed": patch_feed, "pgio_tui.tui.app": patch_app}
 
-class PatchOnImport:
-    def find_spec(self, name, path, target=None):
-        if name not in PATCHES:
-            return None
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(name, path)
-        exec_module = spec.loader.exec_module
-        def exec_and_patch(module):
-            exec_module(module)
-            PATCHES[name](module)
-        spec.loader.exec_module = exec_and_patch
-        return spec
-
-sys.meta_path.insert(0, PatchOnImport())
-import pgio_tui.cli as cli
-mark("pgio_tui.cli imported")
-sys.exit(cli.main(sys.argv[1:]))
-'''
+''' + ff.RUN_PATCHED.replace("MARK", "pgio_tui.cli imported")
 RATES = "second frame drawn: the first rates"
 
 
@@ -148,6 +131,19 @@ def run(tree: Path, conninfo: str, outdir: Path, index: int, profile: bool) -> t
     return r["first"], [json.loads(line) for line in lines]
 
 
+def measure(tree: Path, conninfo: str, outdir: Path, runs: int, profile: bool) -> tuple[list, dict, list]:
+    """`runs` starts: when each first frame was seen, each mark's (wall, CPU, thread), the load averages."""
+    seen, got = [], {}
+    loads = [os.getloadavg()]
+    for i in range(runs):
+        first, marks = run(tree, conninfo, outdir, i, profile)
+        seen.append(first)
+        for name, wall, cpu, thread in marks:
+            got.setdefault(name, []).append((wall, cpu, thread))
+    loads.append(os.getloadavg())
+    return seen, got, loads
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=8)
@@ -159,26 +155,11 @@ def main() -> int:
     ff.compiled(tree)
     outdir = Path(tempfile.mkdtemp(prefix="pgio-tui-timeline-"))
     (outdir / "wrapper.py").write_text(WRAPPER)
-    cluster = load = None
     try:
-        conninfo = args.conn
-        if conninfo is None:
-            sys.path.insert(0, str(ff.ROOT))
-            from pgio_tui.workloads.cluster import Cluster
-            from tui_cpu import pgbench_load
-            cluster = Cluster(name="timeline").__enter__()
-            conninfo = cluster.conninfo()
-            load = pgbench_load(cluster, 2, 86400, 10, rate=300)
-        seen, got = [], {}
-        loads = [os.getloadavg()]
-        for i in range(args.runs):
-            first, marks = run(tree, conninfo, outdir, i, args.profile)
-            seen.append(first)
-            for name, wall, cpu, thread in marks:
-                got.setdefault(name, []).append((wall, cpu, thread))
-        loads.append(os.getloadavg())
-        print(f"pgio-tui live from {tree}, {args.runs} starts on an 80x24 pty; medians: wall s from exec, "
-              "process CPU s by then, thread")
+        with ff.lab_server(args.conn) as (conninfo, described):
+            seen, got, loads = measure(tree, conninfo, outdir, args.runs, args.profile)
+        print(f"pgio-tui live from {tree} against {described}, {args.runs} starts on an 80x24 pty; medians: "
+              "wall s from exec, process CPU s by then, thread")
         for name, values in sorted(got.items(), key=lambda kv: statistics.median(v[0] for v in kv[1])):
             print(f"  {name:62} {statistics.median(v[0] for v in values):6.3f} "
                   f"{statistics.median(v[1] for v in values):6.3f}  {values[0][2]}"
@@ -194,11 +175,6 @@ def main() -> int:
             print(f"main thread, App.run to the first paint (cProfile, {len(profiles)} runs merged):")
             pstats.Stats(*profiles, stream=sys.stdout).sort_stats("cumulative").print_stats(30)
     finally:
-        if load is not None:
-            load.terminate()
-            load.wait(30)
-        if cluster is not None:
-            cluster.__exit__(None, None, None)
         shutil.rmtree(outdir, ignore_errors=True)
     return 0
 
