@@ -28,9 +28,10 @@ Printed: medians and p90s, the ratios the targets are (issue 28: live's first fr
 bare app's, replay's too; live's first rates <= pg_activity's first tps figure), and the load
 average beside them: on a busy machine every figure grows, the ratios much less.
 
-Then, in fresh interpreters, where the live start-up goes (--phases, default on): the interpreter
-alone, importing the CLI, the command, connecting and detecting features (`open_sampler`), the first
-sample (`LiveFeed.prime`), and importing the TUI, each timed on its own.
+Then, in fresh interpreters, where the live start-up goes (--phases, default on), in the order live
+takes them: the interpreter alone, importing the CLI, the command and the TUI (what the first paint
+needs), then psycopg and the sampler (the connection thread's, after that paint), connecting and
+detecting features (`open_sampler`) and the first sample (`LiveFeed.prime`), each timed on its own.
 
 Each tree runs from bytecode compiled beforehand (as an installed package has it). --instructions
 also counts, once per program under valgrind's callgrind on a pseudo-terminal of our own (the
@@ -48,6 +49,7 @@ from __future__ import annotations
 import argparse
 import ast
 import codecs
+import contextlib
 import fcntl
 import os
 import re
@@ -376,6 +378,29 @@ PG_ACTIVITY_RATES = {"rates": re.compile(r"\b\d+ tps"), "nonzero": re.compile(r"
 RATE_LABELS = {"rates": "first rates", "nonzero": "first tps > 0"}
 FRAME_RATIO = 1.15
 
+# The end of a wrapper script that runs `pgio-tui ARGS` with marks patched in (first_frame_split.py,
+# first_frame_timeline.py): PATCHES (a module's name -> a function given the module, defined above
+# it) is applied as pgio-tui imports each (no import moved), then mark("MARK") and the CLI's main.
+RUN_PATCHED = r'''
+class PatchOnImport:
+    def find_spec(self, name, path, target=None):
+        if name not in PATCHES:
+            return None
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec(name, path)
+        exec_module = spec.loader.exec_module
+        def exec_and_patch(module):
+            exec_module(module)
+            PATCHES[name](module)
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+sys.meta_path.insert(0, PatchOnImport())
+import pgio_tui.cli as cli
+mark("MARK")
+sys.exit(cli.main(sys.argv[1:]))
+'''
+
 
 PHASES = r"""
 import os, sys, time
@@ -392,8 +417,10 @@ except TypeError:  # a tree whose parser is built whole
     parser = pgio_tui.cli.build_parser()
 args = parser.parse_args(["live", sys.argv[1]])
 mark("build the live parser, parse")
-import pgio_tui.commands.live, pgio_tui.session, pgio_tui.sampler
-mark("import the command, psycopg, the sampler")
+import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live
+mark("import the command and the TUI (the first paint's)")
+import psycopg, pgio_tui.sampler
+mark("import psycopg and the sampler (after the paint)")
 from pgio_tui.commands.common import conninfo_of, devices_of
 sampler = pgio_tui.session.open_sampler(conninfo_of(args), args.interval, devices_of(args))
 mark("connect + feature detection (open_sampler)")
@@ -401,9 +428,6 @@ from pgio_tui.tui.feed import LiveFeed
 feed = LiveFeed(sampler)
 first = feed.prime()
 mark("first sample (LiveFeed.prime)")
-from pgio_tui.tui.live import run_monitor
-mark("import the TUI (pgio_tui.tui.live)")
-import textual.app
 feed.stop()
 sampler.close()
 print(repr(marks))
@@ -486,20 +510,11 @@ def main() -> int:
         print(f"pg_activity left out: not in {args.pg_activity_venv} (python -m venv {args.pg_activity_venv} && "
               f"{args.pg_activity_venv}/bin/pip install pg_activity 'psycopg[binary]')")
         pg_activity = None
-    cluster = load = tmux = None
+    tmux = None
     outdir = Path(tempfile.mkdtemp(prefix="pgio-tui-first-frame-"))
+    server = contextlib.ExitStack()
     try:
-        conninfo = args.conn
-        described = "the server given (its own load)"
-        if conninfo is None:
-            sys.path.insert(0, str(ROOT))
-            sys.path.insert(0, str(ROOT / "bench"))
-            from pgio_tui.workloads.cluster import Cluster
-            from tui_cpu import pgbench_load
-            cluster = Cluster(name="firstframe").__enter__()
-            conninfo = cluster.conninfo()
-            load = pgbench_load(cluster, args.clients, 86400, 10, rate=args.rate)
-            described = f"a lab cluster under pgbench -c {args.clients} -R {args.rate}"
+        conninfo, described = server.enter_context(lab_server(args.conn, args.clients, args.rate))
         recording = args.recording
         if recording is None:
             recording = outdir / "short.pgio"
@@ -579,13 +594,29 @@ def main() -> int:
     finally:
         if tmux is not None:
             tmux.close()
-        if load is not None:
-            load.terminate()
-            load.wait(30)
-        if cluster is not None:
-            cluster.__exit__(None, None, None)
+        server.close()
         shutil.rmtree(outdir, ignore_errors=True)
     return 0
+
+
+@contextlib.contextmanager
+def lab_server(conninfo: str | None, clients: int = 2, rate: int = 300):
+    """(conninfo, what its load is): the server given, or a throwaway lab cluster under pgbench
+    (`clients`, `rate` transactions a second), stopped afterwards."""
+    if conninfo is not None:
+        yield conninfo, "the server given (its own load)"
+        return
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "bench"))
+    from pgio_tui.workloads.cluster import Cluster
+    from tui_cpu import pgbench_load
+    with Cluster(name="firstframe") as cluster:
+        load = pgbench_load(cluster, clients, 86400, 10, rate=rate)
+        try:
+            yield cluster.conninfo(), f"a lab cluster under pgbench -c {clients} -R {rate}"
+        finally:
+            load.terminate()
+            load.wait(30)
 
 
 def median_of(times: list[float | None]) -> float | None:

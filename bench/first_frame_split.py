@@ -4,12 +4,15 @@ Counted by valgrind's callgrind, so the machine's load does not move the figures
 once; a minute or two each). Two tables:
 
 - imports alone (`python -c`, to completion, the collector off as main() has it): the interpreter,
-  Textual's modules as the bare app imports them, psycopg on top, then pgio-tui's own modules for
-  live (the command, the sampler, the TUI) and for replay (the reader, the player, the replay app);
+  Textual's modules as the bare app imports them, pgio-tui's modules for live's first paint (the
+  command, the TUI: the main thread's), then psycopg and the sampler on top (the connection
+  thread's, after the paint), and for replay (the reader, the player, the replay app);
 - each program from exec to its first full frame on an 80x24 pty (bench/first_frame.py's measure),
   cut at marks: `live`, `replay` and the bare app (a header, a static line, a footer). A wrapper
   script patches the marks in (pgio-tui itself has no hooks); each mark calls os.getppid(), which
-  callgrind is told to dump its counters before (--dump-before=os_getppid).
+  callgrind is told to dump its counters before (--dump-before=os_getppid). Live's first paint
+  (header and panes, no figures yet: the moment its connection thread is let go) is a mark of its
+  own, where the tree has it.
 
     python bench/first_frame_split.py [--conn CONNINFO] [--recording FILE] [--baseline DIR]
 """
@@ -34,9 +37,9 @@ import first_frame as ff  # noqa: E402  (the pty, the needles, the lab cluster, 
 IMPORTS = {
     "python -c pass": "pass",
     "+ Textual (the bare app's modules)": "import textual.app; from textual.widgets import Footer, Header, Static",
-    "+ psycopg": "import psycopg",
-    "+ pgio-tui for live": "import pgio_tui.cli as c; c.build_parser('live'); import pgio_tui.commands.live, "
-                           "pgio_tui.session, pgio_tui.sampler, pgio_tui.tui.live",
+    "+ pgio-tui for live's first paint": "import pgio_tui.cli as c; c.build_parser('live'); "
+                                          "import pgio_tui.commands.live, pgio_tui.session, pgio_tui.tui.live",
+    "+ psycopg and the sampler (after the paint)": "import psycopg, pgio_tui.sampler",
 }
 REPLAY_IMPORTS = ("pgio-tui for replay (after Textual, no psycopg)",
                   "import pgio_tui.cli as c; c.build_parser('replay'); import pgio_tui.commands.replay, "
@@ -54,8 +57,8 @@ mark("the interpreter (exec to this script)")
 def patch(App):
     run = App.run
     def app_run(self, *a, **k):
-        mark("parse, import the command and the TUI (Textual; live: psycopg, the connect thread beside), "
-             "the first sample (live) / the recording opened (replay), App()")
+        mark("parse, import the command and the TUI (Textual), App(); replay: the recording opened; "
+             "live before 28: psycopg and the first sample on the thread beside")
         return run(self, *a, **k)
     App.run = app_run
     push = App.push_screen
@@ -67,9 +70,20 @@ def patch(App):
     App.push_screen = push_screen
     first_data = App.on_monitor_screen_first_data
     def on_first_data(self, message):
-        mark("the screen built: compose, mount, styles, layout, panes drawn")
+        mark("to the first data drawn (the screen built; live after its first paint: psycopg, "
+             "the connection, the first sample)")
         first_data(self, message)
     App.on_monitor_screen_first_data = on_first_data
+    on_mount = App.on_mount
+    def mounted(self):
+        painted = getattr(self.source, "ui_painted", None)
+        if painted is not None and type(self.source).__name__ == "Connecting":
+            def first_paint():
+                mark("the screen built and painted: header and panes, no figures (live's first paint)")
+                painted()
+            self.source.ui_painted = first_paint
+        on_mount(self)
+    App.on_mount = mounted
     first_frame_drawn = App._first_frame_drawn
     def drawn(self):
         mark("rendered and written (to the first frame)")
@@ -77,26 +91,12 @@ def patch(App):
         first_frame_drawn(self)
     App._first_frame_drawn = drawn
 
-class PatchOnImport:
-    """Patches MonitorApp as its module is imported, where pgio-tui imports it (no import moved)."""
-    def find_spec(self, name, path, target=None):
-        if name != "pgio_tui.tui.app":
-            return None
-        sys.meta_path.remove(self)
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(name, path)
-        exec_module = spec.loader.exec_module
-        def exec_and_patch(module):
-            exec_module(module)
-            patch(module.MonitorApp)
-        spec.loader.exec_module = exec_and_patch
-        return spec
+def patch_feed(feed):
+    feed.PAINT_WAIT_S = 3600  # live's connection waits for its first paint, however slow valgrind makes it
 
-sys.meta_path.insert(0, PatchOnImport())
-import pgio_tui.cli as cli
-mark("import pgio_tui.cli")
-sys.exit(cli.main(sys.argv[1:]))
-'''
+PATCHES = {"pgio_tui.tui.app": lambda module: patch(module.MonitorApp), "pgio_tui.tui.feed": patch_feed}
+
+''' + ff.RUN_PATCHED.replace("MARK", "import pgio_tui.cli")
 
 BARE_WRAPPER = r'''
 import os

@@ -10,6 +10,7 @@ import pytest
 
 from pgio_tui import metrics as M
 from pgio_tui.sampler import Sampler
+from pgio_tui.tui.widgets.status import SHORT_RATES, short_rates
 
 GAP = 0.25
 
@@ -55,6 +56,10 @@ def test_the_early_rate_is_the_counter_delta_over_its_real_interval(pg_cluster):
     assert later.tick == 2 and later.dt == pytest.approx(1.0, abs=0.15)
     assert later.elapsed == pytest.approx(early.elapsed + 1.0, abs=0.15)
     assert later.values[M.DB_XACT_S] == pytest.approx((read[2]["db"]["xact"] - read[1]["db"]["xact"]) / later.dt)
+    # the header says what the early rates span, and nothing once they span the interval
+    said = "".join(text for text, _ in short_rates(early, 1.0))
+    assert said == (f"rates over {early.dt * 1000:.0f} ms " if early.dt <= SHORT_RATES else "")
+    assert short_rates(first, 1.0) == [] and short_rates(later, 1.0) == []
 
 
 def test_without_the_early_tick_the_schedule_is_unchanged(pg_cluster):

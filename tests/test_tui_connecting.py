@@ -6,18 +6,20 @@ raised. Real cluster, real sampler, Pilot."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from tui_support import wait_for
 
+from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.errors import ConnectError
 from pgio_tui.session import open_sampler
-from pgio_tui.tui.feed import EARLY_TICK_S, Connecting
+from pgio_tui.tui.feed import EARLY_TICK_S, PAINT_WAIT_S, Connecting
 from pgio_tui.tui.live import connecting_app
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.degraded import DegradedBanner
-from pgio_tui.tui.widgets.status import StatusBar
+from pgio_tui.tui.widgets.status import SHORT_RATES, StatusBar
 
 
 @pytest.mark.asyncio
@@ -65,3 +67,54 @@ async def test_a_failed_connection_ends_the_app_and_is_raised(tmp_path):
             connecting.wait()
     finally:
         connecting.close()
+
+
+@pytest.mark.asyncio
+async def test_after_paint_the_connection_waits_for_the_monitors_first_paint(pg_cluster):
+    """The live command's way (commands/live.py): the thread starts at once but opens the sampler
+    only once the header and panes are on screen; the early tick's rates then say what they span."""
+    opened: list[float] = []
+    painted: list[float] = []
+
+    def open_now():
+        opened.append(time.monotonic())
+        return open_sampler(pg_cluster.conninfo(), 1.0, None)
+
+    connecting = Connecting(open_now, after_paint=True)
+    time.sleep(0.3)
+    assert not opened  # nothing painted yet: not connected
+    app = connecting_app(connecting, SessionInfo(source="live", interval=1.0))
+    painted_once = connecting.ui_painted
+
+    def ui_painted():
+        painted.append(time.monotonic())
+        painted_once()
+
+    connecting.ui_painted = ui_painted
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: len(app.history) >= 2, timeout=20)
+            assert painted and opened and painted[0] <= opened[0] < painted[0] + PAINT_WAIT_S
+            early = app.history.last
+            header = "".join(text for text, _ in StatusBar.line(app.monitor.view(), app.state, 120))
+            if len(app.history) == 2:  # the early tick is still the newest
+                said = f"rates over {fmt.ms(early.dt * 1000)} ms"
+                assert (said in header) == (early.dt <= SHORT_RATES), header
+            await wait_for(pilot, lambda: len(app.history) >= 3, timeout=20)
+            header = "".join(text for text, _ in StatusBar.line(app.monitor.view(), app.state, 120))
+            assert "rates over" not in header  # a whole interval
+            await pilot.press("q")
+    finally:
+        connecting.close()
+
+
+def test_ended_before_the_paint_it_never_connects():
+    """An app that ends before its first paint (q at once, an error) neither connects nor waits for
+    PAINT_WAIT_S to end."""
+    opened = []
+    connecting = Connecting(lambda: opened.append(1), after_paint=True)
+    t0 = time.monotonic()
+    connecting.cancel()
+    assert connecting.wait(5) is None and time.monotonic() - t0 < 1
+    connecting.close()
+    assert not opened and connecting.feed is None and connecting.error is None

@@ -1,7 +1,8 @@
 """`pgio-tui [live] [CONN] [--interval S] [--record FILE] [--force] [--theme NAME] [--devices LIST]`.
 
-The server is connected to on a thread while the TUI is imported and paints its first frame: the
-connection, psycopg's import and the first sample overlap the UI's start (tui/feed.py's Connecting).
+The server is connected to on a thread once the TUI has painted its first frame (header and panes):
+psycopg's import, the connection and the first sample come right after it (tui/feed.py's Connecting;
+off a terminal, at once).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ def run(args: argparse.Namespace) -> int:
     def connect():
         return open_sampler(given or conninfo_of(args), interval, devices)
 
-    # Textual-free: the thread starts before the TUI's import. The modules both import are loaded first.
+    # Textual-free: the thread starts before the TUI's import (and waits for its first paint, or
+    # PAINT_WAIT_S). The modules both import are loaded first.
     import pgio_tui.metrics, pgio_tui.sources  # noqa: F401, E401
     from pgio_tui.tui.feed import Connecting
-    connecting = Connecting(connect, record_path=args.record, force=args.force)
+    connecting = Connecting(connect, after_paint=True, record_path=args.record, force=args.force)
     try:
         from pgio_tui.tui.live import run_connecting
         from pgio_tui.tui.session import SessionInfo

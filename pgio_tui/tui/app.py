@@ -33,6 +33,7 @@ from pgio_tui.tui.panes import PANES, pane_key
 from pgio_tui.tui.screens.monitor import MonitorScreen
 from pgio_tui.tui.session import SessionInfo, session_from_recording
 from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSource, Recorded
+from pgio_tui.tui import textual_private
 from pgio_tui.tui.textual_private import QuietInput
 from pgio_tui.tui.themes import ThemedApp
 from pgio_tui.tui.views import EXTRA_VIEWS
@@ -105,11 +106,18 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def on_mount(self) -> None:
         self.apply_wanted_theme()
-        self.push_screen(self.make_screen())
+        screen = self.make_screen()
+        self.push_screen(screen)
+        screen.call_after_refresh(self._painted)  # a screen's callbacks run once it is painted
         self.source.attach(self)
         self.request_redraw()
         if not gc.isenabled():  # paused by the CLI until the first frame: never for longer than this
             self.set_timer(GC_PAUSE_MAX_S, gc.enable)
+
+    def _painted(self) -> None:
+        """The first paint is composed: once it is on the terminal, the source may start (the live
+        command's connection, whose CPU would hold up Textual's writer thread)."""
+        textual_private.after_written(self, self.source.ui_painted)
 
     def on_unmount(self) -> None:
         self.source.detach()  # however the app ends, the sampler thread ends with it

@@ -64,6 +64,9 @@ class ExperimentFeed:
     def detach(self, reason: str = "quit") -> None:
         self.stop()
 
+    def ui_painted(self) -> None:
+        pass
+
     def ui_ready(self) -> None:
         pass
 

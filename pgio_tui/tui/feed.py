@@ -23,8 +23,13 @@ from pgio_tui.tui.sources import ANNOTATE, LAUNCH, RECORD, FrameSink
 from pgio_tui.interfaces import SamplerLike, WorkloadLike
 
 # The live view's second tick this soon after its first: rates on screen at once. Over 0.25 s a
-# rate is a rate (its dt is the real interval), only noisier than over the interval.
+# rate is a rate (its dt is the real interval), only noisier than over the interval (the header
+# says what it spans: widgets/status.py).
 EARLY_TICK_S = 0.25
+# A Connecting source that waits for the monitor's first paint waits no longer than this: a UI that
+# never paints must not hold the connection (and a --record file) back for ever. On a loaded machine
+# the paint can take 2 s; connecting then would only slow it down more.
+PAINT_WAIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,9 @@ class LiveFeed:
         self.session.stop(reason)
         self._ui_ready.set()
 
+    def ui_painted(self) -> None:
+        pass
+
     def ui_ready(self) -> None:
         """The first frame is on screen: heavy set-up (the recorder's imports) may go ahead."""
         self._ui_ready.set()
@@ -167,9 +175,12 @@ class LiveFeed:
 class Connecting:
     """The live FrameSource of a monitor that paints before its server answers (the live command).
 
-    The sampler is opened and its first tick taken on a thread started at once, so the connection,
-    psycopg's import and the first sample overlap the UI's import and first paint; the second tick
-    follows EARLY_TICK_S after the first, so the first rates are on screen at once. Once there,
+    The sampler is opened and its first tick taken on a thread started at once; with `after_paint`
+    the thread first waits for the monitor's first paint (`ui_painted`, at most PAINT_WAIT_S):
+    psycopg's import, the sampler's and the connection are CPU the UI's import and first paint would
+    share under the GIL (a fifth of the work to the first frame), so they come after it and the
+    header and panes show at once. The second tick follows EARLY_TICK_S after the first, so the
+    first rates are on screen a quarter of a second after the first tick. Once there,
     `on_connected(feed)` runs on the feed's thread (the session info is filled in) and the
     LiveFeed takes over; requests made before are handed to it in order. An error (cannot connect)
     calls `on_failed()` there instead (the app ends); `wait()` then raises it. Both are set by
@@ -177,7 +188,7 @@ class Connecting:
 
     abilities = LiveFeed.abilities
 
-    def __init__(self, open_sampler: Callable[[], SamplerLike], **feed_options):
+    def __init__(self, open_sampler: Callable[[], SamplerLike], *, after_paint: bool = False, **feed_options):
         self.feed: LiveFeed | None = None
         self.error: BaseException | None = None
         self.on_connected: Callable[[LiveFeed], object] = lambda feed: None
@@ -186,11 +197,19 @@ class Connecting:
         self._early: list[Callable[[LiveFeed], object]] = []
         self._lock = threading.Lock()
         self._stop_reason: str | None = None
+        self._painted = threading.Event()
+        self._closed = False  # closed before connecting: never connect
+        if not after_paint:
+            self._painted.set()
         self._thread = threading.Thread(target=self._open, args=(open_sampler, feed_options),
                                         name="pgio-tui-connect", daemon=True)
         self._thread.start()
 
     def _open(self, open_sampler: Callable[[], SamplerLike], feed_options: dict) -> None:
+        self._painted.wait(PAINT_WAIT_S)
+        if self._closed:
+            self._done.set()
+            return
         try:
             feed = LiveFeed(open_sampler(), **feed_options)
             feed.prime(EARLY_TICK_S)
@@ -208,7 +227,9 @@ class Connecting:
         return self.feed
 
     def close(self) -> None:
-        """Nobody will use the sampler (the TUI ended or could not start): close it once opened."""
+        """Nobody will use the sampler (the TUI ended or could not start): close it once opened,
+        or never open it when the thread still waits for the paint."""
+        self.cancel()
         self._thread.join()
         if self.feed is not None:
             self.feed.sampler.close()
@@ -250,6 +271,17 @@ class Connecting:
             feed = self.feed
         if feed is not None:
             feed.stop(reason)
+
+    def ui_painted(self) -> None:
+        """The header and panes are on screen: connect now (with `after_paint`); also for a run with
+        nobody to paint for (off a terminal)."""
+        self._painted.set()
+
+    def cancel(self) -> None:
+        """The app ended: a thread still waiting for the paint never connects (wait() returns at
+        once); one connecting is left to finish."""
+        self._closed = True
+        self._painted.set()
 
     def ui_ready(self) -> None:
         self._to_feed(LiveFeed.ui_ready)

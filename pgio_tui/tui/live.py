@@ -42,17 +42,21 @@ def run_monitor(sampler: SamplerLike, *, record_path: str | None = None, force: 
 
 
 def run_connecting(connecting: Connecting, session: SessionInfo, *, theme: str | None = None) -> int:
-    """The live command: the monitor paints its header and panes while `connecting` opens the
+    """The live command: the monitor paints its header and panes, then `connecting` opens the
     sampler on its thread (tui/feed.py), its first rates a quarter of a second after the first
     tick. `session` is what is known before the server answers (the target, the interval), filled
-    in once connected. A failed connection is raised (CliError) as before the TUI started: at once
-    when it failed before the TUI was ready, or, on a terminal, once the app has ended."""
+    in once connected. A failed connection is raised (CliError) as before the TUI started: off a
+    terminal at once (connected first), on one once the app has ended."""
     app = connecting_app(connecting, session, theme=theme)
     try:
-        # Failed already: said before the TUI starts. Off a terminal nobody sees an early paint:
-        # connected first, as the other commands are.
-        connecting.wait(None if not sys.stdout.isatty() else 0)
+        # Off a terminal nobody sees an early paint: connected first, as the other commands are (a
+        # failure said before the TUI starts). On one, a failure so far (none, when it waits for the paint).
+        on_terminal = sys.stdout.isatty()
+        if not on_terminal:
+            connecting.ui_painted()
+        connecting.wait(0 if on_terminal else None)
         code = _run(app, lambda: connecting.feed)
+        connecting.cancel()  # ended before its first paint (q, an error): nothing to connect for
         connecting.wait()  # the connection's error, if that is what ended the app
         return code
     finally:

@@ -45,6 +45,10 @@ class FrameSource(Protocol):
     def detach(self, reason: str = "quit") -> None:
         """Stop; `reason` goes into a recording's stop event. Safe to call more than once."""
 
+    def ui_painted(self) -> None:
+        """The monitor's first paint is on screen (its header and panes, figures or not): a source
+        that held its own start-up back for it (the live command's connection) may go ahead."""
+
     def ui_ready(self) -> None:
         """The first frame is on screen: heavy set-up may go ahead."""
 
@@ -77,6 +81,9 @@ class Recorded:
         pass
 
     def detach(self, reason: str = "quit") -> None:
+        pass
+
+    def ui_painted(self) -> None:
         pass
 
     def ui_ready(self) -> None:

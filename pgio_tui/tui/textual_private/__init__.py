@@ -4,7 +4,7 @@
   tick's changed widgets painted at once in one write;
 - direct.py: a view's changed rows straight to terminal bytes, without the compositor;
 - framed.py: a content row framed from kept border segments, one Strip a row;
-- driver.py: an input thread that sleeps until there is input.
+- driver.py: an input thread that sleeps until there is input; a callback once a frame is written.
 
 Each buys CPU, not looks: with the fast path off Textual draws its own way, the same cells. It is
 on when Textual is a version it is tested on (TESTED, the range pyproject.toml pins), when every
@@ -102,6 +102,17 @@ def paint_now(screen, widgets: set) -> None:
     """Send these widgets' changed cells now (terminal.paint_now with direct.render)."""
     from pgio_tui.tui.textual_private import direct, terminal
     terminal.paint_now(screen, widgets, direct.render)
+
+
+def after_written(app, callback: Callable[[], object]) -> None:
+    """Run `callback` once what the app has drawn so far is on the terminal (on Textual's writer
+    thread: driver.QuietDriver), or at once with another driver (the fast path off, headless)."""
+    driver = getattr(app, "_driver", None)
+    later = getattr(driver, "after_written", None)
+    if later is None:
+        callback()
+    else:
+        later(callback)
 
 
 class QuietInput:

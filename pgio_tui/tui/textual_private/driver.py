@@ -1,4 +1,5 @@
-"""A terminal driver whose input thread sleeps until there is input.
+"""A terminal driver whose input thread sleeps until there is input, and that says when what was
+drawn has reached the terminal.
 
 Textual's Linux driver polls the terminal ten times a second (`select(0.1)`) so that it notices its
 exit and times out a lone Esc. On an idle screen that is the app's whole CPU: about 0.1–0.15 % of a
@@ -6,6 +7,12 @@ core, a tenth of what the monitor costs at 1 Hz (`bench/tui_cpu.py` prints CPU b
 driver blocks until the terminal has input, the key parser's Esc timeout is due, or the driver stops
 (a pipe wakes it), so the thread wakes only when there is something to do. An app uses it
 through the package's QuietInput, when the fast path is on.
+
+Textual writes to the terminal from a thread of its own: a frame is queued, and written when that
+thread next holds the interpreter. `after_written(callback)` runs a callback there once what was
+queued before it is written and flushed, so work that would compete with the writer (the live
+command's connection: psycopg's import, a tenth of a second of CPU) can wait for the first frame
+to be on screen, not just composed.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import os
 import selectors
 import threading
 from codecs import getincrementaldecoder
+from collections.abc import Callable
 
 from textual._time import get_time
 from textual._xterm_parser import XTermParser
@@ -35,11 +43,42 @@ class _WakingEvent(threading.Event):
             pass
 
 
+class _AfterWritten:
+    """Queued to the writer thread like a text: the writes before it are flushed, then `callback` runs."""
+
+    def __init__(self, callback: Callable[[], object]):
+        self.callback = callback
+
+
+class _Terminal:
+    """The terminal's file as the writer thread uses it: texts go to the file; an _AfterWritten
+    flushes it and runs its callback (never raising: the writer thread must live on)."""
+
+    def __init__(self, file) -> None:
+        self._file = file
+        self.flush, self.fileno = file.flush, file.fileno
+
+    def write(self, text) -> int:
+        if type(text) is not _AfterWritten:
+            return self._file.write(text)
+        try:
+            self._file.flush()
+            text.callback()
+        except Exception:  # noqa: BLE001  a terminal gone, a callback's bug: the writes go on
+            pass
+        return 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._file, name)
+
+
 class QuietDriver(LinuxDriver):
-    """Textual's LinuxDriver; only its input loop differs (no wake-ups without input)."""
+    """Textual's LinuxDriver; its input loop differs (no wake-ups without input), and it can say
+    when what was written has reached the terminal (`after_written`)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self._file = _Terminal(self._file)  # what Textual's writer thread is given
         self._wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         self._wake_w = wake_w
@@ -80,6 +119,15 @@ class QuietDriver(LinuxDriver):
         finally:
             selector.close()
 
+    def after_written(self, callback: Callable[[], object]) -> None:
+        """Run `callback` on the writer thread once everything written so far is on the terminal
+        (at once when there is no writer thread: not in application mode)."""
+        writer = self._writer_thread
+        if writer is None:
+            callback()
+        else:
+            writer.write(_AfterWritten(callback))
+
     def close(self) -> None:
         super().close()
         self.exit_event._wake_fd = -1  # a later set() must not write to a reused descriptor
@@ -96,4 +144,6 @@ def misfit() -> str | None:
         return "LinuxDriver.run_input_thread"
     if not callable(getattr(XTermParser, "tick", None)):
         return "XTermParser.tick"
+    if "_file" not in LinuxDriver.__init__.__code__.co_names:
+        return "LinuxDriver._file"  # the file the writer thread is given, wrapped by _Terminal
     return None

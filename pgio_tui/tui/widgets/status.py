@@ -90,6 +90,7 @@ class StatusBar(LinesView):
             (4, "l", [(f"up {fmt.duration(last.t - state.postmaster_start)} ", "muted")]
              if state.postmaster_start and last is not None else []),
             (3, "l", [(f"every {s.interval:g}s ", "muted")]),
+            (0, "l", short_rates(last, s.interval)),
             (2, "l", [(slow + " ", "warn")] if (slow := textual_private.header_note()) else []),
             (0, "l", [(state.detail + " ", "accent")] if state.detail else []),
             (0, "r", [("⏸ PAUSED ", "warn")] if state.paused else []),
@@ -109,6 +110,18 @@ class StatusBar(LinesView):
             groups.append((3, "r", [("cpu ", "muted"), (f"{share:.1f}% " if share is not None else "- ", None)]))
         groups.append((0, "r", [(f"⧗{fmt.window(view.t1 - view.t0)} ", "muted")]))
         return fit_groups(groups, width)
+
+
+SHORT_RATES = 0.75  # a tick's rates span at most this share of the interval: the header says how long
+
+
+def short_rates(last, interval: float) -> list[Run]:
+    """The live view's early tick (tui/feed.py's EARLY_TICK_S): its rates span a fraction of the
+    interval, so they are noisier (PostgreSQL's busy backends report their counts every 0.5-1 s).
+    Said in the header while the newest tick is such a one."""
+    if last is None or last.dt is None or last.dt > SHORT_RATES * interval:
+        return []
+    return [(f"rates over {fmt.ms(last.dt * 1000)} ms ", "accent")]
 
 
 class Vitals(LinesView):
