@@ -198,3 +198,31 @@ def test_replay_jumps_to_the_findings(fixture_file):
     assert all(m.kind == "finding" and win.start_tick <= m.tick <= win.end_tick for m in own)
     assert [m for m in merged if m.kind == "finding"] == own
     assert [m.tick for m in merged] == sorted(m.tick for m in merged)
+
+
+def _edited(src, tmp_path, *sql: str):
+    """A copy of the fixture recording with its settings or columns changed by `sql`."""
+    path = tmp_path / "edited.pgio"
+    with sqlite3.connect(src) as a, sqlite3.connect(path) as b:
+        a.backup(b)
+        for stmt in sql:
+            b.execute(stmt)
+    return path
+
+
+def test_no_write_phase_finding_without_a_schedule(fixture_file, tmp_path):
+    """checkpoint_completion_target = 0 gives the checkpointer no schedule (it writes flat out, as an
+    immediate checkpoint): its write phase is never 'over' the target, as it is at 0.5."""
+    cct = "INSERT INTO settings (name, value, unit, category) VALUES ('checkpoint_completion_target', '{}', NULL, 'postgres')"
+    short = "UPDATE settings SET value = '2' WHERE name = 'checkpoint_timeout'"
+    assert "checkpoint_write_phase" in found(_edited(fixture_file, tmp_path, short, cct.format("0.5")))[0]
+    (tmp_path / "edited.pgio").unlink()
+    assert "checkpoint_write_phase" not in found(_edited(fixture_file, tmp_path, short, cct.format("0")))[0]
+
+
+def test_backend_writes_with_a_bgwriter_that_kept_up_is_weak(fixture_file, tmp_path):
+    """The bgwriter never at its page limit: the backends' writes are most likely ring writes and
+    extensions it cannot take over (a bulk load), so the finding is weak and says so."""
+    f = found(_edited(fixture_file, tmp_path, 'UPDATE ticks SET "bgwriter.maxwritten_s" = 0'))[0]["backend_writes"]
+    assert f.strength == "weak" and "never reached its page limit" in f.text and "bulk" in f.text
+    assert found(fixture_file)[0]["backend_writes"].strength in ("strong", "moderate")  # it stopped there: as before

@@ -228,13 +228,17 @@ def backend_writes(s: Scope) -> list[Finding]:
         text += (f" while the background writer stopped {shown(round(stops), 'buffers')} times at its limit "
                  f"(bgwriter_lru_maxpages {shown(maxpages)})")
         suggestion = "raise bgwriter_lru_maxpages (and lower bgwriter_delay) so the background writer keeps ahead"
-    else:
-        text += "; the background writer never reached its page limit: it judged fewer buffers needed"
-        suggestion = "raise bgwriter_lru_multiplier, or shared_buffers if the working set does not fit"
+    else:  # the bgwriter kept up with what it is asked: most likely writes it can never take over
+        text += ("; the background writer never reached its page limit, so it did not hold them back: backends "
+                 "write their own buffers in bulk operations' rings (COPY, INSERT ... SELECT, VACUUM) and when "
+                 "they extend a relation")
+        suggestion = ("for a bulk load this is expected; otherwise raise bgwriter_lru_multiplier so the background "
+                      "writer cleans further ahead, or shared_buffers if the working set does not fit")
     version = s.rec.meta.get("server_version_num")
     if isinstance(version, (int, float)) and version < 160000:  # before 16: buffers_backend
         text += " (before PostgreSQL 16 this count includes relation extensions, which the bgwriter cannot take over)"
-    return [Finding("backend_writes", text, strength(share, th("backend_share_pct")),
+    sure = strength(share, th("backend_share_pct")) if maxpages == 0 or stops >= 1 else "weak"
+    return [Finding("backend_writes", text, sure,
                     [M.writes(p) for p in present] + [M.BGWRITER_MAXWRITTEN_S], figures,
                     [(0.0, s.win.length)], suggestion)]
 
@@ -279,7 +283,7 @@ def checkpoint_phases(s: Scope) -> list[Finding]:
     timeout, cct = s.setting("checkpoint_timeout"), s.setting("checkpoint_completion_target")
     out = []
     data = s.roles.get("PGDATA")
-    if timeout and cct is not None:
+    if timeout and cct:  # 0: the checkpointer writes flat out, on no schedule to outrun (as immediate ones)
         target = timeout * cct
         slow = [c for c in s.checkpoints if c.get("write_s") is not None
                 and c.get("kind") not in ("immediate", "shutdown")  # not paced: written at full speed
