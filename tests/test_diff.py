@@ -236,7 +236,7 @@ def test_cli_formats(pair, capsys):
     out = capsys.readouterr().out
     golden = GOLDEN.read_text(encoding="utf-8")
     assert out.startswith(golden)  # the comparison, then each run's findings (analysis/findings_out.py)
-    assert out[len(golden):].startswith("\n## findings\n\n- **A** backend_writes (strong): backends wrote 40.00 %")
+    assert out[len(golden):].startswith("\n## findings\n\n- **A** backend_writes (weak): backends wrote 40.00 %")
     assert main(["diff", a, b, "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("group,name,unit,a,b,change_pct")
 
