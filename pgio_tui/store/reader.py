@@ -54,10 +54,15 @@ def _statement_text(v: Any) -> str | None:
 
 
 class Recording:
-    """One recording file, opened read-only. Tick ranges (start_tick, end_tick) include both ends."""
+    """One recording file, opened read-only. Tick ranges (start_tick, end_tick) include both ends.
 
-    def __init__(self, path: str | os.PathLike):
+    `lazy`: the ticks are checked as they are read (rows(), frames()) and counted when first asked
+    (tick_count), not all at open, so a week opens as fast as an hour (replay). Otherwise every
+    tick is checked at open and a damaged one refuses the file before anything is shown."""
+
+    def __init__(self, path: str | os.PathLike, *, lazy: bool = False):
         self.path = Path(path)
+        self.lazy = lazy
         if not self.path.is_file():
             raise RecordingError(f"{self.path}: no such file" if not self.path.exists()
                                  else f"{self.path} is not a file")
@@ -78,7 +83,7 @@ class Recording:
         self.conn = conn
         self.schema_version = version
         self._schema_cookie = None
-        self._count = 0
+        self._count: int | None = None if lazy else 0  # None: not counted yet (lazy)
         self.first_tick: int | None = None
         self.last_tick: int | None = None
         self.start_t: float | None = None
@@ -96,7 +101,8 @@ class Recording:
     # --- what the file holds --------------------------------------------------------------------
 
     def refresh(self) -> int:
-        """Re-read what a writer has committed since; returns how many ticks are new.
+        """Re-read what a writer has committed since; returns how many ticks are new (0 at a lazy
+        file's first read, which does not count them).
 
         Everything else (counts, devices, frames(), metric_names()) reflects the file as of the
         last refresh, read from one snapshot so the names always cover the ticks.
@@ -142,19 +148,34 @@ class Recording:
                              "SELECT id, backend_type, object, context, first_tick FROM io_keys")
                          } if "io_keys" in tables else None
         after = -1 if self.last_tick is None else self.last_tick
-        check_ticks(conn, str(self.path), after)
-        new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
-        if new:
+        if not self.lazy:
+            check_ticks(conn, str(self.path), after)
+        last = conn.execute("SELECT max(tick) FROM ticks").fetchone()[0]  # the primary key's end: no scan
+        if last is None or last <= after:
+            return 0
+        first = conn.execute("SELECT min(tick) FROM ticks").fetchone()[0] if self.first_tick is None else None
+        if self.lazy:  # the two ends are shown at once: checked now, the rest as it is read
+            for tick in (first, last):
+                if tick is not None:
+                    check_ticks(conn, str(self.path), tick - 1, tick)
+        # the first read of a lazy file counts nothing (it would scan it all); later ones, what is new
+        new = 0 if self.lazy and self.last_tick is None else conn.execute(
+            "SELECT count(*) FROM ticks WHERE tick > ? AND tick <= ?", (after, last)).fetchone()[0]
+        if self._count is not None:
             self._count += new
-            self.last_tick = last
-            self.end_t = conn.execute("SELECT t FROM ticks WHERE tick = ?", (last,)).fetchone()[0]
-            if self.first_tick is None:
-                self.first_tick, self.start_t = conn.execute(
-                    "SELECT tick, t FROM ticks ORDER BY tick LIMIT 1").fetchone()
+        self.last_tick = last
+        self.end_t = conn.execute("SELECT t FROM ticks WHERE tick = ?", (last,)).fetchone()[0]
+        if first is not None:
+            self.first_tick, self.start_t = first, conn.execute(
+                "SELECT t FROM ticks WHERE tick = ?", (first,)).fetchone()[0]
         return new
 
     @property
     def tick_count(self) -> int:
+        """Ticks up to the last one refresh() saw (a lazy recording counts them on the first ask)."""
+        if self._count is None:
+            self._count = 0 if self.last_tick is None else self.conn.execute(
+                "SELECT count(*) FROM ticks WHERE tick <= ?", (self.last_tick,)).fetchone()[0]
         return self._count
 
     @property
@@ -300,6 +321,18 @@ class Recording:
                 hi = row[0] - 1
         return found
 
+    def tick_before(self, tick: int) -> int | None:
+        """The last tick before `tick` (gaps skip numbers): one primary-key lookup."""
+        row = self.conn.execute("SELECT max(tick) FROM ticks WHERE tick < ? AND tick <= ?",
+                                (tick, self._clamp(None))).fetchone()
+        return row[0]
+
+    def tick_after(self, tick: int) -> int | None:
+        """The first tick after `tick`, up to the last one refresh() saw: one primary-key lookup."""
+        row = self.conn.execute("SELECT min(tick) FROM ticks WHERE tick > ? AND tick <= ?",
+                                (tick, self._clamp(None))).fetchone()
+        return row[0]
+
     def series(self, metric: str, start_tick: int | None = None,
                end_tick: int | None = None) -> list[tuple[int, float, Any]]:
         """(tick, t, value) of one metric, `disk.<device>.<field>` included, in one indexed query."""
@@ -335,6 +368,7 @@ class Recording:
         sql += "".join(f" LEFT JOIN {'disk_flush' if a[0] == 'f' else 'disk'} {a} ON {a}.tick = ticks.tick "
                        f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
+        self._check_read(start_tick, self._clamp(end_tick))
         types = [self._columns.get(m, "REAL") for m in metrics]
         cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
         return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
@@ -361,6 +395,11 @@ class Recording:
         """Reads stop at the last tick refresh() saw: later ones may use names not loaded yet."""
         last = -1 if self.last_tick is None else self.last_tick
         return last if end_tick is None else min(end_tick, last)
+
+    def _check_read(self, start: int | None, end: int) -> None:
+        """A lazy recording checks the ticks it reads (the others were checked at open)."""
+        if self.lazy:
+            check_ticks(self.conn, str(self.path), -1 if start is None else start - 1, end)
 
     @staticmethod
     def _range(column: str, start: int | None, end: int | None) -> tuple[str, list]:
@@ -397,6 +436,7 @@ class Recording:
             if not ticks:
                 return
             a, b = ticks[0][0], ticks[-1][0]
+            self._check_read(a, b)
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
                                       scales=[self._scales.get(c, 1) for c in columns], disk_layout=self._disk_layout,
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
