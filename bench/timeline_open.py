@@ -11,6 +11,7 @@ the 5-minute window the replay screen loads. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -62,7 +63,7 @@ def main() -> None:
                 at = rng.uniform(t.start_t, t.end_t)
                 t0 = time.perf_counter()
                 player.seek_time(at)
-                first = player.ticks[max(0, player.index - 300)]
+                first = player.tick_since(player.t - 300)
                 n = sum(1 for _ in t.frames(first, player.tick))
                 seeks.append(time.perf_counter() - t0)
             from pgio_tui.store.timeline import copy_window
@@ -70,6 +71,7 @@ def main() -> None:
             copied = copy_window(t, Path(tmp) / "window.pgio", t.tick_at(t.start_t + 2 * args.rotate),
                                  t.tick_at(t.start_t + 3 * args.rotate))
             copy_s = time.perf_counter() - t0
+            print(f"load average {os.getloadavg()[0]:.2f}")
             print(f"{len(t.files)} files, {t.tick_count} ticks: open {opened * 1000:.0f} ms "
                   f"({opened * 1000 / len(t.files):.1f} ms a file), player index {indexed * 1000:.0f} ms, "
                   f"seek + 5-minute window ({n} frames) median {sorted(seeks)[5] * 1000:.0f} ms, "

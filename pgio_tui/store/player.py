@@ -24,7 +24,7 @@ from pgio_tui.store.moments import Moment
 MAX = math.inf  # "as fast as possible"
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 100.0, MAX)
 MAX_BATCH = 200  # ticks one advance() may move: bounds the frames a caller reads per timer tick
-SPAN = 4096  # tick numbers of the index read at once (64 KB): a seek reads one span, playback one in SPAN ticks
+SPAN = 1024  # tick numbers of the index read at once (16 KB): a seek reads one span, playback one in SPAN ticks
 FOLLOW_SLACK = 5.0  # recording seconds the clock may run past the last tick while following
 
 
