@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,9 @@ from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version
 from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
-from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
-                                     line_text, meta_value, number, text, tick_number, value)
+from pgio_tui.store.validate import (HIST_ROWS, TEXT_TYPES, check_objects, check_ticks, decode, file_problem,
+                                     known_sql, label_text, line_text, meta_value, number, number_sql, text,
+                                     tick_number)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -51,6 +52,19 @@ def _statement_text(v: Any) -> str | None:
     by anyone) may hold a password literal (scrubbed before the cut, which could split it)."""
     t = text(v)
     return None if t is None else capped(scrub_statement(t), LINE_CHARS)
+
+
+def _io_sql(field: str) -> tuple[str, str]:
+    """SQL of one pg_stat_io field of an io_rows row: (it is known, its value), as io_fields() reads
+    the number() of each column."""
+    col, op, scale = schema.io_stored_of(field)
+    v = col if op is None else f"(CASE WHEN {known_sql(op)} THEN {col} + 8 * {op} ELSE {col} END)"
+    return known_sql(col), v if scale == 1 else f"({v} * 1.0 / {scale})"
+
+
+def _scaled(v: int | float | None, scale: int) -> float | None:
+    """A checked, scaled stored number back to its value."""
+    return None if v is None else v / scale
 
 
 class Recording:
@@ -244,6 +258,26 @@ class Recording:
             if key_id in self._io_keys:
                 yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals])
 
+    def io_sums(self, sums: list[tuple[Callable[[tuple[str, str, str]], bool], str, str | None]],
+                start_tick: int | None = None, end_tick: int | None = None) -> Iterator[tuple[int, list[float]]]:
+        """Per tick with pg_stat_io rows in the span, for each (keys, field, per) of `sums`: the sum
+        of `field` over the rows whose (backend_type, object, context) `keys` accepts and whose
+        `field` is known, then the sum of `per` over those rows (unknown: 0; no `per`: 0). The values
+        as io_rows() reads them, summed by SQLite in one grouped query instead of a row at a time."""
+        if not self._io_keys:
+            return
+        exprs = []
+        for keys, field, per in sums:
+            ids = ", ".join(str(i) for i, (key, _) in self._io_keys.items() if type(i) is int and keys(key))
+            known, v = _io_sql(field)
+            row = f"key_id IN ({ids}) AND {known}"
+            per_sql = "0" if per is None else "CASE WHEN {} THEN {} ELSE 0 END".format(*_io_sql(per))
+            exprs += [f"total(CASE WHEN {row} THEN {v} END)", f"total(CASE WHEN {row} THEN {per_sql} END)"]
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        for tick, *vals in self.conn.execute(
+                f"SELECT tick, {', '.join(exprs)} FROM io_rows{where} GROUP BY tick ORDER BY tick", params):
+            yield tick, vals
+
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
         out = []
@@ -349,7 +383,8 @@ class Recording:
         disk = {f: (c, scale) for f, c, scale in self._disk_layout}
         for name in metrics:
             if name in self._columns:
-                cols.append(f"ticks.{quote(name)}")
+                col = f"ticks.{quote(name)}"
+                cols.append(col if self._columns[name] in TEXT_TYPES else number_sql(col))
                 scales.append(self._scales.get(name, 1))
                 continue
             dev, fld = self._disk_metric(name)
@@ -361,7 +396,7 @@ class Recording:
             column, scale = disk.get(fld, (fld, 1))
             scales.append(scale)
             expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{column}"
-            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
+            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {number_sql(expr)} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
@@ -369,9 +404,13 @@ class Recording:
                        f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
         self._check_read(start_tick, self._clamp(end_tick))
-        types = [self._columns.get(m, "REAL") for m in metrics]
+        # numbers come checked (number_sql): what is left is cutting text and scaling
+        convert = [label_text if self._columns.get(m) in TEXT_TYPES else
+                   None if scale == 1 else functools.partial(_scaled, scale=scale) for m, scale in zip(metrics, scales)]
         cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
-        return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
+        if not any(convert):
+            return ((tick, t, number(elapsed), *vals) for tick, t, elapsed, *vals in cursor)
+        return ((tick, t, number(elapsed), *[v if c is None else c(v) for c, v in zip(convert, vals)])
                 for tick, t, elapsed, *vals in cursor)
 
     def knows(self, name: str) -> bool:

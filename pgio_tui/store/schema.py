@@ -183,6 +183,14 @@ def io_stored(values: list) -> list:
             for v, k in zip(values, _IO_OP_OF)]
 
 
+def io_stored_of(field: str) -> tuple[str, str | None, int]:
+    """Where a Frame.io field lives in io_rows: its column, the operation's column when its kB are
+    stored beyond 8 kB a block (IO_BEYOND_BLOCKS), and its scale (io_fields() reads them back)."""
+    k = IO_FIELDS.index(field)
+    op = _IO_OP_OF[k]
+    return IO_STORED[k], None if op is None else IO_STORED[op], IO_SCALES[k]
+
+
 def io_fields(stored: list) -> dict:
     """io_rows columns (already numbers or None) back to a Frame.io row."""
     values = [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v

@@ -248,6 +248,18 @@ def number(v: Any) -> int | float | None:
     return None
 
 
+def known_sql(expr: str) -> str:
+    """SQL that is true where number() of `expr` is not None (BETWEEN: abs() of the smallest
+    64-bit integer is an error)."""
+    return f"(typeof({expr}) IN ('integer', 'real') AND {expr} BETWEEN {-MAX_MAGNITUDE:.0f} AND {MAX_MAGNITUDE:.0f})"
+
+
+def number_sql(expr: str) -> str:
+    """SQL for number(): the value of `expr` when it is one, else NULL (checked by SQLite, not a
+    Python call a value)."""
+    return f"CASE WHEN {known_sql(expr)} THEN {expr} END"
+
+
 def tick_number(v: Any) -> int | None:
     v = number(v)
     return None if v is None else int(v)
