@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+FETCH_ROWS = 256  # rows() fetches this many at once: one bounded fetch (validate.BoundedCursor) per batch
 MAX_ARGS = 1000  # a workload's argv beyond this many arguments is cut (a crafted file)
 
 
@@ -408,10 +409,11 @@ class Recording:
         convert = [label_text if self._columns.get(m) in TEXT_TYPES else
                    None if scale == 1 else functools.partial(_scaled, scale=scale) for m, scale in zip(metrics, scales)]
         cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
+        fetched = (row for batch in iter(functools.partial(cursor.fetchmany, FETCH_ROWS), []) for row in batch)
         if not any(convert):
-            return ((tick, t, number(elapsed), *vals) for tick, t, elapsed, *vals in cursor)
+            return ((tick, t, number(elapsed), *vals) for tick, t, elapsed, *vals in fetched)
         return ((tick, t, number(elapsed), *[v if c is None else c(v) for c, v in zip(convert, vals)])
-                for tick, t, elapsed, *vals in cursor)
+                for tick, t, elapsed, *vals in fetched)
 
     def knows(self, name: str) -> bool:
         """Whether rows() can read `name` here (a column, or a device this file has)."""
