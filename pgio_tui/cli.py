@@ -76,7 +76,7 @@ def _period(text: str) -> float:
 
 def _size(text: str) -> int:
     """2GB, 500MB, 2GiB -> bytes."""
-    from pgio_tui.store.rotation import parse_size
+    from pgio_tui.format import parse_size
     return _above_zero(parse_size, "bytes")(text)
 
 
@@ -168,7 +168,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                          help="the recorded backends instead: one row per backend per tick (csv or json)")
         exp.add_argument("--io", action="store_true",
                          help="the recorded pg_stat_io rows instead (16+): one row per backend type, object and "
-                              "context per tick, with kB and ms per second (csv or json)")
+                              "context per tick, with kB and ms per second; x dt: the tick's counts (csv or json)")
         exp.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
         _window_options(exp)
 
@@ -367,7 +367,7 @@ def _add_experiment(sub) -> None:
                               "os.page_cache=SIZE caps the server's page cache (cgroup memory limit).")
     r.add_argument("--help", action="help", help="show this help and exit")
     _conn_options(r)
-    from pgio_tui.experiments.plan import DIRTY_WAIT_S, WORKLOADS
+    from pgio_tui.experiments.plan import DIRTY_WAIT_S, RESTART_WARMUP_S, WORKLOADS
     r.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD",
                    help="pgbench (then -- and its arguments), pgio [options] or sql 'STATEMENT' [--times N]")
     r.add_argument("--lab", action="store_true", help="a throwaway lab cluster, removed afterwards")
@@ -383,6 +383,10 @@ def _add_experiment(sub) -> None:
                    help="interleaved (default): A B A B; sequential: A A B B; random: shuffled")
     r.add_argument("--warmup", type=float, default=0.0, metavar="S",
                    help="before each run, S seconds of the workload that are not recorded")
+    r.add_argument("--restart-warmup", type=float, default=RESTART_WARMUP_S, metavar="S",
+                   help="after a restart (a postmaster setting, the first os.page_cache cap), S seconds of the "
+                        "workload that are not recorded: the cold caches stay out of the figures "
+                        "(default %(default)g; 0: none)")
     r.add_argument("--discard-first", action=argparse.BooleanOptionalAction, default=True,
                    help="one unrecorded run first, after init (default: yes)")
     r.add_argument("--init-scale", type=int, metavar="N", help="pgbench -i -s N once first (--lab default 10)")
@@ -541,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
     paused_gc = _pause_gc_until_first_frame(args)
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:  # `pgio-tui info DIR | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exit's flush cannot fail again
+        return 0
     except Exception as exc:
         from pgio_tui.store.schema import RecordingError
         if not isinstance(exc, (CliError, RecordingError)):

@@ -1,6 +1,6 @@
 """The one place numbers, units and durations are written: compact fixed-width forms for panes
 that must fit in 80 columns (`si`, `kib`, `ms`, `pct`, `duration`), clock times (`clock`), file sizes
-(`size`), and the fuller form of tables and reports (`number`). The metric catalog gives each unit
+(`size`, read back by `parse_size`), and the fuller form of tables and reports (`number`). The metric catalog gives each unit
 its formatter (metrics.Unit.fmt), so every view writes a metric the same way. No imports from pgio_tui: any layer
 may use it.
 """
@@ -8,6 +8,7 @@ may use it.
 from __future__ import annotations
 
 import math
+import re
 
 
 def si(v: float | None, digits: int = 3) -> str:
@@ -60,6 +61,18 @@ def size(n: float) -> str:
         if n >= div:
             return f"{n / div:.1f} {unit}"
     return f"{n:.0f} B"
+
+
+_SIZE_UNITS = {"": 1, "b": 1, **{f"{p}{b}": 1024 ** (i + 1) for i, p in enumerate("kmgt") for b in ("", "b", "ib")}}
+
+
+def parse_size(text: str) -> int:
+    """`2GB`, `500MB`, `2GiB`, `512k`, bytes -> bytes (1024-based, as PostgreSQL's settings).
+    ValueError names the text."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise ValueError(f"not a size: {text!r} (e.g. 500MB, 2GB, 2GiB)")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
 
 
 def ms(v: float | None) -> str:

@@ -32,6 +32,8 @@ SOURCE_FIELDS = ("reads", "writes", "extends", "fsyncs", "writebacks", "hits", "
 # off (unknown, not 0); ms per operation is time / count (ratios.per_op_ms).
 IO_OPS = ("reads", "writes", "writebacks", "extends", "fsyncs", "hits", "evictions", "reuses")
 IO_BYTES = ("read_kb", "write_kb", "extend_kb")
+IO_BYTES_OPS = {"read_kb": "reads", "write_kb": "writes", "extend_kb": "extends"}  # each kB field's operations
+BLOCK_KB = 8  # one block in kB (BLCKSZ, 16-17's op_bytes): an operation moves one or more (18 combines reads)
 TIMED_OPS = ("read", "write", "writeback", "extend", "fsync")  # <op>_ms is the time of <op>s
 IO_TIMES = tuple(f"{op}_ms" for op in TIMED_OPS)
 IO_FIELDS = IO_OPS + IO_BYTES + IO_TIMES

@@ -190,6 +190,7 @@ LATENCY_TXNS = "latency.txns"
 LATENCY_FAILED = "latency.failed"
 PGIO_READS_S = "pgio.reads_s"
 PGIO_HITS_S = "pgio.hits_s"
+PGIO_TUPLES_S = "pgio.tuples_s"
 DB_BLKS_READ_S = "db.blks_read_s"
 DB_BLKS_HIT_S = "db.blks_hit_s"
 DB_XACT_S = "db.xact_s"
@@ -439,6 +440,12 @@ CATALOG: tuple[Metric, ...] = (
        "Shared-buffer hits of the pgio workload's statements, per second.",
        "pgio-tui's pgio sessions: pg_stat_get_xact_blocks_hit of their table and index, per slice",
        ref=VIEW, prom=Prom("workload_blocks_hit")),
+    _m(PGIO_TUPLES_S, "1/s", "rate", "reads",
+       "Rows the pgio workload's statements fetched from their tables (its SELECTs' and UPDATEs' index and "
+       "bitmap scans), per second: the shared_buffers x page cache article's tuples/s.",
+       "pgio-tui's pgio sessions: pg_stat_get_xact_tuples_fetched of their table and index, per slice "
+       "(pg_stat_all_tables.idx_tup_fetch)",
+       ref=VIEW, prom=Prom("workload_tuples_fetched")),
     _m(DB_BLKS_READ_S, "blocks/s", "rate", "reads",
        "Blocks PostgreSQL read from the kernel (shared-buffer misses), all databases.", "pg_stat_database.blks_read",
        ref=VIEW, read=Read("db", "blks_read"), published=BURSTY, prom=Prom("db_blocks_read")),

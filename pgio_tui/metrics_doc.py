@@ -12,9 +12,10 @@ from pgio_tui.stats import DEFINITION as PERCENTILE_DEFINITION
 PANE_NOTES = {"io": [
     "Not `ticks` columns: `io.<backend_type>.*` are the object relation rows summed over contexts (files",
     "written before `io_rows`: their `io` table), `io.<backend_type>.<object>.<context>.*` the recording's",
-    "`io_rows` (one row per pg_stat_io row and tick with any I/O; `io_rows_named` gives names and the",
-    "fields back). Mean ms per operation (read, write, writeback, extend, fsync) is `<op>_ms` / `<op>s`",
-    "over any window (`ratios.per_op_ms`), unknown while the timing setting is off. The checkpointer's and",
+    "`io_rows` (one row per pg_stat_io row and tick with any I/O, as whole counts over the tick, so sums",
+    "over ticks are the view's own delta exactly; `io_rows_named` gives names and the fields back per",
+    "second). Mean ms per operation (read, write, writeback, extend, fsync) is `<op>_ms` / `<op>s` over",
+    "any window (`ratios.per_op_ms`), unknown while the timing setting is off. The checkpointer's and",
     "background writer's rows are published as written, the others spread.",
 ], "backends": [
     "Out of a recording: `pgio-tui export FILE --backends` writes one row per kept backend per tick",

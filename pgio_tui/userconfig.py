@@ -26,7 +26,7 @@ from pgio_tui.errors import CliError
 
 CONNECTION = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "dbname": "PGDATABASE", "service": "PGSERVICE"}
 COMMON = ("interval", "theme")  # to every command that has the option
-EXPERIMENT = ("repeat", "order", "warmup", "dirty_wait", "discard_first", "init_scale", "interval")
+EXPERIMENT = ("repeat", "order", "warmup", "restart_warmup", "dirty_wait", "discard_first", "init_scale", "interval")
 MAX_BYTES = 256 * 1024
 _SECRET = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
 

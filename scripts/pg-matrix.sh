@@ -17,6 +17,8 @@
 #        PYTEST_ARGS    extra pytest arguments
 #        PG_MATRIX_JOBS majors tested at once (default 2)
 #        PG_NEXT_MAJOR  0: do not look for the next major (default: look)
+#        PG_MATRIX_SKIP majors whose tests already ran elsewhere (.ci/run: the major the README's
+#                       test command ran on), neither fetched nor run again here
 set -euo pipefail
 
 FETCH_ONLY=0
@@ -39,6 +41,12 @@ if [ "$SUPPORTED" != "$(printf '%s\n' "${!ZONKY[@]}" | sort -n | xargs)" ] || \
   echo "pg-matrix: pins (${!ZONKY[*]}) do not match pgfeatures.SUPPORTED_MAJORS ($SUPPORTED)" >&2; exit 2
 fi
 MAJORS=${PG_MAJORS:-$SUPPORTED}
+for m in ${PG_MATRIX_SKIP:-}; do
+  if [[ " $MAJORS " == *" $m "* ]]; then
+    echo "pg-matrix: PG $m: its tests ran in the main test run: not run again"
+    MAJORS=$(printf '%s\n' $MAJORS | grep -vx "$m" | xargs)
+  fi
+done
 CLEANUP=()
 trap 'rm -rf "${CLEANUP[@]}"' EXIT
 PY=$(command -v python || command -v python3)

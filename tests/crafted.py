@@ -72,6 +72,12 @@ CASES: dict[str, tuple[str, ...]] = {
         "UPDATE settings SET value = printf('%.*c', 1000000, 'S') WHERE rowid % 2 = 0",
         "UPDATE wait_events SET wait_event = printf('%.*c', 1000000, 'W') || id",
         "UPDATE sources SET backend_type = printf('%.*c', 1000000, 'B') || id"),
+    # pg_stat_io rows as counts over the tick (io_rows' *_n columns; the reader divides by dt)
+    "text and non-finite numbers in io_rows": ("UPDATE io_rows SET reads_n = 'many', read_us_n = x'00', "
+                                               "read_kb_beyond_blocks_n = 9e999, hits_n = -1e308",),
+    "dt NULL, 0 and negative under io_rows": ("UPDATE ticks SET dt = CASE tick % 3 WHEN 0 THEN NULL WHEN 1 THEN 0 "
+                                              "ELSE -1 END",),
+    "io_rows with a column of the rates layout": ("ALTER TABLE io_rows ADD COLUMN reads REAL",),
 }
 
 

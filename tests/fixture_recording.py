@@ -139,6 +139,7 @@ def _values(rng: random.Random, tick: int, dt: float, cp_tick: int | None) -> di
         **{f"statements.log_over_{n}ms": None for n in (100, 200, 300, 400, 500)},  # no server log here
         "pgio.reads_s": None,  # only while a pgio workload runs
         "pgio.hits_s": None,
+        "pgio.tuples_s": None,
         "db.blks_read_s": rate(850 * wave),
         "db.blks_hit_s": rate(95000 * wave, 0.05),
         "db.xact_s": rate(3200 * wave, 0.05),

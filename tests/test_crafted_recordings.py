@@ -32,6 +32,7 @@ REFUSED = {  # case -> what the one line says
     "t -1e18": "tick 0 has no valid time",
     "a generated column": "the workloads table has a generated column 'g'",
     "a generated ticks column": "the ticks table has a generated column 'mem.g'",
+    "io_rows with a column of the rates layout": "the io_rows table's columns are not the ones pgio-tui writes",
 }
 
 

@@ -45,11 +45,20 @@ def test_a_vs_a_calls_nothing_changed(make_cluster, tmp_path, capsys):
     assert base["baseline"] and not again["baseline"] and base["repeats"] == again["repeats"] == 3
     assert again["label"] == "checkpoint_completion_target=0.9 (again, 2)"
     changed = [k for k, f in again["figures"].items() if f.get("verdict") == "changed"]
-    # The device's await is left out: on a shared virtual disk it follows other tenants' I/O, which
-    # interleaving does not cancel within 3 short repeats (one A-vs-A here called it changed under a
-    # load average of 15); the workload's own figures must never be.
-    own = [k for k in changed if (k in HEADLINE and not k.startswith("pgdata_")) or k.startswith("writes_")]
+    # None "changed" among the workload's own figures and the device's reads. The reads of this
+    # machine's one disk are other processes' (the server reads next to nothing from it here): "not
+    # judged", with the share that says why. The device's write and queue figures (write, w_await,
+    # util) are the server's writes and are judged like any figure, at its ~3 % false "changed" per
+    # figure, more on a virtual disk whose host's load no figure shows: one A vs A of three here called
+    # w_await +44.7 % "changed" (floor 41.3 %). They are printed, not asserted (docs/experiments.md).
+    own = [k for k in changed if (k in HEADLINE and not k.startswith("pgdata_")) or k.startswith("writes_")
+           or k in ("pgdata_r_s", "pgdata_r_await")]
     assert not own, changed
+    for key, f in again["figures"].items():
+        if key.startswith("pgdata_") and f.get("verdict", "").startswith("not judged (a shared device"):
+            assert re.search(r"the server did at most \d+ % of its (reads|writes|I/O) in run \d+", f["verdict"])
+            assert any("is shared: the server's processes did at most" in n for n in data["notes"])
+    print({k: f.get("verdict") for k, f in again["figures"].items() if k.startswith("pgdata_")})
     for key in ("tps", "lat_mean", "writes_backend"):  # a detectable change is said for each
         f = again["figures"][key]
         assert f["verdict"] == "within noise" and f["detectable_pct"] > 0 and f["noise_floor"] >= 0

@@ -203,13 +203,20 @@ def test_shared_buffers_by_page_cache(cluster, tmp_path, capsys):
     except pc.PageCacheError as exc:
         pytest.skip(f"os.page_cache needs a cgroup memory controller: {exc}")
     got = run_recipe(cluster, tmp_path, capsys, "sb",
-                     ["--no-discard-first", "--allow-restart", "--set", "shared_buffers=16MB,32MB",
-                      "--set", "os.page_cache=8MB,256MB"],
+                     ["--no-discard-first", "--allow-restart", "--restart-warmup", "1", "--set",
+                      "shared_buffers=16MB,32MB", "--set", "os.page_cache=8MB,256MB"],
                      ["pgio", "--scale", "32M", "--run-time", "2", "--sessions", "1"])
     rows = got["report"]["rows"]
     assert [(r["settings"]["shared_buffers"], r["settings"]["os.page_cache"]) for r in rows] == [
         ("16MB", "8MB"), ("16MB", "256MB"), ("32MB", "8MB"), ("32MB", "256MB")]
-    for r in rows:  # pgio's own figures: read IOPS per run
+    for r in rows:  # pgio's own figures: read IOPS and the rows its statements fetched, per run
         assert r["figures"]["pgio_riops"]["n"] == 2 and r["figures"]["pgio_riops"]["mean"] > 0
+        assert r["figures"]["pgio_tuples_s"]["n"] == 2 and r["figures"]["pgio_tuples_s"]["mean"] > 0
+    restarted = [run for run in got["plan"]["runs"] if run["warmup"].get("after_restart")]
+    assert restarted and all(run["warmup"]["s"] == 1 for run in restarted)  # shared_buffers changed: warmed up
+    capsys.readouterr()
+    assert cli.main(["experiment", "report", str(got["out"]), "--format", "html"]) == 0
+    page = capsys.readouterr().out  # the article's two heat maps: tuples/s and blks_read/s
+    assert "pgio tuples/s, mean of repeats" in page and "blks_read/s (all databases), mean of repeats" in page
     for run in got["plan"]["runs"]:
         assert not Path(run["page_cache"]["cgroup"]).exists()  # the cap is lifted at the end

@@ -404,7 +404,7 @@ def test_figures_are_found_by_metric_and_statistic(tmp_path):
     assert [k for k, n in Counter(st.id for st in s.stats).items() if n > 1] == []
     values = run_figures(path).values
     missing = {f.key for f in FIGURES if f.of is not None and values[f.key] is None}
-    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s",
+    assert missing == {"lat_p50", "lat_p95", "lat_p99", "pgio_riops", "pgio_hits_s", "pgio_tuples_s",
                        *(f"log_over_{ms}" for ms in M.LATENCY_THRESHOLDS_MS)}  # no server log counts either
     # every other statistic of the recording is a figure too, named by catalog key and statistic
     figs = run_figures(path)

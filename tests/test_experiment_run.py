@@ -174,3 +174,48 @@ def test_a_user_server_is_not_restarted(pg_cluster, tmp_path, capsys):
                    "shared_buffers=16MB,32MB", "-o", str(out), "pgbench", "--", "-T", "2"])
     assert rc == 1 and "needs a server restart" in capsys.readouterr().err
     assert server_setting(pg_cluster, "shared_buffers")[1] == []  # nothing was changed
+
+
+def restarting_pgio(out: Path, restart_warmup: str, run_time: str, capsys) -> tuple[list[dict], str]:
+    """A --lab pgio experiment whose every run restarts the server (shared_buffers 16MB, 32MB; no
+    first run discarded): its runs from experiment.json and what it said on stderr."""
+    rc = cli.main(["experiment", "run", "--lab", "--no-discard-first", "--set", "shared_buffers=16MB,32MB",
+                   "--repeat", "1", "--restart-warmup", restart_warmup, "-o", str(out), "--quiet",
+                   "pgio", "--scale", "16M", "--run-time", run_time])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    return json.loads((out / "experiment.json").read_text())["runs"], err
+
+
+def test_a_restart_is_followed_by_an_unrecorded_warm_up(pg_bindir, tmp_path, capsys):
+    """A run whose settings restarted the server (shared_buffers) gets --restart-warmup seconds of
+    its workload first, unrecorded: each recording's ticks all come after its warm-up ended, so the
+    figures hold none of the cold caches; experiment.json keeps it, the plan and the report say it."""
+    out = tmp_path / "warm"
+    runs, err = restarting_pgio(out, "3", "3", capsys)
+    assert json.loads((out / "experiment.json").read_text())["restart_warmup_s"] == 3
+    for r in runs:
+        w = r["warmup"]
+        assert w["after_restart"] is True and w["s"] == 3 and w["state"] == "done", w
+        assert w["end_t"] - w["start_t"] >= 3  # pgio ran its 3 s
+        with Recording(out / r["file"]) as rec:
+            first_tick_t = rec.conn.execute("SELECT min(t) FROM ticks").fetchone()[0]
+        assert first_tick_t >= w["end_t"], (first_tick_t, w)  # nothing of the warm-up was recorded
+        assert f"run {r['index']}/2: the server restarted: 3 s of the workload first, not recorded" in err
+    assert cli.main(["experiment", "report", str(out), "--format", "markdown"]) == 0
+    report = capsys.readouterr().out
+    assert ("warm-up after a restart: 2 run(s) started right after the server restarted; the first 3 s of the "
+            "workload ran unrecorded before each (cold caches), so no figure holds them") in report
+    assert cli.main(["info", str(out)]) == 0
+    assert "3 s warm-up after a restart" in capsys.readouterr().out
+
+
+def test_without_a_warm_up_the_report_names_the_runs_that_start_cold(pg_bindir, tmp_path, capsys):
+    """--restart-warmup 0: no warm-up, and the report says which runs hold a restart's cold caches."""
+    out = tmp_path / "cold"
+    runs, err = restarting_pgio(out, "0", "2", capsys)
+    assert "the server restarted:" not in err
+    assert [r["warmup"] for r in runs] == [{"s": 0.0, "after_restart": True}] * 2  # no first run discarded: both
+    assert cli.main(["experiment", "report", str(out), "--format", "markdown"]) == 0
+    assert ("no warm-up after a restart: the first seconds of 2 run(s) (cold caches) are in their figures "
+            "(--restart-warmup 0): runs 1, 2") in capsys.readouterr().out

@@ -17,11 +17,11 @@ from pgio_tui.store.reader import Recording
 from pgio_tui.workloads.pg_binaries import find_client
 
 
-def record(cluster, path, *pgbench: str, scale: str | None = "5") -> None:
+def record(cluster, path, *pgbench: str, scale: str | None = "5", interval: str = "1") -> None:
     """`bench pgbench` on the cluster (pgbench -i -s scale first; None: the tables are there), recorded to path."""
     args = ["-h", str(cluster.sockdir), "-p", str(cluster.port), "-U", "postgres", "-d", "postgres"]
     init = ["--init-scale", scale] if scale else []
-    assert cli.main(["bench", "pgbench", *args, *init, "--headless", "--record", str(path),
+    assert cli.main(["bench", "pgbench", *args, *init, "--interval", interval, "--headless", "--record", str(path),
                      "--", *pgbench]) == 0
 
 

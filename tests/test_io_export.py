@@ -26,6 +26,11 @@ def test_every_recorded_row_with_io_is_one_csv_row(fixture_file):
         assert all(float(r[c] or "nan") == pytest.approx(want[c]) if want[c] is not None else r[c] == ""
                    for c in IO_FIELDS)
     assert {r["context"] for r in rows} >= {"normal", "vacuum", "bulkread"} and {r["object"] for r in rows} >= {"wal"}
+    for r in rows:  # x dt: the tick's whole counts again, never under a block per operation
+        dt = float(r["dt"])
+        for c in ("reads", "writes", "hits", "read_kb", "write_kb"):
+            assert float(r[c]) * dt == pytest.approx(round(float(r[c]) * dt), abs=1e-6), (r["tick"], c)
+        assert float(r["read_kb"]) >= 8 * float(r["reads"]) - 1e-9 and float(r["write_kb"]) >= 8 * float(r["writes"]) - 1e-9
 
 
 def test_json_lines_and_formats(fixture_file):

@@ -156,3 +156,28 @@ def test_stop_during_setup(make_cluster):
     assert w.exit_code == 130 and w.error is None and w.summary is None
     assert "run --setup again" in w.output_tail(3)[-1]
     assert _pgio_backends(c) == 0
+
+
+def test_an_older_function_without_tuples_is_replaced(make_cluster):
+    """A database that ran an older pgio-tui holds pgio_tui_slice without its `tuples` column, which
+    CREATE OR REPLACE cannot change: it is dropped and made again, and the run counts the rows."""
+    import re
+    cluster = make_cluster()
+    conninfo = cluster.conninfo()
+    _setup(conninfo, scale=2048)
+    with cluster.connect(autocommit=True) as conn:  # the setup made the current one: the older one's shape instead
+        conn.execute("DROP FUNCTION pgio_tui_slice(regclass, oid[], int, double precision, bigint, int, int)")
+        conn.execute("CREATE FUNCTION pgio_tui_slice(regclass, oid[], int, double precision, bigint, int, int, "
+                     "OUT selects int, OUT updates int, OUT select_us int[], OUT update_us int[], "
+                     "OUT blks_fetched bigint, OUT blks_hit bigint) LANGUAGE sql "
+                     "AS 'SELECT 0, 0, ''{}''::int[], ''{}''::int[], 0::bigint, 0::bigint'")
+        assert conn.execute("SELECT proargnames FROM pg_proc WHERE proname = 'pgio_tui_slice'").fetchone()[0][-1] \
+            == "blks_hit"
+    w = PgioWorkload(conninfo, PgioConfig(scale=2048, run_time=1, setup=False))
+    w.start()
+    assert w.wait(60) and w.error is None, w.output_tail(5)
+    assert w.summary["pgio_tuples"] == w.summary["selects"] * 256 + w.summary["updates"] * 9 > 0
+    with cluster.connect(autocommit=True) as conn:
+        names = conn.execute("SELECT proargnames FROM pg_proc WHERE proname = 'pgio_tui_slice'").fetchall()
+    assert len(names) == 1 and names[0][0][-1] == "tuples"
+    assert re.search(r"rows fetched by pgio statements/s \d+", "\n".join(w.report_lines()))

@@ -17,7 +17,8 @@ from pgio_tui.cli import main
 from pgio_tui.commands.common import windowed_paths
 from pgio_tui.errors import CliError
 from pgio_tui.store.player import Player
-from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, parse_size, rotated_files
+from pgio_tui.format import parse_size
+from pgio_tui.store.rotation import Rotation, expired, file_name, name_time, rotated_files
 from pgio_tui.store.timeline import Timeline
 
 INTERVAL, EVERY, KEEP = 0.25, 2.0, 4.0
@@ -244,3 +245,65 @@ def test_a_server_restart_across_rotations(make_cluster, tmp_path):
         away = [f for f in frames if t.events(["gap"])[0].tick <= f.tick < t.events(["reconnect"])[0].tick]
         assert away and all(f.values.get("observer.server_ms") is None for f in away)
         assert away[-1].t - away[0].t >= EVERY  # longer than a period: rotated while the server was away
+
+
+@pytest.mark.asyncio
+async def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, capsys):
+    """`findings DIR` and replay of a folder of rotated files: the rules read every file of the
+    Timeline (pgbench -S over 16MB of shared_buffers, recorded in 2 s files), so the reads finding
+    counts the blocks of all of them, as summed here by hand file by file with sqlite3."""
+    import json
+    import sqlite3
+
+    from pgio_tui.analysis.align import window
+    from pgio_tui.analysis.findings import findings_of
+    from pgio_tui.analysis.findings_out import with_findings
+    from tui_support import wait_for
+
+    from pgio_tui.store.moments import find_moments
+    from pgio_tui.tui.replay import ReplayApp
+    from pgio_tui.workloads.pg_binaries import find_client
+
+    cluster = make_cluster(shared_buffers="16MB")
+    client = str(find_client())
+    subprocess.run([client, "-i", "-s", "5", "-q", cluster.conninfo()], check=True, capture_output=True, timeout=120)
+    folder = tmp_path / "always"
+    proc = rotating(cluster, folder, 7)
+    wait_for_file(folder)
+    subprocess.run([client, "-S", "-c", "2", "-T", "6", cluster.conninfo()], check=True, capture_output=True,
+                   timeout=60)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    files = rotated_files(folder)
+    assert len(files) >= 3
+
+    def by_hand(column: str) -> list[float]:  # Σ rate x dt per file, every tick (the window is the whole folder)
+        out = []
+        for p in files:
+            with sqlite3.connect(f"file:{p}?mode=ro", uri=True) as conn:
+                scales = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'scales'").fetchone()[0] or "{}")
+                (v,) = conn.execute(f'SELECT sum("{column}" * dt) FROM ticks').fetchone()
+            out.append((v or 0.0) / scales.get(column, 1))
+        return out
+
+    read, hit = by_hand("db.blks_read_s"), by_hand("db.blks_hit_s")
+    with Timeline(folder) as t:
+        win = window(t, "auto")
+        assert (win.start_tick, win.end_tick) == (t.first_tick, t.last_tick)
+        (f,) = [x for x in findings_of(t, win) if x.id == "reads_do_not_fit"]
+        moments = [m for m in with_findings(find_moments(t), t) if m.kind == "finding"]
+    with capsys.disabled():  # shown with -s
+        print(f"\nby hand, per file: read {[round(x) for x in read]} hit {[round(x) for x in hit]} | finding: "
+              f"{f.figure('blocks read')} {f.figure('blocks hit')}\n{f.text}")
+    assert f.figure("blocks read") == round(sum(read)) and f.figure("blocks hit") == round(sum(hit))
+    assert sum(x > 0 for x in read) >= 2 and f.figure("blocks read") > max(read)  # more than any one file holds
+    assert f.figure("hit ratio") == pytest.approx(100 * sum(hit) / (sum(read) + sum(hit)))
+    assert f"reads_do_not_fit: {f.text}" in [m.text for m in moments]  # replay's n/N jumps to it
+    capsys.readouterr()
+    assert main(["findings", "--format", "json", str(folder)]) == 0
+    assert [x for x in json.loads(capsys.readouterr().out) if x["id"] == "reads_do_not_fit"] == [f.to_dict()]
+    with Timeline(folder) as t:  # the TUI's replay of the folder: the finding among its moments (n/N)
+        app = ReplayApp(t, playing=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: any(m.kind == "finding" for m in app.player.moments), timeout=30)
+            assert f"reads_do_not_fit: {f.text}" in [m.text for m in app.player.moments if m.kind == "finding"]

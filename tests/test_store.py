@@ -48,9 +48,11 @@ def stored(frame: Frame) -> dict:
     q = lambda v, unit: schema.quantize(v, unit)  # noqa: E731  (fixture interval is 1 s)
     return {
         "values": {k: q(v, lookup(k).unit) for k, v in frame.values.items() if q(v, lookup(k).unit) is not None},
-        "devices": {d: _device_stored(row) for d, row in frame.devices.items()},
-        # a recording keeps pg_stat_io once, by row (io_rows): the sums by backend type are made from the stored rows
-        "sources": relation_sums({k: {f: q(row[f], IO_UNITS[f]) for f in SOURCE_FIELDS} for k, row in frame.io.items()})
+        "devices": {d: _device_stored(row, frame.dt) for d, row in frame.devices.items()},
+        # a recording keeps pg_stat_io once, by row (io_rows, whole counts over the tick, read back over the
+        # stored dt): the sums by backend type are made from the stored rows
+        "sources": relation_sums({k: {f: round(row[f] * frame.dt) / round(frame.dt, 3) for f in SOURCE_FIELDS}
+                                  for k, row in frame.io.items()})
         if frame.io else {bt: {f: q(row[f], "1/s") for f in SOURCE_FIELDS} for bt, row in frame.sources.items()},
         "waits": sorted(frame.waits),
         "events": [(e.kind, e.text, e.data) for e in frame.events],
@@ -58,12 +60,13 @@ def stored(frame: Frame) -> dict:
     }
 
 
-def _device_stored(row: dict) -> dict:
-    """A device row as stored: DEVICE_FIELDS at their precision, but the flush mean kept as flush ms
-    per second (a rate) and divided back by f/s."""
+def _device_stored(row: dict, dt: float) -> dict:
+    """A device row as stored: DEVICE_FIELDS at their precision, but the flushes kept as whole counts
+    over the tick (flushes, µs spent flushing), read back over the stored dt and per flush."""
     out = {f: schema.quantize(row[f], lookup(f"disk.x.{f}").unit) for f in DEVICE_FIELDS}
-    f_ms_s = schema.quantize(row["f_s"] * row["f_await_ms"], "ms/s")
-    out["f_await_ms"] = f_ms_s / out["f_s"] if out["f_s"] else 0.0
+    flushes, us = round(row["f_s"] * dt), round(row["f_s"] * row["f_await_ms"] * dt * 1000)
+    out["f_s"] = flushes / round(dt, 3)
+    out["f_await_ms"] = us / 1000 / flushes if flushes else 0.0
     return out
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pgio_tui.store.reader import Recording  # annotations only: sqlite-utils stays unloaded
+    from pgio_tui.store.timeline import Timeline
 
 ALIGNMENTS = ("auto", "start", "workload", "checkpoint")
 DEFAULT_ALIGN = "auto"  # diff, report and the diff screen: the workload's run when every recording has one
@@ -46,7 +47,7 @@ class Window:
         return self.origin_t - _EPS <= t <= self.end_t + _EPS
 
 
-def workload_run(rec: Recording) -> tuple[float | None, float | None]:
+def workload_run(rec: Recording | Timeline) -> tuple[float | None, float | None]:
     """Start and end wall time of the first workload's run itself: from the run's start (after
     `pgbench -i` or pgio's setup: the summary's run_start_t) to the tick that reported its end
     (which holds its last transactions); older files fall back to the workload's events/row."""
@@ -62,14 +63,14 @@ def workload_run(rec: Recording) -> tuple[float | None, float | None]:
     return start, stop
 
 
-def first_checkpoint_start(rec: Recording) -> float | None:
+def first_checkpoint_start(rec: Recording | Timeline) -> float | None:
     """Wall time the first checkpoint started: its start event, or the checkpoints table."""
     times = [e.t for e in rec.events(["checkpoint_start"])]
     times += [c["start_t"] for c in rec.checkpoints() if c.get("start_t") is not None]
     return min(times) if times else None
 
 
-def span(rec: Recording, align: str) -> tuple[float, float]:
+def span(rec: Recording | Timeline, align: str) -> tuple[float, float]:
     """(origin, end) wall times of the stretch `align` selects in one recording."""
     if align not in ALIGNMENTS or align == "auto":
         raise AlignError(f"unknown alignment {align!r}; use one of: {', '.join(ALIGNMENTS[1:])}")
@@ -89,7 +90,7 @@ def span(rec: Recording, align: str) -> tuple[float, float]:
     return start, end
 
 
-def window(rec: Recording, align: str, length: float | None = None) -> Window:
+def window(rec: Recording | Timeline, align: str, length: float | None = None) -> Window:
     """The Window `align` selects (`auto` resolved), cut to `length` seconds when given."""
     align = resolve(align, rec)
     origin, end = span(rec, align)
@@ -122,7 +123,7 @@ def windows_of(recs: list[Recording], align: str) -> list[Window]:
     return [window(r, align, length) for r in recs]
 
 
-def auto_align(*recs: Recording) -> str:
+def auto_align(*recs: Recording | Timeline) -> str:
     """`workload` when every recording launched one, else `start`."""
     for rec in recs:
         if workload_run(rec)[0] is None:
@@ -130,7 +131,7 @@ def auto_align(*recs: Recording) -> str:
     return "workload"
 
 
-def resolve(align: str, *recs: Recording) -> str:
+def resolve(align: str, *recs: Recording | Timeline) -> str:
     """`auto` (the default everywhere) made concrete for these recordings."""
     return auto_align(*recs) if align == "auto" else align
 
@@ -149,7 +150,7 @@ class Columns:
         return len(self.x)
 
 
-def aligned_columns(rec: Recording, win: Window, metrics: list[str]) -> Columns:
+def aligned_columns(rec: Recording | Timeline, win: Window, metrics: list[str]) -> Columns:
     """The window's ticks of `metrics`, read in one query and turned into columns in C."""
     if win.start_tick is None:
         return Columns([], [], {m: [] for m in metrics})

@@ -19,9 +19,10 @@ from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
+from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
 from pgio_tui.store.reader import Recording
+from pgio_tui.store.timeline import Timeline, open_recording
 
-BLOCK_KB = 8  # PostgreSQL's block: 8 kB unless built otherwise (the recording's block_size says)
 _ANY_DEVICE = "<device>"  # a rule's metric list names per-device metrics for any device
 
 
@@ -59,7 +60,9 @@ THRESHOLDS: dict[str, Threshold] = {
     "correlation_r": Threshold(
         0.5, "r", "a Pearson r of 0.5 between Writeback and p99 over the run: they move together more often "
         "than not (a correlation, not a cause)"),
-    "correlation_max_lag_s": Threshold(5, "s", "latency follows a writeback burst within seconds, not minutes"),
+    "correlation_max_lag_s": Threshold(
+        5, "s", "latency follows a writeback burst within seconds, not minutes (a rate-limited client's "
+        "transactions queued behind a stall finish late, after it)"),
     "device_util_pct": Threshold(
         90, "%", "the device had I/O in flight nearly all the time (on SSD/NVMe that alone is not saturation)"),
     "device_await_rise_x": Threshold(
@@ -117,9 +120,10 @@ def fig(value: float | None, unit: str) -> dict[str, Any]:
 
 
 class Scope:
-    """A recording's window as the rules read it: its per-tick columns, finished checkpoints and settings."""
+    """A recording's window as the rules read it: its per-tick columns, finished checkpoints and settings.
+    The recording is a file or a folder of rotated ones (a Timeline): the rules read only what both give."""
 
-    def __init__(self, rec: Recording, win: Window):
+    def __init__(self, rec: Recording | Timeline, win: Window):
         self.rec, self.win = rec, win
         self.roles = {role: devs[0] for role, devs in role_devices(rec).items()}
         disk = [M.disk(dev, f) for dev in dict.fromkeys(self.roles.values())
@@ -134,8 +138,7 @@ class Scope:
         rows = list(rec.rows([], win.start_tick, win.end_tick)) if c.x else []
         self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
-        dts = dict(rec.conn.execute("SELECT tick, dt FROM ticks WHERE tick BETWEEN ? AND ?",
-                                    (win.start_tick, win.end_tick)).fetchall()) if c.x else {}
+        dts = rec.tick_dts(win.start_tick, win.end_tick) if c.x else {}
         self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
                    for tick, a in zip(self.tick_ids, c.dt)]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
@@ -353,27 +356,30 @@ def latency_writeback(s: Scope) -> list[Finding]:
         return []
     dirty, wb, thr = s.col(M.MEM_DIRTY_KB), s.col(M.MEM_WRITEBACK_KB), s.col(M.MEM_DIRTY_THRESHOLD_KB)
     hits = []
+    lag = th("correlation_max_lag_s")
     for a, b, p99, n in found:
-        idx = s.tick_range(a, b)
+        idx = s.tick_range(a - lag, b)  # the window, and the seconds before it that latency may lag by
         at_throttle = any(dirty[i] is not None and thr[i] is not None and dirty[i] >= thr[i] for i in idx)
         top_wb = max((wb[i] for i in idx if wb[i] is not None), default=0.0)
         if at_throttle or top_wb >= th("writeback_kb"):
             hits.append((a, b, p99, at_throttle, top_wb))
     if not hits:
         return []
-    r, lag = lagged_correlation(s)
+    r, lag_ticks = lagged_correlation(s)
     worst = max(hits, key=lambda h: h[2])
     interval = float(s.rec.meta.get("interval_s") or 1.0)
     text = (f"latency p99 rose to {shown(worst[2], 'ms')} ms ({shown(worst[2] / typical)}x the run's typical "
-            f"{shown(typical, 'ms')} ms) in {len(hits)} window(s) of {shown(th('latency_window_s'))} s while "
+            f"{shown(typical, 'ms')} ms) in {len(hits)} window(s) of {shown(th('latency_window_s'))} s while (or up "
+            f"to {shown(lag)} s after) "
             + ("Dirty was at the kernel's throttle threshold" if worst[3]
                else f"Writeback reached {shown(worst[4] / 1024)} MiB"))
     if r is not None:
         text += (f"; over the run Writeback and p99 correlate with r = {r:.2f} "
-                 f"(latency {lag * interval:g} s later; a correlation, not a proof of cause)")
+                 f"(latency {lag_ticks * interval:g} s later; a correlation, not a proof of cause)")
     figures = {"worst window p99": fig(worst[2], "ms"), "typical window p99": fig(typical, "ms"),
-               "windows": fig(len(hits), "windows"), "max Writeback in worst window": fig(worst[4], "kB"),
-               "Writeback-p99 correlation": fig(r, "r"), "lag": fig(lag * interval, "s")}
+               "windows": fig(len(hits), "windows"),
+               "max Writeback in and before worst window": fig(worst[4], "kB"),
+               "Writeback-p99 correlation": fig(r, "r"), "lag": fig(lag_ticks * interval, "s")}
     return [Finding("latency_writeback", text,
                     "strong" if r is not None and r >= th("correlation_r") else "moderate" if r and r > 0 else "weak",
                     [M.LATENCY_P99_MS, M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_THRESHOLD_KB], figures,
@@ -496,10 +502,7 @@ def autovacuum_ticks(s: Scope) -> set[float]:
     lo, hi = s.win.start_tick, s.win.end_tick
     if lo is None:
         return set()
-    rows = s.rec.conn.execute(
-        "SELECT DISTINCT tick FROM waits_named WHERE backend_type = 'autovacuum worker' AND count > 0 "
-        "AND tick BETWEEN ? AND ?", (lo, hi)).fetchall()
-    ticks = {r[0] for r in rows}
+    ticks = s.rec.ticks_with("autovacuum worker", lo, hi)
     xs = {x for x, tick in zip(s.x, s.tick_ids) if tick in ticks}
     return xs | {x for x, v in zip(s.x, s.col(M.WRITES_AUTOVACUUM)) if v}
 
@@ -531,7 +534,8 @@ RULES: tuple[Rule, ...] = (
     Rule("latency_writeback", "Did latency spike while the kernel was writing back?",
          (M.LATENCY_P99_MS, M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_THRESHOLD_KB),
          "a latency window's p99 >= latency_rise_x x the median window's, with Dirty >= throttle or "
-         "Writeback >= writeback_kb in it", "window p99s, Writeback, the lagged Writeback-p99 correlation",
+         "Writeback >= writeback_kb in it or up to correlation_max_lag_s before it",
+         "window p99s, Writeback, the lagged Writeback-p99 correlation",
          "vm.dirty_background_*", latency_writeback),
     Rule("device_saturation", "Was the PGDATA or WAL device saturated during checkpoints?",
          (M.CHECKPOINT_ACTIVE, M.disk(_ANY_DEVICE, M.DISK_UTIL_PCT), M.disk(_ANY_DEVICE, M.DISK_W_AWAIT_MS),
@@ -549,7 +553,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def findings_of(rec: Recording, win: Window) -> list[Finding]:
+def findings_of(rec: Recording | Timeline, win: Window) -> list[Finding]:
     """Every rule's findings over the window, in RULES order."""
     if win.start_tick is None:
         return []
@@ -558,8 +562,9 @@ def findings_of(rec: Recording, win: Window) -> list[Finding]:
 
 
 def findings_of_file(path, align: str = "auto", win: Window | None = None) -> list[Finding]:
-    """The findings of one recording file over `win` (default: the window `align` selects)."""
-    with Recording(path) as rec:
+    """The findings of one recording file, or folder of rotated ones, over `win` (default: the window
+    `align` selects)."""
+    with open_recording(path) as rec:
         return findings_of(rec, win or window(rec, align))
 
 

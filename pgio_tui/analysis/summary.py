@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns
@@ -38,8 +38,11 @@ from pgio_tui.analysis.statements import statement_rows
 from pgio_tui.stats import percentile
 from pgio_tui.store.reader import Recording
 
+if TYPE_CHECKING:
+    from pgio_tui.store.timeline import Timeline
 
-def role_devices(rec: Recording) -> dict[str, list[str]]:
+
+def role_devices(rec: Recording | Timeline) -> dict[str, list[str]]:
     """Role label -> devices with that role ("data,wal" counts for both), in recording order."""
     out: dict[str, list[str]] = {}
     for dev, role in rec.devices.items():
@@ -98,7 +101,7 @@ def _scalar_metrics() -> list[str]:
             + list(M.STATEMENTS_LOG_OVER.values())
             + [M.writes(src) for src in M.WRITE_SOURCES] + [M.FSYNCS_BACKEND]
             + [M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_BACKGROUND_THRESHOLD_KB, M.MEM_DIRTY_THRESHOLD_KB]
-            + [M.PGIO_READS_S, M.PGIO_HITS_S] + list(dict.fromkeys(READS_METRICS + WAL_METRICS)))
+            + [M.PGIO_READS_S, M.PGIO_HITS_S, M.PGIO_TUPLES_S] + list(dict.fromkeys(READS_METRICS + WAL_METRICS)))
 
 
 def _busiest_devices(rec: Recording, win: Window, roles: dict[str, list[str]]) -> dict[str, str]:
@@ -323,6 +326,7 @@ def _devices(s: Summary, t: Ticks) -> None:
 
 _RIOPS_KEYS = ("riops",)
 _HITS_KEYS = ("cache_hits_s", "cache_hits/s", "cache_hits_per_s", "cache_hits")
+_TUPLES_KEYS = ("pgio_tuples_s",)
 
 
 def _summary_value(summary: Any, keys: tuple[str, ...]) -> float | None:
@@ -337,10 +341,11 @@ def _summary_value(summary: Any, keys: tuple[str, ...]) -> float | None:
 
 
 def _pgio(s: Summary, t: Ticks, workload: dict[str, Any]) -> None:
-    """RIOPS and CACHE_HITS/s: the workload's own summary when it has one; judged on the per-tick
-    reads of its sessions (pgio.*), else of the whole server (db.*)."""
+    """RIOPS, CACHE_HITS/s and tuples/s: the workload's own summary when it has one; judged on the
+    per-tick reads of its sessions (pgio.*), else of the whole server (db.*; tuples/s: none)."""
     for own, server, name, keys in ((M.PGIO_READS_S, M.DB_BLKS_READ_S, "RIOPS", _RIOPS_KEYS),
-                                    (M.PGIO_HITS_S, M.DB_BLKS_HIT_S, "CACHE_HITS/s", _HITS_KEYS)):
+                                    (M.PGIO_HITS_S, M.DB_BLKS_HIT_S, "CACHE_HITS/s", _HITS_KEYS),
+                                    (M.PGIO_TUPLES_S, M.PGIO_TUPLES_S, "tuples/s", _TUPLES_KEYS)):
         metric = own if t.has(own) else server
         col = t.col(metric)
         est = None

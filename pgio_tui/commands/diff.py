@@ -11,7 +11,6 @@ The TUI is never loaded with --format.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from pgio_tui.analysis.align import AlignError
@@ -68,15 +67,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print(renderables, text, fmt: str, width: int | None) -> int:
-    try:
-        if fmt == "table" and sys.stdout.isatty():
-            from rich.console import Console
-            console = Console(width=max(width or 0, Console().width))
-            for r in renderables():
-                console.print(r)
-        else:
-            sys.stdout.write(text())
-        sys.stdout.flush()
-    except BrokenPipeError:  # `pgio-tui diff a b --format csv | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if fmt == "table" and sys.stdout.isatty():
+        from rich.console import Console
+        console = Console(width=max(width or 0, Console().width))
+        for r in renderables():
+            console.print(r)
+    else:
+        sys.stdout.write(text())
+    sys.stdout.flush()
     return 0

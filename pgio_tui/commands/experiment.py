@@ -60,8 +60,8 @@ def _run(args: argparse.Namespace) -> int:
     auto = _auto(args)
     plan = Plan(sweep=sweep, repeat=AUTO_START if auto else args.repeat, order=args.order, workload=spec, auto=auto,
                 target={"lab": bool(args.lab), "pg_version": args.pg_version}, warmup_s=args.warmup,
-                discard_first=args.discard_first, seed=args.seed, interval=args.interval,
-                reinit=args.reinit, dirty_wait_s=args.dirty_wait)
+                restart_warmup_s=args.restart_warmup, discard_first=args.discard_first, seed=args.seed,
+                interval=args.interval, reinit=args.reinit, dirty_wait_s=args.dirty_wait)
     plan.check()
     from pgio_tui.experiments.runner import check_host
     check_host(plan)  # before the folder is made: a host that cannot run it leaves nothing behind
@@ -133,7 +133,7 @@ def _execute(plan: Plan, folder: Path, args: argparse.Namespace, new: bool = Fal
         else:
             runner.run_all(plan, folder, target,
                            shown.wrap(lambda kind, path: _run_one(plan, conninfo, kind, path, args.quiet, shown.bar,
-                                                                  spec=target.workload)),
+                                                                  spec=target.workload, warmup_s=target.warmup_s)),
                            say=shown.say)
     except (runner.Interrupted, KeyboardInterrupt):
         shown.results_table()
@@ -221,7 +221,7 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
             if feed.quitting:
                 return "interrupted", "stopped by the user"
             return _run_one(plan, conninfo, kind, path, True, feed, on_session=feed.on_session,
-                            spec=target.workload)
+                            spec=target.workload, warmup_s=target.warmup_s)
         runner.run_all(plan, folder, target, shown.wrap(one), say=shown.say)
 
     sampler = open_sampler(conninfo, plan.interval)  # describes the server for the header
@@ -238,8 +238,8 @@ def _in_tui(plan: Plan, folder: Path, target, conninfo: str, shown, args: argpar
 
 
 def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: bool,
-             status=None, on_session=None, spec: dict | None = None) -> tuple[str, str]:
-    """One Session: the workload (the run's `spec`, else the plan's; shortened to the warm-up for
+             status=None, on_session=None, spec: dict | None = None, warmup_s: float = 0.0) -> tuple[str, str]:
+    """One Session: the workload (the run's `spec`, else the plan's; shortened to `warmup_s` for
     kind "warmup"), recorded to path."""
     from pgio_tui.experiments.workloads import make
     from pgio_tui.headless import run_headless
@@ -247,8 +247,8 @@ def _run_one(plan: Plan, conninfo: str, kind: str, path: Path | None, quiet: boo
     from pgio_tui.workloads.launch import data_devices
     sampler = open_sampler(conninfo, plan.interval)
     try:
-        workload = make(spec or plan.workload, conninfo, warmup_s=plan.warmup_s if kind == "warmup" else None,
-                        devices=data_devices(sampler))
+        length = (warmup_s or plan.warmup_s) if kind == "warmup" else None
+        workload = make(spec or plan.workload, conninfo, warmup_s=length, devices=data_devices(sampler))
         session = Session(sampler, workload=workload)
         if path is not None:
             session.record(str(path))

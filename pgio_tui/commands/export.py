@@ -5,7 +5,6 @@ one row per recorded backend per tick (csv or json); `--io`: one row per pg_stat
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from pgio_tui.commands.common import open_recording, window_of
@@ -40,8 +39,6 @@ def run(args: argparse.Namespace) -> int:
             export(rec, out, fmt=args.format, metrics=args.metrics, start_tick=start, end_tick=end)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    except BrokenPipeError:  # `pgio-tui export f | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         if args.output:
             out.close()

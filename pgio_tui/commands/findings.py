@@ -1,6 +1,7 @@
 """`pgio-tui findings FILE|DIR [--format text|json]`: what a recording shows, each finding with the
 evidence it rests on (analysis/findings.py). An experiment folder: the findings of each finished
-run; a folder of `record --rotate` files, and with --from/--to any input, its window."""
+run; a folder of `record --rotate` files: its files read as one (a Timeline); with --from/--to any
+input, its window."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
 
     from pgio_tui.commands.common import windowed_paths
+    from pgio_tui.store.rotation import is_rotation_folder
+    if is_rotation_folder(args.file) and args.from_t is None and args.to_t is None:
+        args.inputs = [args.file]  # the rules read the folder's files as one Timeline, nothing copied
+        return _run(args)
     with tempfile.TemporaryDirectory(prefix="pgio-tui-") as scratch:  # the windows, while they are read
         args.inputs = windowed_paths([args.file], args, scratch)
         return _run(args)
@@ -27,15 +32,17 @@ def _run(args: argparse.Namespace) -> int:
     from pgio_tui.experiments.inputs import InputError, gather
     from pgio_tui.safe_text import printable
     from pgio_tui.store.reader import RecordingError
+    from pgio_tui.store.rotation import is_rotation_folder
     try:
-        got = gather(list(args.inputs))
+        got = gather(list(args.inputs)) if not is_rotation_folder(args.inputs[0]) else None
     except InputError as exc:
         raise CliError(str(exc)) from None
-    if not got.files:
+    files, labels = (got.files, got.labels) if got else ([args.inputs[0]], [args.inputs[0]])
+    if not files:
         raise CliError(f"{args.file}: no finished run to read yet")
     runs = []
     try:
-        for path, label in zip(got.files, got.labels):
+        for path, label in zip(files, labels):
             runs.append((str(path), label, findings_of_file(path, args.align)))
     except (RecordingError, AlignError) as exc:
         raise CliError(str(exc)) from None
@@ -50,10 +57,6 @@ def _run(args: argparse.Namespace) -> int:
             body = text_lines(found) or [NONE]
             lines += [("  " if len(runs) > 1 else "") + printable(x) for x in body]
         text = "\n".join(lines) + "\n"
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return 0

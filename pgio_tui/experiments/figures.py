@@ -11,7 +11,8 @@ taken as a whole, never as a mean of per-tick figures where that would change it
 - buffers written by source (totals and shares), Dirty/Writeback, PGDATA and WAL devices,
   checkpoints: the summary's; WAL generated and the PGDATA device's reads per second: Σ rate·dt
   over the same ticks;
-- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make; sql: the statement's elapsed time;
+- pgio: its RIOPS and CACHE_HITS/s and the hit ratio they make, the rows its statements fetched
+  per second (tuples/s); sql: the statement's elapsed time;
 - statements over 100-500 ms: the server log's `duration:` lines (any client's), beside pgbench's;
 - wait events: each type's (and event's) share of the client backends sampled every tick;
 - and every other statistic of the summary (run_figures' `more`), named by catalog key and statistic
@@ -34,7 +35,7 @@ from pgio_tui.analysis.summary import summarize
 from pgio_tui.analysis.summary_latency import OF_TRANSACTIONS
 from pgio_tui.analysis.summary_model import ALL_WRITES, CHECKPOINTS, PERCENTILE_METRICS, Summary
 from pgio_tui.safe_text import printable
-from pgio_tui.store.reader import Recording
+from pgio_tui.store.reader import Recording, RecordingError
 
 BYTES_PER_MIB = 1024 * 1024
 
@@ -117,11 +118,12 @@ FIGURES = (
     Figure("pgio_riops", "pgio RIOPS", "1/s", "pgio", of=(M.PGIO_READS_S, "mean")),
     Figure("pgio_hits_s", "pgio CACHE_HITS/s", "1/s", "pgio", of=(M.PGIO_HITS_S, "mean")),
     Figure("pgio_hit_ratio", "pgio hit ratio", "%", "pgio"),
+    Figure("pgio_tuples_s", "pgio tuples/s", "1/s", "pgio", of=(M.PGIO_TUPLES_S, "mean")),
     Figure("blks_read_s", "blks_read/s (all databases)", "1/s", "pgio", of=(M.DB_BLKS_READ_S, "mean")),
 )
 # the at-a-glance figures (the HTML's first table, the runs table's columns), where a run has them
-HEADLINE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_hit_ratio",
-            "pgdata_r_s", "pgdata_w_await", "writes_backend")
+HEADLINE = ("tps", "lat_mean", "lat_stddev", "lat_p95", "lat_p99", "sql_elapsed", "pgio_riops", "pgio_tuples_s",
+            "pgio_hit_ratio", "pgdata_r_s", "pgdata_w_await", "writes_backend")
 GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Statement (sql workload)",
                 "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
                 "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",
@@ -146,6 +148,7 @@ class RunFigures:
     workload: dict[str, Any] = field(default_factory=dict)
     more: list[Figure] = field(default_factory=list)  # the recording's other statistics (values under their keys)
     spans: list[tuple[float, float, str]] = field(default_factory=list)  # checkpoints: (x start, x end, kind)
+    own_io: dict[str, dict[str, float | None]] = field(default_factory=dict)  # role -> own_io_shares' shares
 
 
 def run_window(rec: Recording) -> Window:
@@ -177,6 +180,7 @@ def run_figures(path: str | Path) -> RunFigures:
             out.notes.append(f"latency over 100-500 ms counts the transactions pgbench logged: a {rate:g} sample "
                              "(--sampling-rate)")
         out.statements = statements(rec, win)
+        out.own_io = own_io_shares(rec, win, s.role_devices)
         _more(out, s)
         _waits(out, rec, win)
     return out
@@ -299,6 +303,63 @@ def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> Non
         den = math.fsum(dt for x, dt in zip(col, c.dt) if x is not None)
         if den:
             v["pgdata_r_s"] = math.fsum(x * dt for x, dt in zip(col, c.dt) if x is not None) / den
+
+
+# --- whose I/O a device's figures are ----------------------------------------------------------
+
+# a device figure's field -> the share of the device's I/O it is made of: its reads (their count,
+# bytes and waits), its writes and flushes, or "all": its queue (utilisation, queue size)
+FIELD_SHARE = {M.DISK_R_S: "read", M.DISK_RKB_S: "read", M.DISK_R_AWAIT_MS: "read", M.DISK_W_S: "write",
+               M.DISK_WKB_S: "write", M.DISK_W_AWAIT_MS: "write", M.DISK_F_S: "write", M.DISK_F_AWAIT_MS: "write"}
+
+
+def own_io_shares(rec: Recording, win: Window, role_devices: dict[str, str]) -> dict[str, dict[str, float | None]]:
+    """Per role (PGDATA, WAL): at most what share (%) of its device's bytes the server's own processes
+    moved in the run: their /proc/<pid>/io read_bytes against the device's kB read, write_bytes (the
+    bytes they dirtied: at least what they made storage write) against its kB written, and both
+    together. An upper bound: a process's bytes may have gone to another device. Empty without
+    /proc/<pid>/io (another host, no permission): then nothing says whose I/O the device did."""
+    if win.start_tick is None or not role_devices:
+        return {}
+    try:
+        n, own_r, own_w = rec.conn.execute(  # total(): a float sum, no integer overflow from a crafted file
+            "SELECT count(read_bytes), total(read_bytes), total(write_bytes) FROM backend_io WHERE tick BETWEEN ? AND ?",
+            (win.start_tick, _last(win))).fetchone()
+        if not n:
+            return {}
+        out = {}
+        for role, dev in role_devices.items():
+            dev_r, dev_w = rec.conn.execute(
+                "SELECT total(x.rkb_s * t.dt) * 1024, total(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
+                "ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick WHERE d.name = ? AND x.tick BETWEEN ? AND ?",
+                (dev, win.start_tick, _last(win))).fetchone()
+            out[role] = {"read": _share(own_r, dev_r), "write": _share(own_w, dev_w),
+                         "all": _share(_count(own_r) + _count(own_w), _count(dev_r) + _count(dev_w))}
+    except RecordingError:  # a file without these tables' columns: whose I/O it was is unknown
+        return {}
+    return out
+
+
+def _share(own: Any, device: Any) -> float | None:
+    """own / device in %, at most 100; None when the device moved nothing."""
+    own, device = _count(own), _count(device)
+    return min(100.0, 100 * own / device) if device else None
+
+
+def device_share_kind(fig: Figure) -> tuple[str, str] | None:
+    """(role, share kind) of a device figure (`pgdata_w_await`, `disk.PGDATA.aqu_sz:mean`); None for others."""
+    if fig.key == "pgdata_r_s":
+        return "PGDATA", "read"
+    if fig.of is None:
+        return None
+    metric = fig.of[0]
+    if fig.role:
+        return fig.role, FIELD_SHARE.get(metric, "all")
+    if metric.startswith(M.DISK_PREFIX):
+        role, _, fld = metric[len(M.DISK_PREFIX):].rpartition(".")
+        if role:
+            return role, FIELD_SHARE.get(fld, "all")
+    return None
 
 
 def _pgio(v: dict) -> None:

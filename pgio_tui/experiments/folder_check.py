@@ -117,7 +117,8 @@ def _plan(data: Any) -> Plan:
     for name in ("discard_first", "reinit"):
         _typed(data, name, bool)
     _typed(data, "restored", (bool, type(None)))
-    for name, low, high in (("warmup_s", 0, MAX_NUMBER), ("dirty_wait_s", 0, MAX_NUMBER),
+    for name, low, high in (("warmup_s", 0, MAX_NUMBER), ("restart_warmup_s", 0, MAX_NUMBER),
+                            ("dirty_wait_s", 0, MAX_NUMBER),
                             ("interval", 1e-3, 86400)):
         _num(data, name, low, high)
     _int(data, "seed", -MAX_NUMBER, MAX_NUMBER)

@@ -29,8 +29,8 @@ from pgio_tui.safe_text import html_text as escape
 from pgio_tui.store.reader import Recording
 from pgio_tui.workload_facts import workload_command
 
-HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_hit_ratio", "blks_read_s", "pgdata_r_s",
-                "sql_elapsed")
+HEAT_FIGURES = ("tps", "lat_mean", "lat_p99", "pgio_riops", "pgio_tuples_s", "pgio_hit_ratio", "blks_read_s",
+                "pgdata_r_s", "sql_elapsed")
 STYLE = """<style>
 .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 2px 10px; margin-bottom: .6em; }
 .grid3 svg, .scatters svg { width: 100%; height: auto; }
@@ -147,6 +147,7 @@ def plan_section(res: Results) -> str:
             ("server", "lab cluster" + (f" (PostgreSQL {p.target.get('pg_version')})" if p.target.get("pg_version")
                                         else "") if p.target.get("lab") else "the given server"),
             ("warm-up, first run", f"{p.warmup_s:g} s, {'discarded' if p.discard_first else 'kept'}"),
+            ("warm-up after a restart", f"{p.restart_warmup_s:g} s, unrecorded" if p.restart_warmup_s else "none"),
             ("runs", f"{len(res.runs)} of {len(p.runs)} finished"),
             ("settings put back", {True: "yes", False: "no", None: "not yet"}.get(p.restored, "?")),
             ("baseline", " ".join(f"{k}={v}" for k, v in res.baseline.items()))]

@@ -89,6 +89,8 @@ def describe(plan: Plan, folder: str | Path) -> str:
         ("target", where),
         ("hygiene", ", ".join(x for x in ("first run discarded" if plan.discard_first else "",
                                           f"{plan.warmup_s:g} s warm-up per run" if plan.warmup_s else "",
+                                          f"{plan.restart_warmup_s:g} s warm-up after a restart"
+                                          if plan.restart_warmup_s else "",
                                           f"ticks every {plan.interval:g} s") if x)),
         ("state", f"{counts(plan)}; settings {restored}"),
     ]

@@ -27,24 +27,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pgio_tui import format as fmt
 from pgio_tui.experiments.plan import PAGE_CACHE
 
 NAME = PAGE_CACHE
 PROCESS_ALLOWANCE = 16 * 2**20  # room for the processes' memory to grow (new backends), beyond what it is at the cap
-_UNITS = {"": 1, "b": 1, "kb": 2**10, "k": 2**10, "mb": 2**20, "m": 2**20, "gb": 2**30, "g": 2**30,
-          "tb": 2**40, "t": 2**40}
-
-
 class PageCacheError(RuntimeError):
     """os.page_cache cannot be applied here: one line that says why."""
 
 
 def parse_size(text: str) -> int:
     """`256MB`, `1GB`, `512kB`, bytes; PostgreSQL's units (1024-based)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if not m or m.group(2).lower() not in _UNITS:
-        raise PageCacheError(f"{NAME}={text!r}: give a size like 256MB or 1GB")
-    size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    try:
+        size = fmt.parse_size(text)
+    except ValueError:
+        raise PageCacheError(f"{NAME}={text!r}: give a size like 256MB or 1GB") from None
     if size < 2**20:
         raise PageCacheError(f"{NAME}={text}: at least 1MB")
     return size

@@ -165,7 +165,7 @@ class Progress:
 
     def expected_run_s(self) -> float | None:
         if self.phase == "warm-up":
-            return self.plan.warmup_s or None
+            return (self.run.warmup.get("s") if self.run is not None else None) or self.plan.warmup_s or None
         if self.phase == "run" and self.nominal:
             return self.nominal
         return None

@@ -21,9 +21,16 @@ _RIGHT = (3, 4, 6, 7, 8)  # columns aligned right in the table
 RUN_FIGURES = 4  # headline figures in the runs table
 
 
-def _amount(pct: float | None, value: float | None, unit: str) -> str:
-    """A change or floor in % of the baseline's mean, or in the figure's unit where that mean is 0."""
+SHOWN_UP_TO_PCT = 10_000.0  # a floor or detectable change past it reads "> 10,000 %" (JSON and CSV keep the number)
+
+
+def _amount(pct: float | None, value: float | None, unit: str, bound: bool = False) -> str:
+    """A change or floor in % of the baseline's mean, or in the figure's unit where that mean is 0;
+    `bound`: past SHOWN_UP_TO_PCT (two repeats of a figure that varies 100× make a t-interval of
+    millions of %) as "> 10,000 %", which says as much."""
     if pct is not None:
+        if bound and abs(pct) > SHOWN_UP_TO_PCT:
+            return f"> {SHOWN_UP_TO_PCT:,.0f} %"
         return percent(pct)
     return DASH if value is None else f"{'+' if value > 0 else ''}{number(value, unit)} {unit}"
 
@@ -43,10 +50,12 @@ def lines(res: Results) -> list[tuple]:
                 change, floor, least, verdict = DASH, DASH, DASH, "no baseline runs"
             else:
                 change = _amount(ch.pct, ch.diff, fig.unit)
-                floor = _amount(ch.floor_pct, ch.floor, fig.unit).lstrip("+")
-                least = DASH if ch.detectable is None else \
-                    ("-" if ch.as_ratio and (ch.diff or 0) < 0 else "+" if ch.as_ratio else "±") \
-                    + _amount(ch.detectable_pct, ch.detectable, fig.unit).lstrip("+")
+                floor = _amount(ch.floor_pct, ch.floor, fig.unit, bound=True).lstrip("+")
+                least = _amount(ch.detectable_pct, ch.detectable, fig.unit, bound=True).lstrip("+")
+                if ch.detectable is None:
+                    least = DASH
+                elif not least.startswith(">"):
+                    least = ("-" if ch.as_ratio and (ch.diff or 0) < 0 else "+" if ch.as_ratio else "±") + least
                 verdict = ch.verdict
             out.append((fig.label, fig.unit, r.label, str(st.n), number(st.mean, fig.unit), ci, change, floor,
                         least, verdict, fig, st, ch))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from pgio_tui.analysis.align import AlignError
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments import hygiene
 from pgio_tui.experiments.charts import correlation
-from pgio_tui.experiments.figures import Figure, RunFigures, catalog, run_figures
+from pgio_tui.experiments.figures import Figure, RunFigures, catalog, device_share_kind, run_figures
 from pgio_tui.experiments.plan import WORKLOAD_OPTIONS, Plan, PlanError, Run
 from pgio_tui.safe_text import printable
 from pgio_tui.sources.statements_sql import shown_statement
@@ -114,7 +114,8 @@ def merge(plans: list[tuple[Plan, Path]]) -> Plan:
         raise PlanError(f"two folders with the same {dim} ({values[0]}): give each value once")
     sweep = {dim: values, **{n: list(dict.fromkeys(v for p, _ in plans for v in p.sweep[n])) for n in first.sweep}}
     merged = Plan(sweep=sweep, repeat=max(p.repeat for p, _ in plans), order=first.order, workload=first.workload,
-                  target=first.target, warmup_s=first.warmup_s, discard_first=first.discard_first,
+                  target=first.target, warmup_s=first.warmup_s, restart_warmup_s=first.restart_warmup_s,
+                  discard_first=first.discard_first,
                   interval=first.interval, restored=all(p.restored for p, _ in plans))
     for value, (p, folder) in zip(values, plans):
         for r in p.runs:
@@ -167,6 +168,70 @@ def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
     return out or None
 
 
+SHARED_BELOW_PCT = 50.0  # a device figure whose device did more of others' I/O than the server's: not judged
+_SHARE_WORDS = {"read": "reads", "write": "writes", "all": "I/O"}
+
+
+def shared_device(fig: Figure, runs: list[RunResult]) -> str | None:
+    """The verdict of a device figure when, in one of `runs`, the server's own processes did less than
+    SHARED_BELOW_PCT of what it depends on (the device's reads, writes, or all its I/O for its queue):
+    on a device shared with others, the figure is mostly their I/O, not the setting's effect."""
+    kind = device_share_kind(fig)
+    if kind is None:
+        return None
+    role, what = kind
+    low = [(x, r.run.index) for r in runs if (x := (r.figures.own_io.get(role) or {}).get(what)) is not None
+           and x < SHARED_BELOW_PCT]
+    if not low:
+        return None
+    x, index = min(low)
+    return f"not judged (a shared device: the server did at most {x:.0f} % of its {_SHARE_WORDS[what]} in run {index})"
+
+
+def shared_notes(runs: list[RunResult]) -> list[str]:
+    """Per role whose device the server shared with others in some run: how little of it was the server's."""
+    out, said = [], set()
+    for role in dict.fromkeys(role for r in runs for role in r.figures.own_io):
+        dev = next((r.figures.devices.get(role) for r in runs if r.figures.devices.get(role)), "?")
+        parts = []
+        for what in ("read", "write"):
+            xs = [x for r in runs if (x := (r.figures.own_io.get(role) or {}).get(what)) is not None]
+            if xs and min(xs) < SHARED_BELOW_PCT:
+                span = f"{min(xs):.0f}" if f"{min(xs):.0f}" == f"{max(xs):.0f}" else f"{min(xs):.0f}-{max(xs):.0f}"
+                parts.append(f"{span} % of its {_SHARE_WORDS[what]}")
+        if parts and dev not in said:  # pg_wal on PGDATA's device: said once
+            said.add(dev)
+            out.append(f"{role}'s device ({printable(dev)}) is shared: the server's processes did at most "
+                       f"{' and '.join(parts)} in the runs (their /proc/<pid>/io against the device's bytes); a "
+                       f"figure of it is not judged where that share is under {SHARED_BELOW_PCT:.0f} %: it is "
+                       "mostly other processes' I/O")
+    return out
+
+
+def warmup_notes(plan: Plan, runs: list[Run]) -> list[str]:
+    """What the figures leave out before each run: the warm-ups (unrecorded), after a restart and
+    every run; or that runs right after a restart hold its cold caches."""
+    out = []
+    after = [r for r in runs if r.warmup.get("after_restart")]
+    warmed = [r for r in after if _positive(r.warmup.get("s"))]
+    if warmed:
+        secs = sorted({float(r.warmup["s"]) for r in warmed})
+        out.append(f"warm-up after a restart: {len(warmed)} run(s) started right after the server restarted; "
+                   f"the first {' / '.join(f'{s:g}' for s in secs)} s of the workload ran unrecorded before each "
+                   "(cold caches), so no figure holds them (--restart-warmup S; 0: none)")
+    cold = [r for r in after if not _positive(r.warmup.get("s"))]
+    if cold:
+        out.append(f"no warm-up after a restart: the first seconds of {len(cold)} run(s) (cold caches) are in "
+                   f"their figures (--restart-warmup 0): runs {', '.join(str(r.index) for r in cold[:20])}")
+    if plan.warmup_s > 0:
+        out.append(f"warm-up: {plan.warmup_s:g} s of the workload before every run, unrecorded (--warmup)")
+    return out
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
 def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results:
     """Every finished run's figures, then one Row per combination in sweep order."""
     folder = Path(folder)
@@ -190,9 +255,11 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
         r.flags = run_flags(r.run, r.figures)
     rows = []
     by_arm: dict[int, list[dict[str, float | None]]] = {}
+    runs_of: dict[int, list[RunResult]] = {}
     seen: dict[tuple, int] = {}
     for r in done:
         by_arm.setdefault(r.arm, []).append(r.figures.values)
+        runs_of.setdefault(r.arm, []).append(r)
     for arm, combo in enumerate(combos):
         runs = by_arm.get(arm, [])
         label = plan.label_of(combo)
@@ -205,6 +272,11 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
         if base is not None and row is not base:
             row.changes = {f.key: repeats.change([v.get(f.key) for v in base.runs], [v.get(f.key) for v in row.runs],
                                                  f.domain) for f in figures}
+            both = runs_of.get(base.arm, []) + runs_of.get(row.arm, [])
+            for f in figures:
+                why = shared_device(f, both)
+                if why:
+                    row.changes[f.key] = replace(row.changes[f.key], verdict=why, detectable=None, detectable_pct=None)
     notes = list(dict.fromkeys(n for r in done for n in r.figures.notes))
     if any(f.group == "statements" for f in figures):
         n = sum(server_statements(r.run) is not None for r in done)
@@ -212,6 +284,7 @@ def collect(plan: Plan, folder: str | Path, baseline: dict[str, str]) -> Results
                      else "statements: the recordings' statement windows inside each run" if not n
                      else f"statements: pg_stat_statements at the end of {n} of {len(done)} runs, the recordings' "
                           "statement windows for the others")
+    notes += warmup_notes(plan, [r.run for r in done]) + shared_notes(done)
     res = Results(plan, baseline, figures, rows, done, folder, notes)
     res.drift = drift_lines(res)
     return res

@@ -4,8 +4,9 @@ each, the original settings put back whatever ends it (the end, an error, Ctrl-C
 How a run samples and records is the caller's (`RunOne`: commands/experiment.py builds one Session
 per run); this module only decides what happens around it, so it stays below the session layer.
 Around each run: settings applied (ALTER SYSTEM + reload or restart; `os.page_cache` by a cgroup),
---reinit, the warm-up (unrecorded), hygiene.prepare (CHECKPOINT, pg_stat_statements reset, Dirty
-under the background threshold), a hygiene.Watch during the run, and the run's flags afterwards.
+--reinit, the warm-up (unrecorded: --warmup before every run, --restart-warmup after a restart),
+hygiene.prepare (CHECKPOINT, pg_stat_statements reset, Dirty under the background threshold), a
+hygiene.Watch during the run, and the run's flags afterwards.
 """
 
 from __future__ import annotations
@@ -52,11 +53,14 @@ class Target:
         self.fresh = False  # restarted since the cap last moved the postmaster: its shared memory is untouched
         self.workload: dict[str, Any] | None = None  # the workload of the run under way (workloads.for_run)
         self.set_up: tuple | None = None  # what the workload was last set up for (workloads.setup_key)
+        self.restarts = 0  # restarts so far: a run whose settings restarted the server warms up first
+        self.warmup_s = 0.0  # the length of the warm-up under way (RunOne "warmup")
 
     def _restarted(self) -> None:
         if self._restart is not None:
             self._restart()
         self.fresh = True
+        self.restarts += 1
 
     def page_cache(self, value: str | None, lab: bool) -> dict[str, Any]:
         """Cap the server's page cache at value (None: lift the cap); the facts of the cap.
@@ -235,15 +239,24 @@ def _apply(plan: Plan, run: Run, target: Target) -> dict[str, str]:
 
 def _one(plan: Plan, run: Run, folder: Path, target: Target, run_one: RunOne, say: Say) -> None:
     run.flags = []
+    restarts = target.restarts
     run.applied = _apply(plan, run, target)
     target.workload = workloads.for_run(plan.workload, run.settings)
     if plan.reinit or workloads.setup_key(target.workload) != target.set_up:
         workloads.setup(target.workload, target.conninfo, say)  # --reinit, or a scale swept
         target.set_up = workloads.setup_key(target.workload)
-    if plan.warmup_s > 0:
+    after_restart = target.restarts != restarts
+    warm = max(plan.warmup_s, plan.restart_warmup_s if after_restart else 0.0)
+    if after_restart or warm > 0:  # kept even at 0 s: the report says which runs start cold
+        run.warmup = {"s": warm, "after_restart": after_restart}
+    if warm > 0:
+        if after_restart and warm > plan.warmup_s:
+            say(f"run {run.index}/{len(plan.runs)}: the server restarted: {warm:g} s of the workload first, "
+                "not recorded (cold caches)")
         t0 = time.time()
+        target.warmup_s = warm
         state, note = run_one("warmup", None)
-        run.warmup = {"s": plan.warmup_s, "start_t": round(t0, 3), "end_t": round(time.time(), 3), "state": state}
+        run.warmup.update({"start_t": round(t0, 3), "end_t": round(time.time(), 3), "state": state})
         if state == "interrupted":
             run.state = "interrupted"
             return

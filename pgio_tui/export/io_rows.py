@@ -1,8 +1,10 @@
 """`pgio-tui export FILE --io`: the recorded pg_stat_io rows (16+) as CSV or JSON Lines, one row per
 backend type, object and context per tick with any I/O: every operation per second, its kB per
 second and its time in ms per second (empty while the timing setting was off: unknown, not 0).
-Mean ms per operation over any window is the sum of a time column over the sum of its operations'
-(ratios.per_op_ms). Names are the server's text, written plain (safe_text)."""
+A figure x `dt` is the tick's whole count as recorded (operations, kB; ms to the µs), so sums over
+ticks match the view's own delta. Mean ms per operation over any window is the sum of a time column
+over the sum of its operations' (ratios.per_op_ms). Names are the server's text, written plain
+(safe_text)."""
 
 from __future__ import annotations
 

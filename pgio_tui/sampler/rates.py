@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import IO_FIELDS, Frame, IoKey
+from pgio_tui.frame import BLOCK_KB, IO_BYTES_OPS, IO_FIELDS, Frame, IoKey
 
 
 # Cumulative counters that become per-second rates, and levels read as they are: (metric, section of
@@ -26,12 +26,29 @@ def rate(cur, prev, dt) -> float | None:
     return delta / dt if delta >= 0 else None
 
 
+_KB_OPS = tuple((IO_FIELDS.index(kb), IO_FIELDS.index(op)) for kb, op in IO_BYTES_OPS.items())
+
+
+def _beyond_blocks(vals: list) -> list | None:
+    """A pg_stat_io row's cumulative values with its kB as those beyond one block per operation; None
+    when its operations moved less than a block each (a server built with smaller blocks)."""
+    out = list(vals)
+    for k, o in _KB_OPS:
+        if vals[k] is not None and vals[o] is not None:
+            out[k] = vals[k] - BLOCK_KB * vals[o]
+            if out[k] < 0:
+                return None
+    return out
+
+
 def io_row_rates(rows: list | None, prev: list | None, rate_of: Callable[[str, str, object, object], float | None],
                  names: dict) -> dict[IoKey, dict[str, float | None]]:
     """pg_stat_io rows of this tick and the last (tick_sql.io_rows_sql) -> rates by (backend_type,
     object, context), IO_FIELDS; rate_of(backend_type, counter name, cur, prev) makes one (spread
     as its publisher needs). A row new since the last tick starts from zero (only rows that have done
-    I/O are read); no previous sample, or a counter that went back, gives None. `names`: a cache."""
+    I/O are read); no previous sample, or a counter that went back, gives None. `names`: a cache.
+    The kB are rated as those beyond one block per operation, 8 kB per operation added back: spread
+    apart from their operations, a tick could show less than a block per read."""
     if prev is None or not rows:
         return {}
     before = {(bt, obj, ctx): vals for bt, obj, ctx, *vals in prev}
@@ -40,9 +57,18 @@ def io_row_rates(rows: list | None, prev: list | None, rate_of: Callable[[str, s
         key = (bt, obj, ctx)
         pvals = before.get(key) or [None if v is None else 0 for v in vals]
         counter_names = names.get(key)
-        if counter_names is None:
-            counter_names = names[key] = tuple(f"{bt}.{obj}.{ctx}.{f}" for f in IO_FIELDS)
-        out[key] = {f: rate_of(bt, name, c, pc) for f, name, c, pc in zip(IO_FIELDS, counter_names, vals, pvals)}
+        if counter_names is None:  # (plain, with the kB beyond blocks)
+            counter_names = names[key] = tuple(tuple(f"{bt}.{obj}.{ctx}.{f}{suffix if f in IO_BYTES_OPS else ''}"
+                                                     for f in IO_FIELDS) for suffix in ("", "_beyond_blocks"))
+        cur, last = _beyond_blocks(vals), _beyond_blocks(pvals)
+        beyond = cur is not None and last is not None
+        if beyond:
+            vals, pvals = cur, last
+        row = {f: rate_of(bt, name, c, pc) for f, name, c, pc in zip(IO_FIELDS, counter_names[beyond], vals, pvals)}
+        for kb, op in IO_BYTES_OPS.items() if beyond else ():
+            kb_beyond, ops = row[kb], row[op]
+            row[kb] = None if kb_beyond is None or ops is None else kb_beyond + BLOCK_KB * ops
+        out[key] = row
     return out
 
 

@@ -36,7 +36,7 @@ class BackendRows:
 
     def add(self, frame: Frame, statement_id: Callable[[int, int], int]) -> None:
         """Buffer a frame's rows; `statement_id(queryid, tick)` gives (or makes) a statements row."""
-        tick, dt = frame.tick, frame.dt
+        tick, dt = frame.tick, frame.dt or 0.0
         for b in recorded(frame.backends, BACKENDS_TOP) if dt else ():
             labels = tuple(b.get(k) for k in _LABELS)
             bid = self._backend_ids.get(labels)
@@ -48,7 +48,7 @@ class BackendRows:
             start = b.get("query_start")
             age = None if start is None else round((frame.t - start) * 1000)
             stmt = statement_id(b["query_id"], tick) if b.get("query_id") else None
-            counts = [None if b.get(f) is None else round(b[f] * dt) for f in schema.BACKEND_IO_COLUMNS.values()]
+            counts = [schema.over_tick(b.get(f), dt) for f in schema.BACKEND_IO_COLUMNS.values()]
             self._io.append((tick, bid, age, stmt, *counts))
         self._aio.extend((tick, st, op, n) for st, op, n in frame.aio if n)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
+from pgio_tui.frame import BLOCK_KB, DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.safe_text import LINE_CHARS, capped
@@ -55,11 +55,12 @@ def _statement_text(v: Any) -> str | None:
     return None if t is None else capped(scrub_statement(t), LINE_CHARS)
 
 
-def _io_sql(field: str) -> tuple[str, str]:
-    """SQL of one pg_stat_io field of an io_rows row: (it is known, its value), as io_fields() reads
-    the number() of each column."""
-    col, op, scale = schema.io_stored_of(field)
-    v = col if op is None else f"(CASE WHEN {known_sql(op)} THEN {col} + 8 * {op} ELSE {col} END)"
+def _io_sql(field: str, layout: schema.IoLayout) -> tuple[str, str]:
+    """SQL of one pg_stat_io field of an io_rows row `r` of `layout`: (it is known, its value as
+    io_fields() reads the number() of each column, but for the division by a per-tick row's dt)."""
+    col, op, scale = schema.io_stored_of(field, layout)
+    col, op = f"r.{col}", None if op is None else f"r.{op}"
+    v = col if op is None else f"(CASE WHEN {known_sql(op)} THEN {col} + {BLOCK_KB} * {op} ELSE {col} END)"
     return known_sql(col), v if scale == 1 else f"({v} * 1.0 / {scale})"
 
 
@@ -135,6 +136,8 @@ class Recording:
             self._schema_cookie = cookie
             self._columns = schema.metric_columns_of(conn)
             self._disk_layout = schema.disk_layout(schema.table_columns(conn, "disk"))
+            self._io_layout = schema.io_layout(schema.table_columns(conn, "io_rows"))
+            self._flush_layout = schema.flush_layout(schema.table_columns(conn, "disk_flush"))
         self.meta: dict[str, Any] = {}
         for k, v in conn.execute("SELECT key, value FROM meta"):
             v = meta_value(str(k), v)
@@ -253,11 +256,14 @@ class Recording:
         with I/O in the span, in tick order (nothing for files without io_rows), without making Frames."""
         if not self._io_keys:
             return
-        where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        for tick, key_id, *vals in self.conn.execute(
-                f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows{where} ORDER BY tick", params):
+        where, params = self._range("r.tick", start_tick, self._clamp(end_tick))
+        cols = ", ".join(f"r.{c}" for c in self._io_layout.columns)
+        for tick, dt, key_id, *vals in self.conn.execute(
+                f"SELECT r.tick, t.dt, r.key_id, {cols} FROM io_rows r JOIN ticks t ON t.tick = r.tick"
+                f"{where} ORDER BY r.tick", params):
             if key_id in self._io_keys:
-                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals])
+                yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals], number(dt),
+                                                                      self._io_layout)
 
     def io_sums(self, sums: list[tuple[Callable[[tuple[str, str, str]], bool], str, str | None]],
                 start_tick: int | None = None, end_tick: int | None = None) -> Iterator[tuple[int, list[float]]]:
@@ -270,13 +276,17 @@ class Recording:
         exprs = []
         for keys, field, per in sums:
             ids = ", ".join(str(i) for i, (key, _) in self._io_keys.items() if type(i) is int and keys(key))
-            known, v = _io_sql(field)
-            row = f"key_id IN ({ids}) AND {known}"
-            per_sql = "0" if per is None else "CASE WHEN {} THEN {} ELSE 0 END".format(*_io_sql(per))
+            known, v = _io_sql(field, self._io_layout)
+            row = f"r.key_id IN ({ids}) AND {known}"
+            per_sql = "0" if per is None else "CASE WHEN {} THEN {} ELSE 0 END".format(*_io_sql(per, self._io_layout))
             exprs += [f"total(CASE WHEN {row} THEN {v} END)", f"total(CASE WHEN {row} THEN {per_sql} END)"]
-        where, params = self._range("tick", start_tick, self._clamp(end_tick))
-        for tick, *vals in self.conn.execute(
-                f"SELECT tick, {', '.join(exprs)} FROM io_rows{where} GROUP BY tick ORDER BY tick", params):
+        where, params = self._range("r.tick", start_tick, self._clamp(end_tick))
+        for tick, dt, *vals in self.conn.execute(
+                f"SELECT r.tick, t.dt, {', '.join(exprs)} FROM io_rows r JOIN ticks t ON t.tick = r.tick{where} "
+                "GROUP BY r.tick ORDER BY r.tick", params):
+            if self._io_layout.per_tick:  # counts over the tick: per second over its dt (none without one)
+                dt = number(dt)
+                vals = [v / dt for v in vals] if dt is not None and dt > 0 else [0.0] * len(vals)
             yield tick, vals
 
     def workloads(self) -> list[dict[str, Any]]:
@@ -328,6 +338,20 @@ class Recording:
                 self._scales.get(M.LATENCY_MAX_MS, 1))
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
+
+    def tick_dts(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, float]:
+        """tick -> the sampler's own dt (its monotonic clock) over [start_tick, end_tick]: a rate x dt
+        gives back the tick's count exactly (None and non-numbers left out)."""
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        return {tick: dt for tick, dt in self.conn.execute(f"SELECT tick, dt FROM ticks{where}", params)
+                if isinstance(dt, (int, float))}
+
+    def ticks_with(self, backend_type: str, start_tick: int | None = None, end_tick: int | None = None) -> set[int]:
+        """The ticks at which a backend of `backend_type` was sampled (its wait samples)."""
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        return {tick for (tick,) in self.conn.execute(
+            f"SELECT DISTINCT tick FROM waits_named{where or ' WHERE 1'} AND backend_type = ? AND count > 0",
+            params + [backend_type])}
 
     # --- seeking and series ---------------------------------------------------------------------
 
@@ -396,7 +420,7 @@ class Recording:
                 joins.append((alias, id_))
             column, scale = disk.get(fld, (fld, 1))
             scales.append(scale)
-            expr = schema.flush_expr(fld, alias) if flush else f"{alias}.{column}"
+            expr = schema.flush_expr(fld, alias, self._flush_layout) if flush else f"{alias}.{column}"
             cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {number_sql(expr)} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
@@ -483,7 +507,8 @@ class Recording:
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,
                                       statements=self._statements, latency_hist=self._has_latency_hist,
                                       backends=self._backends, disk_flush=self._has_disk_flush,
-                                      io_keys=self._io_keys)
+                                      io_keys=self._io_keys, io_layout=self._io_layout,
+                                      flush_layout=self._flush_layout)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

@@ -22,12 +22,15 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                    devices: dict, sources: dict, wait_events: dict, statements: dict,
                    latency_hist: bool, backends: StoredBackends | None = None,
                    disk_flush: bool = True, scales: list[int] | None = None, io_keys: dict | None = None,
-                   disk_layout: tuple = schema.disk_layout(schema.DISK_STORED)) -> Iterator[Frame]:
+                   disk_layout: tuple = schema.disk_layout(schema.DISK_STORED),
+                   io_layout: schema.IoLayout = schema.IO_COUNTS,
+                   flush_layout: tuple[str, str] = schema.FLUSH_COUNTS) -> Iterator[Frame]:
     """The Frames of `ticks` (rows of tick, t, elapsed, dt, *columns) whose ticks lie in `span`;
     devices, sources, wait_events and statements are the file's name tables (Recording), backends
     its backends (store/backend_rows.py); latency_hist and disk_flush say whether the file has
-    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file without io_rows); scales are the columns' (schema.from_stored), disk_layout the disk
-    table's (schema.disk_layout)."""
+    those tables (added later), io_keys the pg_stat_io rows' (key, first tick) by id (None: a file
+    without io_rows); scales are the columns' (schema.from_stored), disk_layout, io_layout and
+    flush_layout the disk, io_rows and disk_flush tables' (schema.disk_layout, io_layout, flush_layout)."""
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
@@ -39,10 +42,11 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                    "WHERE tick BETWEEN ? AND ?")
     disk_scales = [s for _, _, s in disk_layout]
     scales = scales or [1] * len(columns)
-    flush = by_tick(f"SELECT tick, device_id, {', '.join(schema.flush_expr(f, 'disk_flush') for f in schema.FLUSH_FIELDS)} "
-                    "FROM disk_flush WHERE tick BETWEEN ? AND ?") if disk_flush else {}
+    flush_cols = ", ".join(schema.flush_expr(x, "f", flush_layout) for x in schema.FLUSH_FIELDS)
+    flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
+                    "WHERE f.tick BETWEEN ? AND ?") if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(schema.IO_STORED)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
+    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
         if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
@@ -77,13 +81,14 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
         keys = io_keys or {}
         tick_io = {key: dict(zero_io) for key, first in keys.values() if first <= tick}
-        tick_io.update({keys[id_][0]: schema.io_fields([number(v) for v in vals])
+        dt = number(row[3])
+        tick_io.update({keys[id_][0]: schema.io_fields([number(v) for v in vals], dt, io_layout)
                         for id_, *vals in io_rows.get(tick, ()) if id_ in keys})
         if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
             tick_sources.update(relation_sums(tick_io))
         values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
-            tick=tick, t=row[1], elapsed=number(row[2]) or 0.0, dt=number(row[3]),  # elapsed NULL: crafted
+            tick=tick, t=row[1], elapsed=number(row[2]) or 0.0, dt=dt,  # elapsed NULL: crafted
             values={c: v for c, v in values.items() if v is not None},
             devices=tick_devices,
             device_roles=dict(roles),

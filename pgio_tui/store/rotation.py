@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+
 from pgio_tui.frame import Frame
 from pgio_tui.store.files import remove
 from pgio_tui.store.schema import RecordingError
@@ -32,17 +33,6 @@ DIR_MODE = 0o700
 MIN_ROTATE_S = 1.0  # tests rotate every few seconds; a service every hour or day
 
 # PostgreSQL's units, 1024-based, as os.page_cache takes them (experiments/page_cache.py)
-_SIZE_UNITS = {"": 1, "b": 1, **{f"{p}{b}": 1024 ** (i + 1) for i, p in enumerate("kmgt") for b in ("", "b", "ib")}}
-
-
-def parse_size(text: str) -> int:
-    """`2GB`, `500MB`, `2GiB`, `512k`, bytes -> bytes (1024-based, as PostgreSQL's settings)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(f"not a size: {text!r} (e.g. 500MB, 2GB, 2GiB)")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
-
-
 @dataclass(frozen=True)
 class Rotation:
     """A new file every `every_s` seconds; files whose period ended more than `keep_s` ago are

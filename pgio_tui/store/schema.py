@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, IO_TIMES, SOURCE_FIELDS
+from pgio_tui.frame import BLOCK_KB, DEVICE_FIELDS, IO_BYTES_OPS, IO_FIELDS, IO_TIMES, SOURCE_FIELDS
 from pgio_tui import metrics as M
 from pgio_tui.metrics import CATALOG, DISK_METRICS, IO_UNITS, Unit, lookup
 
@@ -135,28 +136,50 @@ def _cols(table: str, fields: Iterable[str]) -> str:
 
 # Flush requests (iostat f/s, f_await) live in their own table, `disk_flush`, one row per device and tick
 # with flushes (most devices never flush but at a checkpoint's end), added after schema 2 without a
-# version bump: a file without it has no flush figures (unknown, not 0). The mean is kept as f_ms_s
-# (ms spent flushing per second), a whole number per tick like f_s where the mean itself would take
-# an 8-byte REAL: f_await_ms = f_ms_s / f_s on reading.
+# version bump: a file without it has no flush figures (unknown, not 0). Kept as whole numbers over the
+# tick (FLUSH_COUNTS, as io_rows): f_n flushes and f_us_n µs spent flushing, so f_s = f_n / dt and
+# f_await_ms = f_us_n / 1000 / f_n on reading. Files written before 2026-11-27 hold per-second rates
+# (FLUSH_RATES: f_s, and f_ms_s to 0.001 ms/s, an 8-byte REAL whenever the tick is not 1 s long).
 FLUSH_FIELDS = ("f_s", "f_await_ms")
+FLUSH_COUNTS = ("f_n", "f_us_n")
+FLUSH_RATES = ("f_s", "f_ms_s")
 DISK_COLUMNS = tuple(f for f in DEVICE_FIELDS if f not in FLUSH_FIELDS)  # the `disk` table's
-DISK_FLUSH_DDL = """CREATE TABLE disk_flush (
-    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), f_s REAL, f_ms_s REAL,
-    PRIMARY KEY (tick, device_id)
-) WITHOUT ROWID"""
 
 
-def flush_values(fields: dict) -> tuple[float | None, float | None]:
-    """(f_s, f_ms_s) of a Frame's device row, not yet quantized."""
+def flush_layout(columns: Iterable[str]) -> tuple[str, str]:
+    """The columns of a file's disk_flush (FLUSH_COUNTS or FLUSH_RATES; validate.py refuses any other)."""
+    return FLUSH_RATES if set(FLUSH_RATES) <= set(columns) else FLUSH_COUNTS
+
+
+def flush_counts(fields: dict, dt: float) -> tuple[int | None, int | None]:
+    """(f_n, f_us_n) of a Frame's device row over a tick of `dt` s."""
     f_s, f_await = fields.get("f_s"), fields.get("f_await_ms")
-    return f_s, (f_s * f_await if f_s is not None and f_await is not None else None)
+    us = over_tick(f_s * f_await, dt, 1000) if f_s is not None and f_await is not None else None
+    return over_tick(f_s, dt), us
 
 
-def flush_expr(field: str, table: str) -> str:
-    """SQL for one of FLUSH_FIELDS from a `disk_flush` row (or its alias)."""
+def flush_expr(field: str, table: str, layout: tuple[str, str] = FLUSH_COUNTS, ticks: str = "ticks") -> str:
+    """SQL for one of FLUSH_FIELDS from a `disk_flush` row (or its alias) of `layout`, joined to its
+    `ticks` row (for dt)."""
+    n, time = layout
+    counts = layout == FLUSH_COUNTS
     if field == "f_await_ms":
-        return f"CASE WHEN {table}.f_s > 0 THEN {table}.f_ms_s / {table}.f_s ELSE 0.0 END"
-    return f"{table}.{field}"
+        return f"CASE WHEN {table}.{n} > 0 THEN {table}.{time}{' / 1000.0' if counts else ''} / {table}.{n} ELSE 0.0 END"
+    return f"CASE WHEN {ticks}.dt > 0 THEN {table}.{n} / {ticks}.dt END" if counts else f"{table}.{n}"
+
+
+def _disk_flush_ddl(layout: tuple[str, str]) -> str:
+    """disk_flush and its view as a file of `layout` holds them."""
+    counts = layout == FLUSH_COUNTS
+    f_s = f"{flush_expr('f_s', 'f', layout, 't')} AS f_s" if counts else flush_expr("f_s", "f", layout)
+    return f"""CREATE TABLE disk_flush (
+    tick INTEGER NOT NULL, device_id INTEGER NOT NULL REFERENCES devices (id), {
+        ", ".join(f"{c} {'INTEGER' if counts else 'REAL'}" for c in layout)},
+    PRIMARY KEY (tick, device_id)
+) WITHOUT ROWID;
+CREATE VIEW disk_flush_named AS
+    SELECT f.tick, devices.name AS device, devices.role, {f_s}, {flush_expr("f_await_ms", "f", layout)} AS f_await_ms
+    FROM disk_flush f JOIN devices ON devices.id = f.device_id{" JOIN ticks t ON t.tick = f.tick" if counts else ""}"""
 
 
 DISK_UNITS = tuple({m.name.rsplit(".", 1)[1]: m.unit for m in DISK_METRICS}[f] for f in DISK_COLUMNS)
@@ -166,38 +189,94 @@ _DISK_SCALED_NAMES = {"r_await_ms": "r_await_us", "w_await_ms": "w_await_us", "a
 DISK_STORED = tuple(_DISK_SCALED_NAMES.get(f, f) for f in DISK_COLUMNS)  # the disk table's value columns
 _DEVICE_COLS = ", ".join(f"{c} REAL" for c in DISK_STORED)
 _SOURCE_COLS = ", ".join(f"{f} REAL" for f in SOURCE_FIELDS)
-# pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing; the times
-# (ms/s to 3 decimals) as whole µs/s (IO_SCALES), the kB as those beyond one 8 kB block per operation
-# (IO_BEYOND_BLOCKS: 0, so free, on 16-17 and for most writes on 18), under names that say so;
-# io_rows_named gives the fields back.
+# pg_stat_io rows (Frame.io): one row per (tick, key) with any I/O, zeros costing nothing, as whole
+# numbers over the tick (rate x the tick's dt, as backend_io; the reader divides by the stored dt), so
+# a counter's sum over the ticks is the view's delta exactly: operations, kB as those beyond one 8 kB
+# block per operation (frame.IO_BYTES_OPS: 0, so free, on 16-17 and for most writes on 18), times in
+# whole µs (as PostgreSQL counts them), under names ending in _n (a count over the tick);
+# io_rows_named gives the fields back. Files written before 2026-11-27 hold per-second rates, each
+# quantized on its own, under the names without _n (IO_RATES): read as they were written.
 IO_SCALES = tuple(1000 if f in IO_TIMES else 1 for f in IO_FIELDS)  # checked against stored_scale below
-IO_BEYOND_BLOCKS = {"read_kb": "reads", "write_kb": "writes", "extend_kb": "extends"}
-_IO_OP_OF = tuple(IO_FIELDS.index(IO_BEYOND_BLOCKS[f]) if f in IO_BEYOND_BLOCKS else None for f in IO_FIELDS)
-IO_STORED = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BEYOND_BLOCKS else f
-                  for f, s in zip(IO_FIELDS, IO_SCALES))
+_IO_OP_OF = tuple(IO_FIELDS.index(IO_BYTES_OPS[f]) if f in IO_BYTES_OPS else None for f in IO_FIELDS)
+_IO_RATE_COLUMNS = tuple(f"{f[:-3]}_us" if s == 1000 else f"{f}_beyond_blocks" if f in IO_BYTES_OPS else f
+                         for f, s in zip(IO_FIELDS, IO_SCALES))
+IO_STORED = tuple(f"{c}_n" for c in _IO_RATE_COLUMNS)  # the io_rows columns of new files
 
 
-def io_stored(values: list) -> list:
-    """A Frame.io row's quantized, scaled values (IO_FIELDS order) as the io_rows columns hold them."""
-    return [v - 8 * values[k] if k is not None and v is not None and values[k] is not None else v
-            for v, k in zip(values, _IO_OP_OF)]
+@dataclass(frozen=True)
+class IoLayout:
+    """A file's io_rows: its value columns (IO_FIELDS order) and what they hold."""
+    columns: tuple[str, ...]
+    per_tick: bool  # whole counts over the tick (divided by dt on reading); else per-second rates
+    sql_type: str
 
 
-def io_stored_of(field: str) -> tuple[str, str | None, int]:
-    """Where a Frame.io field lives in io_rows: its column, the operation's column when its kB are
-    stored beyond 8 kB a block (IO_BEYOND_BLOCKS), and its scale (io_fields() reads them back)."""
+IO_COUNTS = IoLayout(IO_STORED, True, "INTEGER")
+IO_RATES = IoLayout(_IO_RATE_COLUMNS, False, "REAL")
+
+
+def io_layout(columns: Iterable[str]) -> IoLayout:
+    """The layout of a file's io_rows, from its columns (validate.py refuses any other)."""
+    return IO_RATES if set(IO_RATES.columns) <= set(columns) else IO_COUNTS
+
+
+def over_tick(rate, dt: float, scale: int = 1) -> int | None:
+    """A per-second rate as the whole count over a tick of `dt` s (x scale: µs from ms); None: unknown."""
+    if type(rate) not in (int, float) or not math.isfinite(rate):
+        return None
+    return round(rate * dt * scale)
+
+
+def io_stored(row: dict, dt: float) -> list:
+    """A Frame.io row as the io_rows columns of new files hold it (IO_COUNTS), over a tick of `dt` s."""
+    counts = [over_tick(row.get(f), dt, s) for f, s in zip(IO_FIELDS, IO_SCALES)]
+    ops = [None if k is None else counts[k] for k in _IO_OP_OF]
+    return [v - BLOCK_KB * n if v is not None and n is not None else v for v, n in zip(counts, ops)]
+
+
+def io_stored_of(field: str, layout: IoLayout) -> tuple[str, str | None, int]:
+    """Where a Frame.io field lives in io_rows of `layout`: its column, the operation's column when
+    its kB are stored beyond 8 kB a block (IO_BYTES_OPS), and its scale (io_fields() reads them back)."""
     k = IO_FIELDS.index(field)
     op = _IO_OP_OF[k]
-    return IO_STORED[k], None if op is None else IO_STORED[op], IO_SCALES[k]
+    return layout.columns[k], None if op is None else layout.columns[op], IO_SCALES[k]
 
 
-def io_fields(stored: list) -> dict:
-    """io_rows columns (already numbers or None) back to a Frame.io row."""
-    values = [v + 8 * stored[k] if k is not None and v is not None and stored[k] is not None else v
-              for v, k in zip(stored, _IO_OP_OF)]
-    return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
-IO_ROWS_DDL = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
-                              "first_tick INTEGER", "io_rows", "key_id", ", ".join(f"{c} REAL" for c in IO_STORED))
+def io_fields(stored: list, dt: float | None, layout: IoLayout = IO_COUNTS) -> dict:
+    """io_rows columns (already numbers or None) of a tick of `dt` s back to a Frame.io row."""
+    ops = [None if k is None else stored[k] for k in _IO_OP_OF]
+    values = [v + BLOCK_KB * n if v is not None and n is not None else v for v, n in zip(stored, ops)]
+    if not layout.per_tick:
+        return {f: from_stored(v, sc) for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+    if dt is None or dt <= 0:  # a count over an unknown span is no rate
+        return dict.fromkeys(IO_FIELDS)
+    return {f: v / (sc * dt) if v is not None else None for f, v, sc in zip(IO_FIELDS, values, IO_SCALES)}
+
+
+def _io_rows_ddl(layout: IoLayout) -> str:
+    """io_keys, io_rows and the io_rows_named view (fields per second) as a file of `layout` holds them."""
+    def field(f: str, c: str, s: int) -> str:
+        ops = layout.columns[IO_FIELDS.index(IO_BYTES_OPS[f])] if f in IO_BYTES_OPS else None
+        if not layout.per_tick:
+            return f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{ops} AS {f}" if ops else f"r.{c}"
+        value = f"r.{c} / {s}.0" if s > 1 else f"(r.{c} + {BLOCK_KB} * r.{ops})" if ops else f"r.{c}"
+        return f"{value} / t.dt AS {f}"
+
+    tables = _named_per_tick("io_keys", "backend_type TEXT NOT NULL, object TEXT NOT NULL, context TEXT NOT NULL, "
+                             "first_tick INTEGER", "io_rows", "key_id",
+                             ", ".join(f"{c} {layout.sql_type}" for c in layout.columns))
+    dt = " JOIN ticks t ON t.tick = r.tick" if layout.per_tick else ""
+    return f"""{tables};
+CREATE VIEW io_rows_named AS
+    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
+        field(f, c, s) for f, c, s in zip(IO_FIELDS, layout.columns, IO_SCALES))}
+    FROM io_rows r JOIN io_keys k ON k.id = r.key_id{dt}"""
+
+
+# Tables (and their views) as files written before the counts over the tick hold them, and the columns
+# that tell (accepted in those: validate.py): table -> (DDL, columns).
+RATES_DDL = {"io_rows": (_io_rows_ddl(IO_RATES).split(";\n", 1)[1], IO_RATES.columns),  # (io_keys: as now)
+             "disk_flush": (_disk_flush_ddl(FLUSH_RATES), FLUSH_RATES)}
 
 # Objects older recordings hold that new ones no longer make (still accepted on open): (type, name) ->
 # (its SQL, columns). ticks_t: tick_at() binary-searches the tick numbers instead (the index was 2 %).
@@ -231,8 +310,8 @@ CREATE TABLE events (
 );
 CREATE INDEX events_tick ON events (tick);
 {LATENCY_HIST_DDL};
-{DISK_FLUSH_DDL};
-{IO_ROWS_DDL};
+{_disk_flush_ddl(FLUSH_COUNTS)};
+{_io_rows_ddl(IO_COUNTS)};
 CREATE TABLE workloads (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, argv TEXT, params TEXT,
     start_t REAL, stop_t REAL, exit_code INTEGER, summary TEXT
@@ -243,17 +322,9 @@ CREATE TABLE workload_output (
 CREATE INDEX workload_output_workload ON workload_output (workload_id, t);
 -- The per-tick tables with names instead of ids, for people reading the file with SQL.
 {{disk_named}};
-CREATE VIEW disk_flush_named AS
-    SELECT f.tick, devices.name AS device, devices.role, f.f_s, {flush_expr("f_await_ms", "f")} AS f_await_ms
-    FROM disk_flush f JOIN devices ON devices.id = f.device_id;
 CREATE VIEW io_named AS
     SELECT io.tick, sources.backend_type, {_cols("io", SOURCE_FIELDS)}
     FROM io JOIN sources ON sources.id = io.source_id;
-CREATE VIEW io_rows_named AS
-    SELECT r.tick, k.backend_type, k.object, k.context, {", ".join(
-        f"r.{c} / {s}.0 AS {f}" if s > 1 else f"r.{c} + 8 * r.{IO_BEYOND_BLOCKS[f]} AS {f}" if f in IO_BEYOND_BLOCKS
-        else f"r.{c}" for f, c, s in zip(IO_FIELDS, IO_STORED, IO_SCALES))}
-    FROM io_rows r JOIN io_keys k ON k.id = r.key_id;
 CREATE VIEW waits_named AS
     SELECT waits.tick, w.backend_type, w.wait_event_type, w.wait_event, waits.count
     FROM waits JOIN wait_events w ON w.id = waits.wait_id;

@@ -12,16 +12,13 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import IO_FIELDS, SOURCE_FIELDS, Event, Frame
-from pgio_tui.metrics import IO_UNITS
 from pgio_tui.secrets import scrub_secrets
 from pgio_tui.secrets import scrub_value as _scrub
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import BackendRows
 from pgio_tui.store.schema import quantize, quote, to_stored
 
-_FLUSH_UNITS = ("1/s", "ms/s")  # disk_flush: f_s, f_ms_s (schema.flush_values)
 _SOURCE_UNIT = "1/s"
-_IO_UNITS = tuple(IO_UNITS[f] for f in IO_FIELDS)
 
 
 def json_text(value: Any) -> str | None:
@@ -83,17 +80,17 @@ class TickRows:
                     for f, u, s in zip(schema.DISK_COLUMNS, schema.DISK_UNITS, schema.DISK_SCALES)]
             if not schema.all_zero(vals):
                 self._disk.append((tick, self._device_ids[name], *vals))
-            flush = [quantize(v, u, q) for v, u in zip(schema.flush_values(fields), _FLUSH_UNITS)]
-            if not schema.all_zero(flush):
+            flush = schema.flush_counts(fields, frame.dt) if frame.dt and frame.dt > 0 else (None, None)
+            if not schema.all_zero(flush):  # (None: unknown, kept so)
                 self._disk_flush.append((tick, self._device_ids[name], *flush))
         for backend_type, fields in (() if frame.io else frame.sources.items()):  # else made from io_rows
             source_id = self._lookup(self._source_ids, self._new_sources, backend_type, (backend_type, tick))
             vals = [quantize(fields.get(f), _SOURCE_UNIT, q) for f in SOURCE_FIELDS]
             if not schema.all_zero(vals):
                 self._io.append((tick, source_id, *vals))
-        for key, fields in frame.io.items():
-            vals = schema.io_stored([to_stored(quantize(fields.get(f), u, q), sc)
-                                     for f, u, sc in zip(IO_FIELDS, _IO_UNITS, schema.IO_SCALES)])
+        io_dt = frame.dt if frame.dt and frame.dt > 0 else 0.0
+        for key, fields in frame.io.items() if io_dt else ():  # counts over the tick
+            vals = schema.io_stored(fields, io_dt)
             key_id = self._lookup(self._io_key_ids, self._new_io_keys, key, (*key, tick))  # a row from now on
             if not schema.all_zero(v or 0 for v in vals):
                 self._io_rows.append((tick, key_id, *vals))

@@ -263,6 +263,14 @@ class Timeline:
         hist.max_ms = max(tops) if tops and hist.count else None
         return hist
 
+    def tick_dts(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, float]:
+        return {tick + p.offset: dt for p, a, b in self._spans(start_tick, end_tick)
+                for tick, dt in p.rec.tick_dts(a, b).items()}
+
+    def ticks_with(self, backend_type: str, start_tick: int | None = None, end_tick: int | None = None) -> set[int]:
+        return {tick + p.offset for p, a, b in self._spans(start_tick, end_tick)
+                for tick in p.rec.ticks_with(backend_type, a, b)}
+
     def tick_at(self, t: float) -> int:
         i = bisect_right([p.start_t for p in self._parts], t) - 1
         p = self._parts[max(0, i)]

@@ -153,6 +153,16 @@ def objects_before_3() -> dict[tuple[str, str], tuple[str | None, dict[str, str]
             if k[1] in ("disk", "disk_named")}
 
 
+@functools.lru_cache(maxsize=None)
+def objects_as_rates(table: str) -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
+    """A table and its view as files written before the counts over the tick hold them (schema.RATES_DDL)."""
+    def make(mem: sqlite3.Connection) -> None:
+        schema.create(mem)  # the tables its view reads
+        mem.executescript(f"DROP VIEW {table}_named; DROP TABLE {table}; {schema.RATES_DDL[table][0]}")
+
+    return {k: v for k, v in _objects_of(make).items() if k[1] in (table, f"{table}_named")}
+
+
 def _objects_of(make) -> dict[tuple[str, str], tuple[str | None, dict[str, str]]]:
     mem = sqlite3.connect(":memory:")
     make(mem)
@@ -170,6 +180,9 @@ def check_objects(conn: sqlite3.Connection, label: str, complete: bool, version:
     older schema `version`: as that schema made them). With complete=True (the current schema
     version, or migrated to it) every expected table must be there too."""
     want = expected_objects() if version >= 3 else {**expected_objects(), **objects_before_3()}
+    for table, (_ddl, columns) in schema.RATES_DDL.items():
+        if set(columns) <= set(schema.table_columns(conn, table)):
+            want = {**want, **objects_as_rates(table)}
     seen = set()
     for type_, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall():
         key = (type_, name)

@@ -27,6 +27,7 @@ from pgio_tui.session import end_workload
 from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.live_actions import LiveActions
+from pgio_tui.tui.live_findings import FindingsRead, FindingsWatch, read_findings
 from pgio_tui.tui.messages import FeedNotice, FrameArrived
 from pgio_tui.tui.panes import PANES, pane_key
 from pgio_tui.tui.screens.monitor import MonitorScreen
@@ -91,6 +92,7 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         self._last_redraw = 0.0
         self._catch_up: Timer | None = None  # the one-shot timer of a redraw put off by the frame budget
         self._warnings = WarningGate()  # a repeated warning is toasted once per few minutes
+        self.findings = FindingsWatch()  # live, while recording: each finding told once, as it forms
         self.first_frame_at: float | None = None  # monotonic time the first live frame was drawn
         self._workload_form: tuple[str, dict] = ("pgbench", {})  # the dialog's last values
         self._quitting = False
@@ -136,9 +138,23 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         st = message.status
         self.state.recording, self.state.recorded_ticks = st.recording, st.recorded_ticks
         self.state.postmaster_start = st.postmaster_start
+        if st.recording and self.findings.due():
+            self._read_findings(st.recording)
         # show a tick at once; the timer catches up with bursts. The second (live: the early one that
         # brings the first rates) is not held to the frame budget.
         self.request_redraw(now=len(self.history) == 2)
+
+    @work(thread=True, exclusive=True, group="findings", exit_on_error=False)
+    def _read_findings(self, path: str) -> None:
+        found: list = []
+        try:
+            found = read_findings(path)
+        finally:  # a reading that failed is one too: the next is then due
+            self.post_message(FindingsRead(found))
+
+    def on_findings_read(self, message: FindingsRead) -> None:
+        for f in self.findings.new(message.found):
+            self.notify(f"{f.id}: {f.text}", title="finding", severity="warning", timeout=12, markup=False)
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         n = message.notice

@@ -272,16 +272,15 @@ class ReplayApp(MonitorApp):
 
     @work(thread=True, exclusive=True, group="moments", exit_on_error=False)
     def _moments_worker(self, path: str, follow: bool = False) -> None:
-        from pgio_tui.store.timeline import Timeline, open_recording
+        from pgio_tui.store.timeline import open_recording
 
         # The moments read the whole file (~25 ms of CPU an hour): on this thread, but under the same
         # GIL as the UI, so they wait for the first frame, which they would otherwise hold up.
         self._first_drawn.wait(FIRST_FRAME_WAIT_S)
         with open_recording(path) as own:  # an older schema is migrated again, in this thread's memory
             moments = find_moments(own)
-            # a finished file: its findings are final (analysis/findings_out.py); a folder of rotated
-            # files has none yet (the rules read one file's tables)
-            if not follow and not isinstance(own, Timeline):
+            # a finished file, or folder of rotated files: its findings are final (analysis/findings_out.py)
+            if not follow:
                 from pgio_tui.analysis.findings_out import with_findings
                 moments = with_findings(moments, own)
         self.post_message(MomentsFound(moments))

@@ -9,7 +9,7 @@ one slice, and a stop (statements cancelled) takes effect at once.
 
 RIOPS and CACHE_HITS/s are the pg_stat_database deltas of the database over the true run time,
 as pgio defines them; per tick, the slices report the blocks their own statements read and hit
-(the backend's pending per-table counters) and each statement's latency.
+and the rows they fetched (the backend's pending per-table counters), and each statement's latency.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pgio_tui.workloads.latency import Histogram, buckets_of, frame_values, summ
 from pgio_tui.workloads.pgio_config import BLOCK, PgioConfig
 from pgio_tui.workloads.pgio_report import SessionTotals, console_report, read_disks, run_summary
 from pgio_tui.workloads.pgio_setup import PgioTables, first_line
-from pgio_tui.workloads.pgio_sql import DB_STATS, FUNCTION
+from pgio_tui.workloads.pgio_sql import DB_STATS, DROP_OLD, FUNCTION
 
 APP_PREFIX = "pgio_"  # application_name of the sessions: pgio_<table>_<n>
 
@@ -53,6 +53,7 @@ class PgioWorkload(PgioTables):
         self._lat_pending: list[float] = []
         self._reads_pending = 0
         self._hits_pending = 0
+        self._tuples_pending = 0
         self._hist = Histogram()
         self._conns: list[psycopg.Connection] = []  # whatever may be running a statement now
         self._conns_lock = threading.Lock()
@@ -105,6 +106,7 @@ class PgioWorkload(PgioTables):
                 return
             self._check_tables(admin)
             try:
+                admin.execute(DROP_OLD)
                 admin.execute(FUNCTION)
             except psycopg.Error as exc:
                 raise WorkloadError(f"cannot create the pgio function: {first_line(exc)}") from None
@@ -195,7 +197,7 @@ class PgioWorkload(PgioTables):
             if not t0_box:
                 return
             t0 = t0_box[0]
-            query = ("SELECT selects, updates, select_us, update_us, blks_fetched, blks_hit "
+            query = ("SELECT selects, updates, select_us, update_us, blks_fetched, blks_hit, tuples "
                      "FROM pgio_tui_slice(%s::regclass, %s::oid[], %s, %s, %s, %s, %s)")
             while not self.stop_requested:
                 left = c.run_time - (time.monotonic() - t0)
@@ -221,7 +223,7 @@ class PgioWorkload(PgioTables):
             self._release(conn)
 
     def _add_slice(self, me: SessionTotals, row: tuple) -> None:
-        selects, updates, sel_us, upd_us, fetched, hit = row
+        selects, updates, sel_us, upd_us, fetched, hit, tuples = row
         sel_ms = [u / 1000.0 for u in sel_us or ()]
         upd_ms = [u / 1000.0 for u in upd_us or ()]
         reads = (fetched or 0) - (hit or 0)
@@ -232,10 +234,12 @@ class PgioWorkload(PgioTables):
         me.update_max_ms = max([me.update_max_ms, *upd_ms])
         me.blks_read += reads
         me.blks_hit += hit or 0
+        me.tuples += tuples or 0
         with self._lock:
             self._lat_pending += sel_ms + upd_ms
             self._reads_pending += reads
             self._hits_pending += hit or 0
+            self._tuples_pending += tuples or 0
             for ms in sel_ms + upd_ms:
                 self._hist.add(ms)
 
@@ -243,12 +247,13 @@ class PgioWorkload(PgioTables):
         if not self._run_started:
             return
         with self._lock:
-            lat, reads, hits = self._lat_pending, self._reads_pending, self._hits_pending
-            self._lat_pending, self._reads_pending, self._hits_pending = [], 0, 0
+            lat, reads, hits, tuples = self._lat_pending, self._reads_pending, self._hits_pending, self._tuples_pending
+            self._lat_pending, self._reads_pending, self._hits_pending, self._tuples_pending = [], 0, 0, 0
         frame.values.update(frame_values(summarize(lat), frame.dt))
         frame.latency_buckets = buckets_of(lat)
         frame.values[M.PGIO_READS_S] = reads / frame.dt if frame.dt else None
         frame.values[M.PGIO_HITS_S] = hits / frame.dt if frame.dt else None
+        frame.values[M.PGIO_TUPLES_S] = tuples / frame.dt if frame.dt else None
 
     # -- measuring ------------------------------------------------------------------------------
 
@@ -294,7 +299,8 @@ class PgioWorkload(PgioTables):
         return {"partial": True, "note": "the recording ended while pgio was running: figures so far "
                                          "(RIOPS needs the run's end)", "run_start_t": self.run_start_t,
                 "selects": sum(s.selects for s in self.sessions), "updates": sum(s.updates for s in self.sessions),
-                "pgio_reads": sum(s.blks_read for s in self.sessions), "latency": latency,
+                "pgio_reads": sum(s.blks_read for s in self.sessions),
+                "pgio_tuples": sum(s.tuples for s in self.sessions), "latency": latency,
                 "deadlocks": sum(s.deadlocks for s in self.sessions), "sessions": [asdict(s) for s in self.sessions]}
 
     def outcome(self) -> str:

@@ -29,6 +29,7 @@ class SessionTotals:
     update_max_ms: float = 0.0
     blks_read: int = 0
     blks_hit: int = 0
+    tuples: int = 0  # rows its statements fetched from its table (selects' and updates' scans)
     deadlocks: int = 0
     cancelled: int = 0
     error: str | None = None
@@ -43,6 +44,7 @@ def run_summary(w: PgioWorkload, before, after, disk_a, disk_b, shared_buffers) 
     selects = sum(s.selects for s in w.sessions)
     updates = sum(s.updates for s in w.sessions)
     reads = sum(s.blks_read for s in w.sessions)
+    tuples = sum(s.tuples for s in w.sessions)
     summary: dict[str, Any] = {
         "dbname": w.dbname, "schemas": c.schemas, "sessions_per_table": c.sessions,
         "scale_blocks": c.scale, "shared_buffers": shared_buffers,
@@ -57,6 +59,7 @@ def run_summary(w: PgioWorkload, before, after, disk_a, disk_b, shared_buffers) 
         "select_blocks_nominal": selects * c.work_unit, "update_blocks_nominal": updates * c.update_work_unit,
         "pgio_reads": reads, "pgio_reads_s": per_s(reads),
         "pgio_hits": sum(s.blks_hit for s in w.sessions),
+        "pgio_tuples": tuples, "pgio_tuples_s": per_s(tuples),
         "stopped": w.stop_requested, "before": before, "after": after,
         "latency": w.latency_stats(),
         "sessions": [asdict(s) for s in w.sessions],
@@ -80,14 +83,15 @@ def console_report(w: PgioWorkload, before, after) -> list[str]:
                  f"threads(each). Run time: {s['run_s_whole']} seconds. RIOPS >{int(s['riops'] or 0)}< "
                  f"CACHE_HITS/s >{int(s['cache_hits_s'] or 0)}<")
     lines.append(f"true run time {s['run_s']:.3f} s; statements/s {s['statements_s'] or 0:.1f}; "
-                 f"reads by pgio statements/s {s['pgio_reads_s'] or 0:.0f}; deadlocks {s['deadlocks']}")
+                 f"reads by pgio statements/s {s['pgio_reads_s'] or 0:.0f}; "
+                 f"rows fetched by pgio statements/s {s['pgio_tuples_s'] or 0:.0f}; deadlocks {s['deadlocks']}")
     for dev, iops in (s.get("physical_read_iops") or {}).items():
         lines.append(f"physical read IOPS ({dev}, /proc/diskstats): {iops:.0f}")
     lines.append("session detail: table pid slices selects updates select_max_ms update_max_ms "
-                 "blks_read blks_hit deadlocks")
+                 "blks_read blks_hit tuples deadlocks")
     for x in w.sessions:
         lines.append(f"  {x.table} {x.pid} {x.slices} {x.selects} {x.updates} {x.select_max_ms:.3f} "
-                     f"{x.update_max_ms:.3f} {x.blks_read} {x.blks_hit} {x.deadlocks}")
+                     f"{x.update_max_ms:.3f} {x.blks_read} {x.blks_hit} {x.tuples} {x.deadlocks}")
     return lines
 
 

@@ -1,19 +1,23 @@
 """Frame.io (pg_stat_io per backend type, object and context, 16+) against the view's own delta read
 independently over the same window: every operation, its bytes and its time; ms per operation
 against the view's time / count worked out by hand; on 18 the byte columns against the blocks a
-sequential scan combined into reads (io_combine_limit)."""
+sequential scan combined into reads (io_combine_limit). The recording's io_rows hold the window as
+counts over the tick: equal to the view's delta exactly (operations, kB, µs)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import pytest
 from view_counters import quiet_window
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import IO_FIELDS, IO_OPS, IO_TIMES
+from pgio_tui.frame import BLOCK_KB, IO_BYTES_OPS, IO_FIELDS, IO_OPS, IO_TIMES
 from pgio_tui.ratios import per_op_ms
 from pgio_tui.sampler import Sampler
+from pgio_tui.store import schema
+from pgio_tui.store.writer import Recorder
 
 # every pg_stat_io row figure against the view's own delta over the same window (16+)
 CHECKS = {m.name: "view" for m in M.IO_METRICS}
@@ -110,12 +114,50 @@ WORK = ["INSERT INTO t SELECT g, repeat('y', 300) FROM generate_series(1, 3000) 
         "CHECKPOINT"]  # the checkpointer's writes and fsyncs
 
 
+def _recorded(frame, path) -> dict:
+    """The window's Frame as a recording stores it, read with plain SQL: key -> {IO_FIELDS: the whole
+    count over the tick}, the kB with their blocks (8 per operation) and the times in µs."""
+    with Recorder(path, meta={"interval_s": 1.0}) as rec:
+        rec.write(frame)
+    with sqlite3.connect(path) as c:
+        rows = c.execute(f"SELECT k.backend_type, k.object, k.context, {', '.join(schema.IO_STORED)} "
+                         "FROM io_rows r JOIN io_keys k ON k.id = r.key_id").fetchall()
+    out = {}
+    for bt, obj, ctx, *vals in rows:
+        row = dict(zip(IO_FIELDS, vals))
+        for kb, op in IO_BYTES_OPS.items():
+            row[kb] = None if row[kb] is None else row[kb] + BLOCK_KB * row[op]
+        out[(bt, obj, ctx)] = row
+    return out
+
+
 @pytest.mark.matrix
-def test_every_row_and_figure_equals_the_views_delta(make_cluster):
+def test_every_row_and_figure_equals_the_views_delta(make_cluster, tmp_path):
     before, after, frame, major = _window(make_cluster, WORK, track_io_timing="on")
     if before is None:  # before 16: no pg_stat_io, no rows (unknown, not 0)
         assert frame.io == {}
         return
+    stored = _recorded(frame, tmp_path / "window.pgio")
+    assert frame.dt != 1.0 and len(stored) >= 4  # a window of some seconds: counts, not rates
+    exact = 0
+    for key in after:  # the recording: whole counts, equal to the view's delta exactly
+        for fld in IO_FIELDS:
+            d = _delta(before, after, key, fld)
+            if key not in stored:  # a row without I/O in the window stores nothing
+                assert not d, (key, fld, d)
+                continue
+            got = stored[key][fld]
+            if d is None or (key[1] == "wal" and fld in IO_TIMES):  # unknown: NULL, never 0
+                assert got is None, (key, fld, got)
+                continue
+            want = round(d * 1000) if fld in IO_TIMES else d  # the server counts whole µs
+            assert abs(want - d * (1000 if fld in IO_TIMES else 1)) < 1e-6, (key, fld, d)
+            if (key, fld) == (OWN, "hits"):
+                assert abs(got - want) <= OWN_HITS, (key, fld, got, want)
+            else:
+                assert got == want, (key, fld, got, want)
+                exact += want > 0
+    assert exact >= 20, exact  # reads, writes, extends, fsyncs, hits, evictions, reuses, their kB and µs
     checked = 0
     for key in after:
         got = frame.io.get(key)
