@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = "PGIO_BENCH_TREE"  # the child measures the pgio_tui of this checkout (--baseline)
 sys.path[:0] = [os.environ.get(TREE, str(ROOT)), str(ROOT / "tests")]
 
+from cpu_and_load import interleaved  # noqa: E402 (beside this script)
+
 OPEN_TARGET_MS, SEEK_TARGET_MS = 500, 50
 
 
@@ -117,11 +119,7 @@ def main() -> None:
             secs = generate(path, ticks)
             print(f"  written in {secs:.1f} s")
         print(f"file: {path.stat().st_size / 1e6:.1f} MB")
-        trees = [("this tree", str(ROOT))]
-        if args.baseline:
-            base = ("baseline " + str(args.baseline), str(args.baseline.resolve()))
-            trees = [base, trees[0], trees[0], base]
-        for label, tree in trees:
+        for label, tree in interleaved(ROOT, args.baseline):
             r = subprocess.run([sys.executable, __file__, "--measure", str(path), "--size", args.size,
                                 "--seed", str(args.seed)], capture_output=True, text=True, env={**os.environ, TREE: tree})
             if r.returncode:

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = "PGIO_BENCH_TREE"  # the child measures the pgio_tui of this checkout (--baseline)
 sys.path[:0] = [os.environ.get(TREE, str(ROOT)), str(ROOT / "tests")]
 
+from cpu_and_load import interleaved  # noqa: E402 (beside this script)
+
 from fixture_recording import START_T, synthetic_frames  # noqa: E402
 
 from pgio_tui.store.rotation import Rotation, RotatingRecorder  # noqa: E402
@@ -92,11 +94,7 @@ def main() -> None:
             t0 = time.perf_counter()
             write(folder, args.files, args.rotate, args.ticks_per_file)
             print(f"wrote {args.files} files of {args.ticks_per_file} ticks in {time.perf_counter() - t0:.1f} s")
-        trees = [("this tree", str(ROOT))]
-        if args.baseline:
-            base = ("baseline " + str(args.baseline), str(args.baseline.resolve()))
-            trees = [base, trees[0], trees[0], base]
-        for label, tree in trees:
+        for label, tree in interleaved(ROOT, args.baseline):
             print(f"{label}: ", end="", flush=True)
             subprocess.run([sys.executable, __file__, "--rotate", str(args.rotate), "--measure", str(folder), tmp],
                            check=True, env={**os.environ, TREE: tree})
