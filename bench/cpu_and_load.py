@@ -1,5 +1,5 @@
-"""What the cost benches share: a process's CPU time, the percentile they print, and a lab
-cluster kept busy by pgbench for the whole measuring window.
+"""What the cost benches share: a process's CPU time, the percentile they print, a lab cluster
+kept busy by pgbench for the whole measuring window, and the trees measured before and after.
 
 Run from the bench scripts (`python bench/<name>.py`), which find this module beside them.
 """
@@ -56,3 +56,13 @@ def pgbench_load(clients: int, scale: int, seconds: float) -> Iterator[tuple[Clu
         for p in tmp.iterdir():
             p.unlink()
         tmp.rmdir()
+
+
+def interleaved(root: Path, baseline: Path | None) -> list[tuple[str, str]]:
+    """(label, source tree) to measure in turn: this tree alone, or with --baseline DIR baseline,
+    this, this, baseline, so a drift in the machine's load falls on both alike."""
+    this = ("this tree", str(root))
+    if baseline is None:
+        return [this]
+    base = (f"baseline {baseline}", str(baseline.resolve()))
+    return [base, this, this, base]

@@ -6,23 +6,27 @@ Makes an experiment folder of synthetic runs (tests/fixture_recording.py: the fu
 HTML page (the charts read every run's ticks again), and prints the page's size.
 
     python bench/experiment_report.py [--minutes 60] [--values 3] [--repeat 2] [--keep DIR]
+
+--keep DIR makes the folder there, or reuses it when it holds an experiment (its runs as they are).
+PGIO_BENCH_TREE=DIR measures that checkout's pgio_tui (before and after on one folder).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [os.environ.get("PGIO_BENCH_TREE", str(ROOT)), str(ROOT / "tests")]  # another checkout's pgio_tui
 
 from fixture_recording import write_fixture  # noqa: E402
 
 from pgio_tui.experiments import results  # noqa: E402
-from pgio_tui.experiments.plan import Plan, save  # noqa: E402
+from pgio_tui.experiments.plan import Plan, load, save  # noqa: E402
 from pgio_tui.experiments.report import render  # noqa: E402
 
 
@@ -56,14 +60,18 @@ def main() -> None:
     ticks = int(args.minutes * 60)
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp) / "exp"
-        wall, _, plan = cpu_timed(lambda: make(folder, args.values, args.repeat, ticks))
-        print(f"{len(plan.runs)} runs of {ticks} ticks written in {wall:.1f} s")
+        if (folder / "experiment.json").exists():
+            plan = load(folder)
+            print(f"{folder}: {len(plan.runs)} runs, load average {os.getloadavg()[0]:.2f}")
+        else:
+            wall, _, plan = cpu_timed(lambda: make(folder, args.values, args.repeat, ticks))
+            print(f"{len(plan.runs)} runs of {ticks} ticks written in {wall:.1f} s")
         baseline = results.parse_baseline(None, plan)
         wall, cpu, res = cpu_timed(lambda: results.collect(plan, folder, baseline))
         print(f"figures of every run (collect): {wall:.2f} s wall, {cpu:.2f} s CPU "
               f"({wall / len(plan.runs) * 1000:.0f} ms per run)")
         wall, cpu, text = cpu_timed(lambda: render(res, "table"))
-        print(f"table: {wall:.3f} s, {len(text.splitlines())} lines")
+        print(f"table: {wall:.3f} s wall, {cpu:.2f} s CPU, {len(text.splitlines())} lines")
         wall, cpu, page = cpu_timed(lambda: render(res, "html"))
         print(f"html: {wall:.2f} s wall, {cpu:.2f} s CPU, {len(page.encode()) / 1024:.0f} KiB "
               f"({page.count('<svg')} charts)")

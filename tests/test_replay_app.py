@@ -52,7 +52,7 @@ async def settle(app, pilot):
 
 @pytest.mark.asyncio
 async def test_step_seek_moments_and_speed(fixture_file):
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 150, clock=FakeClock())
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
@@ -97,7 +97,7 @@ async def test_step_seek_moments_and_speed(fixture_file):
 @pytest.mark.asyncio
 async def test_play_pause_at_speed(fixture_file):
     clock = FakeClock()
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 100, clock=clock)
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(app, pilot)
@@ -154,7 +154,7 @@ async def test_a_standing_replay_does_not_wake(fixture_file):
     """Paused, or at the end of a closed file, the playback timer stops (it fired 10 times a
     second for nothing); playing starts it again, and playback still runs to the end."""
     clock = FakeClock()
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = counted(ReplayApp(rec, playing=False, start_t=START_T + 100, clock=clock))
         assert not app.player.follow  # a closed recording: nothing to poll for
         async with app.run_test(size=(80, 24)) as pilot:
@@ -183,7 +183,7 @@ async def test_a_standing_replay_does_not_wake(fixture_file):
 
 @pytest.mark.asyncio
 async def test_jump_dialog_and_click(fixture_file):
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 100, clock=FakeClock())
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
@@ -212,7 +212,7 @@ async def test_jump_dialog_and_click(fixture_file):
 
 @pytest.mark.asyncio
 async def test_header_says_where_and_how_fast(fixture_file):
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 150, clock=FakeClock())
         async with app.run_test(size=(160, 48)) as pilot:
             await settle(app, pilot)
@@ -228,7 +228,7 @@ async def test_header_says_where_and_how_fast(fixture_file):
 
 @pytest.mark.asyncio
 async def test_zoom_out_reads_the_longer_window(fixture_file):
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 290, clock=FakeClock())
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
@@ -265,7 +265,7 @@ async def test_keys_footer_and_help_follow_what_the_source_can_do(fixture_file):
 
     from pgio_tui.tui.screens.dialogs import HelpScreen
 
-    with Recording(fixture_file) as rec:
+    with Recording(fixture_file, lazy=True) as rec:
         app = ReplayApp(rec, playing=False, start_t=START_T + 150, clock=FakeClock())
         async with app.run_test(size=(120, 40), notifications=True) as pilot:
             await settle(app, pilot)

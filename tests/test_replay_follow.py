@@ -52,7 +52,7 @@ def open_when_ready(path: Path, ticks: int, timeout: float = 20) -> Recording:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            rec = Recording(path)
+            rec = Recording(path, lazy=True)  # as `replay` opens a file
             if rec.last_tick is not None and rec.last_tick >= ticks - 1:
                 return rec
             rec.close()

@@ -99,15 +99,15 @@ def add_stat_io(s: Summary, rec, win) -> None:
            if tick >= win.start_tick}
     order = {tick: i for i, tick in enumerate(sorted(dts))}
     sums = [([0.0] * len(order), [0.0] * len(order)) for _ in IO_FIGURES]
-    for tick, key, row in rec.io_rows(win.start_tick, win.end_tick):
+    # per tick, over the rows of each figure where its numerator is known (time while timing was off
+    # is not counted): Σ numerator, Σ denominator
+    for tick, totals in rec.io_sums([(rows, top, bottom) for *_, rows, top, bottom in IO_FIGURES],
+                                    win.start_tick, win.end_tick):
         i, dt = order.get(tick), dts.get(tick)
         if i is None or dt is None:
             continue
-        for (num, den), (_g, _n, _u, _s, rows, top, bottom) in zip(sums, IO_FIGURES):
-            if not rows(key) or row.get(top) is None:  # (time while timing was off: not counted)
-                continue
-            num[i] += row[top] * dt
-            den[i] += (row.get(bottom) or 0.0) * dt if bottom else 0.0
+        for j, (num, den) in enumerate(sums):
+            num[i], den[i] = totals[2 * j] * dt, totals[2 * j + 1] * dt
     span = [dts[t] for t in sorted(dts)]
     for (num, den), (group, name, unit, stat, _rows, top, bottom) in zip(sums, IO_FIGURES):
         if not any(num) and not any(den):

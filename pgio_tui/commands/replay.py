@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"no FILE given and no {RECORDINGS_DIR}/ folder here: give a recording or a "
                        "folder of recordings")
     try:
-        rec = open_recording(target)  # a folder of rotated recordings: one timeline
+        rec = open_recording(target, lazy=True)  # a folder of rotated recordings: one timeline
     except RecordingError as exc:
         raise CliError(str(exc)) from None
     with rec:
@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 raise CliError(f"--start: {exc}") from None
         from pgio_tui.tui.replay import ReplayApp
-        app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=args.theme)
+        try:
+            app = ReplayApp(rec, speed=args.speed, start_t=start_t, theme=args.theme)
+        except RecordingError as exc:  # a damaged tick where replay starts
+            raise CliError(str(exc)) from None
         app.run()
+    if app.error:  # a damaged tick met later on
+        raise CliError(app.error)
     return app.return_code or 0

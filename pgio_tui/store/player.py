@@ -1,10 +1,11 @@
 """Player: where a replay is in a recording, how fast it moves, and where a key or a click sends it.
 
 Textual-free, so it is tested without a terminal and any front end can drive it. The player keeps
-the recording's (tick, time) index in two compact arrays (16 bytes a tick: 1.4 MB for a day at
-1 Hz), so stepping, seeking and playback are bisects with no SQL; the caller reads the Frames it
-needs with `Recording.frames()`. A file still being written is followed: `refresh()` appends the
-ticks the writer committed since, and a player at the end moves on to them.
+a span of the recording's (tick, time) index around the position in two compact arrays, read from
+the ticks' primary key as moves need it (`Player`), so stepping and playback are mostly bisects and
+a seek costs the same in a week as in an hour; the caller reads the Frames it needs with
+`Recording.frames()`. A file still being written is followed: `refresh()` reads what the writer
+committed since, and a player at the end moves on to it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pgio_tui.store.moments import Moment
 MAX = math.inf  # "as fast as possible"
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 100.0, MAX)
 MAX_BATCH = 200  # ticks one advance() may move: bounds the frames a caller reads per timer tick
+SPAN = 1024  # tick numbers of the index read at once (16 KB): a seek reads one span, playback one in SPAN ticks
 FOLLOW_SLACK = 5.0  # recording seconds the clock may run past the last tick while following
 
 
@@ -118,100 +120,165 @@ def _distance(t: float, a: float, b: float) -> float:
 # --- the player ---------------------------------------------------------------------------------
 
 class Player:
-    """Position (an index into the recording's ticks), speed and play/pause of one Recording."""
+    """Position, speed and play/pause of one Recording (or Timeline).
+
+    The position is an index into a span of the recording's (tick, time) index held in two
+    compact arrays: every tick between `_lo` and `_hi` (tick numbers, both included), at most a few
+    SPAN of them, read by one primary-key range query when a move leaves it. So opening, seeking
+    and stepping cost the same in an hour and a week, and playback reads on a span at a time."""
 
     def __init__(self, rec: Any, *, speed: float = 1.0, playing: bool = True, start_t: float | None = None):
         self.rec = rec
-        self.ticks = array("q")
-        self.ts = array("d")
-        self._append_index(None)
-        if not self.ticks:
+        if rec.first_tick is None or rec.last_tick is None:
             raise ValueError(f"{rec.path} holds no ticks")
+        self._ticks = array("q")
+        self._ts = array("d")
+        self._lo = self._hi = rec.first_tick - 1  # nothing read yet
+        self.index = 0
         self.speed = speed if speed > 0 else 1.0
         self.playing = playing
         self.follow = not self._closed()  # no `stop` event yet: the writer may still be at it
         self.moments: list[Moment] = []
-        self.index = 0
-        self.clock_t = self.ts[0]  # the playback clock, in recording time: between ticks while playing
+        self._goto(rec.first_tick)  # also sets clock_t, the playback clock (recording time, between ticks)
         if start_t is not None:
             self.seek_nearest(start_t)
 
-    def _append_index(self, after: int | None) -> int:
-        n = len(self.ticks)
-        start = None if after is None else after + 1
-        for tick, t, _ in self.rec.rows([], start):
-            self.ticks.append(tick)
-            self.ts.append(t)
-        return len(self.ticks) - n
-
     def _closed(self) -> bool:
         return bool(self.rec.events(["stop"]))
+
+    # --- the span of the index in memory --------------------------------------------------------
+
+    def _load(self, lo: int, hi: int) -> None:
+        """The span: every tick numbered lo..hi, one range query on the primary key."""
+        ticks, ts = array("q"), array("d")
+        for tick, t, _ in self.rec.rows([], lo, hi):
+            ticks.append(tick)
+            ts.append(t)
+        self._ticks, self._ts, self._lo, self._hi = ticks, ts, lo, hi
+
+    def _goto(self, tick: int) -> int:
+        """To `tick`, which the recording holds (read around it when it is not in the span)."""
+        if not self._lo <= tick <= self._hi:
+            self._load(max(self.rec.first_tick, tick - SPAN // 2), min(self.rec.last_tick, tick + SPAN // 2))
+        return self._seek_index(bisect_right(self._ticks, tick) - 1)
+
+    def _seek_index(self, i: int) -> int:
+        self.index = i
+        self.clock_t = self._ts[i]
+        return self._ticks[i]
+
+    def _read_on(self) -> None:
+        """A span from the position on, past the current one's end (the next tick at least)."""
+        tick, nxt = self.tick, self.rec.tick_after(self._hi)
+        self._load(tick, self.rec.last_tick if nxt is None else min(self.rec.last_tick, max(tick + SPAN, nxt)))
+        self.index = 0
+
+    def _read_back(self) -> None:
+        """A span up to the position, from before the current one's start (the tick before at least)."""
+        tick, prev = self.tick, self.rec.tick_before(self._lo)
+        lo = self.rec.first_tick if prev is None else max(self.rec.first_tick, min(tick - SPAN, prev))
+        self._load(lo, tick)
+        self.index = len(self._ticks) - 1
+
+    def _move(self, n: int) -> int:
+        """n ticks on from the position (back when negative), clamped to the recording."""
+        i = self.index + n
+        while i >= len(self._ticks) and self._hi < self.rec.last_tick:
+            i -= len(self._ticks) - 1
+            self.index = len(self._ticks) - 1
+            self._read_on()
+        while i < 0 and self._lo > self.rec.first_tick:
+            self.index = 0
+            self._read_back()
+            i += len(self._ticks) - 1
+        return self._seek_index(max(0, min(len(self._ticks) - 1, i)))
+
+    def _ahead(self, n: int) -> None:
+        """At least n ticks after the position in the span, or the recording's last."""
+        while len(self._ticks) - 1 - self.index < n and self._hi < self.rec.last_tick:
+            self._read_on()
 
     # --- where ----------------------------------------------------------------------------------
 
     @property
     def tick(self) -> int:
-        return self.ticks[self.index]
+        return self._ticks[self.index]
 
     @property
     def t(self) -> float:
-        return self.ts[self.index]
+        return self._ts[self.index]
 
     @property
     def start_t(self) -> float:
-        return self.ts[0]
+        return self.rec.start_t
 
     @property
     def end_t(self) -> float:
-        return self.ts[-1]
+        return self.rec.end_t
 
     @property
     def elapsed(self) -> float:
         return self.t - self.start_t
 
     @property
+    def at_start(self) -> bool:
+        return self.tick == self.rec.first_tick
+
+    @property
     def at_end(self) -> bool:
-        return self.index == len(self.ticks) - 1
+        return self.tick == self.rec.last_tick
 
     def __len__(self) -> int:
-        return len(self.ticks)
+        """The recording's ticks (counted on the first ask: a lazy recording has not)."""
+        return self.rec.tick_count
 
-    def index_of_tick(self, tick: int) -> int:
-        """The index of `tick`, or of the last tick before it (a tick in a gap), clamped."""
-        return max(0, min(len(self.ticks) - 1, bisect_right(self.ticks, tick) - 1))
+    def tick_since(self, t: float) -> int:
+        """The first tick taken at or after `t`, the position at most: where a window ending at the
+        position starts."""
+        if self._ts[0] < t or self._lo <= self.rec.first_tick:  # the span reaches back to it
+            return self._ticks[min(self.index, bisect_left(self._ts, t))]
+        tick = self.rec.tick_at(t)  # the last tick at or before t
+        if next(iter(self.rec.rows([], tick, tick)))[1] < t:
+            tick = self.rec.tick_after(tick)
+        return self.tick if tick is None else min(tick, self.tick)
 
     # --- moving ---------------------------------------------------------------------------------
 
-    def seek_index(self, index: int) -> int:
-        self.index = max(0, min(len(self.ticks) - 1, index))
-        self.clock_t = self.ts[self.index]
-        return self.tick
-
     def seek_tick(self, tick: int) -> int:
-        return self.seek_index(self.index_of_tick(tick))
+        """To `tick`, or to the last tick before it (a tick in a gap), clamped to the recording."""
+        tick = max(self.rec.first_tick, min(self.rec.last_tick, tick))
+        if self._lo <= tick <= self._hi and self._ticks and self._ticks[0] <= tick:
+            return self._seek_index(bisect_right(self._ticks, tick) - 1)
+        return self._goto(self.rec.tick_before(tick + 1))
 
     def seek_time(self, t: float) -> int:
         """To the last tick taken at or before `t` (the first when `t` is earlier)."""
-        return self.seek_index(bisect_right(self.ts, t) - 1)
+        ts = self._ts
+        if ts[0] <= t and (t < ts[-1] or self._hi >= self.rec.last_tick):  # in the span
+            return self._seek_index(max(0, bisect_right(ts, t) - 1))
+        return self._goto(self.rec.tick_at(t))
 
     def seek_nearest(self, t: float) -> int:
         """To the tick taken closest to `t`: a typed time (to the second) names the tick shown at
         that second, not the one before it."""
-        i = bisect_left(self.ts, t)
-        if i >= len(self.ts) or (i > 0 and t - self.ts[i - 1] <= self.ts[i] - t):
-            i -= 1
-        return self.seek_index(i)
+        self.seek_time(t)
+        if self.t < t:
+            self._ahead(1)
+            i = self.index
+            if i + 1 < len(self._ts) and self._ts[i + 1] - t < t - self._ts[i]:
+                self._seek_index(i + 1)
+        return self.tick
 
     def step(self, n: int) -> int:
         """n ticks forward (back when negative); playback pauses, as in atop and below."""
         self.playing = False
-        return self.seek_index(self.index + n)
+        return self._move(n)
 
     def home(self) -> int:
-        return self.seek_index(0)
+        return self._goto(self.rec.first_tick)
 
     def end(self) -> int:
-        return self.seek_index(len(self.ticks) - 1)
+        return self._goto(self.rec.last_tick)
 
     def jump(self, text: str) -> int:
         """`j`: see parse_jump() for what the text may be."""
@@ -257,21 +324,22 @@ class Player:
         """
         if not self.playing:
             return 0
+        self._ahead(MAX_BATCH + 1)  # enough read to tell how far the clock goes
         old = self.index
-        last = len(self.ticks) - 1
+        last = len(self._ticks) - 1
         if self.speed == MAX:
             new = min(last, old + MAX_BATCH)
         else:
             self.clock_t += max(0.0, wall_dt) * self.speed
-            new = min(bisect_right(self.ts, self.clock_t) - 1, old + MAX_BATCH, last)
+            new = min(bisect_right(self._ts, self.clock_t) - 1, old + MAX_BATCH, last)
             if new == old + MAX_BATCH:  # too slow to keep up: drop the backlog instead of growing it
-                self.clock_t = self.ts[new]
+                self.clock_t = self._ts[new]
         self.index = max(old, new)
-        if self.index == last:
+        if self.at_end:
             if self.follow:  # a new tick shows as soon as it is read, without credit piling up
-                self.clock_t = min(self.clock_t, self.ts[last] + FOLLOW_SLACK)
+                self.clock_t = min(self.clock_t, self.t + FOLLOW_SLACK)
             else:
-                self.clock_t = self.ts[last]
+                self.clock_t = self.t
                 self.playing = False
         return self.index - old
 
@@ -281,7 +349,6 @@ class Player:
         if not self.follow:
             return 0
         new = self.rec.refresh()
-        added = self._append_index(self.ticks[-1]) if new else 0
         if self._closed():
             self.follow = False
-        return added
+        return new

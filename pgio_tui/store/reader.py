@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgio_tui import metrics as M
-from pgio_tui.frame import DEVICE_FIELDS, DISK_PREFIX, Frame
+from pgio_tui.frame import BLOCK_KB, DEVICE_FIELDS, DISK_PREFIX, Frame
 from pgio_tui.frame import disk as disk_metric
 from pgio_tui.metrics import BY_NAME
 from pgio_tui.safe_text import LINE_CHARS, capped
@@ -27,8 +27,9 @@ from pgio_tui.store.opening import migrated_copy, open_read_only, schema_version
 from pgio_tui.store.rebuild import rebuild_frames
 from pgio_tui.store.stored_rows import (NEVER, WORKLOAD_NUMBERS, Setting, TickEvent, checkpoint_row, first_tick,
                                         statement_total, stored_event)
-from pgio_tui.store.validate import (HIST_ROWS, check_objects, check_ticks, decode, file_problem, label_text,
-                                     line_text, meta_value, number, text, tick_number, value)
+from pgio_tui.store.validate import (HIST_ROWS, TEXT_TYPES, check_objects, check_ticks, decode, file_problem,
+                                     known_sql, label_text, line_text, meta_value, number, number_sql, text,
+                                     tick_number)
 from pgio_tui.store.validate import queryid as queryid_of
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "Setting", "TickEvent"]
 
 BATCH_TICKS = 500  # ticks per query batch in frames()
+FETCH_ROWS = 256  # rows() fetches this many at once: one bounded fetch (validate.BoundedCursor) per batch
 MAX_ARGS = 1000  # a workload's argv beyond this many arguments is cut (a crafted file)
 
 
@@ -53,11 +55,30 @@ def _statement_text(v: Any) -> str | None:
     return None if t is None else capped(scrub_statement(t), LINE_CHARS)
 
 
-class Recording:
-    """One recording file, opened read-only. Tick ranges (start_tick, end_tick) include both ends."""
+def _io_sql(field: str, layout: schema.IoLayout) -> tuple[str, str]:
+    """SQL of one pg_stat_io field of an io_rows row `r` of `layout`: (it is known, its value as
+    io_fields() reads the number() of each column, but for the division by a per-tick row's dt)."""
+    col, op, scale = schema.io_stored_of(field, layout)
+    col, op = f"r.{col}", None if op is None else f"r.{op}"
+    v = col if op is None else f"(CASE WHEN {known_sql(op)} THEN {col} + {BLOCK_KB} * {op} ELSE {col} END)"
+    return known_sql(col), v if scale == 1 else f"({v} * 1.0 / {scale})"
 
-    def __init__(self, path: str | os.PathLike):
+
+def _scaled(v: int | float | None, scale: int) -> float | None:
+    """A checked, scaled stored number back to its value."""
+    return None if v is None else v / scale
+
+
+class Recording:
+    """One recording file, opened read-only. Tick ranges (start_tick, end_tick) include both ends.
+
+    `lazy`: the ticks are checked as they are read (rows(), frames()) and counted when first asked
+    (tick_count), not all at open, so a week opens as fast as an hour (replay). Otherwise every
+    tick is checked at open and a damaged one refuses the file before anything is shown."""
+
+    def __init__(self, path: str | os.PathLike, *, lazy: bool = False):
         self.path = Path(path)
+        self.lazy = lazy
         if not self.path.is_file():
             raise RecordingError(f"{self.path}: no such file" if not self.path.exists()
                                  else f"{self.path} is not a file")
@@ -78,7 +99,7 @@ class Recording:
         self.conn = conn
         self.schema_version = version
         self._schema_cookie = None
-        self._count = 0
+        self._count: int | None = None if lazy else 0  # None: not counted yet (lazy)
         self.first_tick: int | None = None
         self.last_tick: int | None = None
         self.start_t: float | None = None
@@ -96,7 +117,8 @@ class Recording:
     # --- what the file holds --------------------------------------------------------------------
 
     def refresh(self) -> int:
-        """Re-read what a writer has committed since; returns how many ticks are new.
+        """Re-read what a writer has committed since; returns how many ticks are new (0 at a lazy
+        file's first read, which does not count them).
 
         Everything else (counts, devices, frames(), metric_names()) reflects the file as of the
         last refresh, read from one snapshot so the names always cover the ticks.
@@ -144,19 +166,34 @@ class Recording:
                              "SELECT id, backend_type, object, context, first_tick FROM io_keys")
                          } if "io_keys" in tables else None
         after = -1 if self.last_tick is None else self.last_tick
-        check_ticks(conn, str(self.path), after)
-        new, last = conn.execute("SELECT count(*), max(tick) FROM ticks WHERE tick > ?", (after,)).fetchone()
-        if new:
+        if not self.lazy:
+            check_ticks(conn, str(self.path), after)
+        last = conn.execute("SELECT max(tick) FROM ticks").fetchone()[0]  # the primary key's end: no scan
+        if last is None or last <= after:
+            return 0
+        first = conn.execute("SELECT min(tick) FROM ticks").fetchone()[0] if self.first_tick is None else None
+        if self.lazy:  # the two ends are shown at once: checked now, the rest as it is read
+            for tick in (first, last):
+                if tick is not None:
+                    check_ticks(conn, str(self.path), tick - 1, tick)
+        # the first read of a lazy file counts nothing (it would scan it all); later ones, what is new
+        new = 0 if self.lazy and self.last_tick is None else conn.execute(
+            "SELECT count(*) FROM ticks WHERE tick > ? AND tick <= ?", (after, last)).fetchone()[0]
+        if self._count is not None:
             self._count += new
-            self.last_tick = last
-            self.end_t = conn.execute("SELECT t FROM ticks WHERE tick = ?", (last,)).fetchone()[0]
-            if self.first_tick is None:
-                self.first_tick, self.start_t = conn.execute(
-                    "SELECT tick, t FROM ticks ORDER BY tick LIMIT 1").fetchone()
+        self.last_tick = last
+        self.end_t = conn.execute("SELECT t FROM ticks WHERE tick = ?", (last,)).fetchone()[0]
+        if first is not None:
+            self.first_tick, self.start_t = first, conn.execute(
+                "SELECT t FROM ticks WHERE tick = ?", (first,)).fetchone()[0]
         return new
 
     @property
     def tick_count(self) -> int:
+        """Ticks up to the last one refresh() saw (a lazy recording counts them on the first ask)."""
+        if self._count is None:
+            self._count = 0 if self.last_tick is None else self.conn.execute(
+                "SELECT count(*) FROM ticks WHERE tick <= ?", (self.last_tick,)).fetchone()[0]
         return self._count
 
     @property
@@ -227,6 +264,30 @@ class Recording:
             if key_id in self._io_keys:
                 yield tick, self._io_keys[key_id][0], schema.io_fields([number(v) for v in vals], number(dt),
                                                                       self._io_layout)
+
+    def io_sums(self, sums: list[tuple[Callable[[tuple[str, str, str]], bool], str, str | None]],
+                start_tick: int | None = None, end_tick: int | None = None) -> Iterator[tuple[int, list[float]]]:
+        """Per tick with pg_stat_io rows in the span, for each (keys, field, per) of `sums`: the sum
+        of `field` over the rows whose (backend_type, object, context) `keys` accepts and whose
+        `field` is known, then the sum of `per` over those rows (unknown: 0; no `per`: 0). The values
+        as io_rows() reads them, summed by SQLite in one grouped query instead of a row at a time."""
+        if not self._io_keys:
+            return
+        exprs = []
+        for keys, field, per in sums:
+            ids = ", ".join(str(i) for i, (key, _) in self._io_keys.items() if type(i) is int and keys(key))
+            known, v = _io_sql(field, self._io_layout)
+            row = f"r.key_id IN ({ids}) AND {known}"
+            per_sql = "0" if per is None else "CASE WHEN {} THEN {} ELSE 0 END".format(*_io_sql(per, self._io_layout))
+            exprs += [f"total(CASE WHEN {row} THEN {v} END)", f"total(CASE WHEN {row} THEN {per_sql} END)"]
+        where, params = self._range("r.tick", start_tick, self._clamp(end_tick))
+        for tick, dt, *vals in self.conn.execute(
+                f"SELECT r.tick, t.dt, {', '.join(exprs)} FROM io_rows r JOIN ticks t ON t.tick = r.tick{where} "
+                "GROUP BY r.tick ORDER BY r.tick", params):
+            if self._io_layout.per_tick:  # counts over the tick: per second over its dt (none without one)
+                dt = number(dt)
+                vals = [v / dt for v in vals] if dt is not None and dt > 0 else [0.0] * len(vals)
+            yield tick, vals
 
     def workloads(self) -> list[dict[str, Any]]:
         """Workloads launched during the recording, with argv, params and summary decoded."""
@@ -319,6 +380,18 @@ class Recording:
                 hi = row[0] - 1
         return found
 
+    def tick_before(self, tick: int) -> int | None:
+        """The last tick before `tick` (gaps skip numbers): one primary-key lookup."""
+        row = self.conn.execute("SELECT max(tick) FROM ticks WHERE tick < ? AND tick <= ?",
+                                (tick, self._clamp(None))).fetchone()
+        return row[0]
+
+    def tick_after(self, tick: int) -> int | None:
+        """The first tick after `tick`, up to the last one refresh() saw: one primary-key lookup."""
+        row = self.conn.execute("SELECT min(tick) FROM ticks WHERE tick > ? AND tick <= ?",
+                                (tick, self._clamp(None))).fetchone()
+        return row[0]
+
     def series(self, metric: str, start_tick: int | None = None,
                end_tick: int | None = None) -> list[tuple[int, float, Any]]:
         """(tick, t, value) of one metric, `disk.<device>.<field>` included, in one indexed query."""
@@ -335,7 +408,8 @@ class Recording:
         disk = {f: (c, scale) for f, c, scale in self._disk_layout}
         for name in metrics:
             if name in self._columns:
-                cols.append(f"ticks.{quote(name)}")
+                col = f"ticks.{quote(name)}"
+                cols.append(col if self._columns[name] in TEXT_TYPES else number_sql(col))
                 scales.append(self._scales.get(name, 1))
                 continue
             dev, fld = self._disk_metric(name)
@@ -347,17 +421,23 @@ class Recording:
             column, scale = disk.get(fld, (fld, 1))
             scales.append(scale)
             expr = schema.flush_expr(fld, alias, self._flush_layout) if flush else f"{alias}.{column}"
-            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {expr} "
+            cols.append(f"CASE WHEN {alias}.tick IS NOT NULL THEN {number_sql(expr)} "
                         f"WHEN ticks.tick >= ? THEN 0.0 END")
             params.append(first if first != NEVER else None)
         sql = f"SELECT ticks.tick, ticks.t, ticks.elapsed{''.join(', ' + c for c in cols)} FROM ticks"
         sql += "".join(f" LEFT JOIN {'disk_flush' if a[0] == 'f' else 'disk'} {a} ON {a}.tick = ticks.tick "
                        f"AND {a}.device_id = {i}" for a, i in joins)
         where, wparams = self._range("ticks.tick", start_tick, self._clamp(end_tick))
-        types = [self._columns.get(m, "REAL") for m in metrics]
+        self._check_read(start_tick, self._clamp(end_tick))
+        # numbers come checked (number_sql): what is left is cutting text and scaling
+        convert = [label_text if self._columns.get(m) in TEXT_TYPES else
+                   None if scale == 1 else functools.partial(_scaled, scale=scale) for m, scale in zip(metrics, scales)]
         cursor = self.conn.execute(sql + where + " ORDER BY ticks.tick", params + wparams)
-        return ((tick, t, number(elapsed), *map(schema.from_stored, map(value, vals, types), scales))
-                for tick, t, elapsed, *vals in cursor)
+        fetched = (row for batch in iter(functools.partial(cursor.fetchmany, FETCH_ROWS), []) for row in batch)
+        if not any(convert):
+            return ((tick, t, number(elapsed), *vals) for tick, t, elapsed, *vals in fetched)
+        return ((tick, t, number(elapsed), *[v if c is None else c(v) for c, v in zip(convert, vals)])
+                for tick, t, elapsed, *vals in fetched)
 
     def knows(self, name: str) -> bool:
         """Whether rows() can read `name` here (a column, or a device this file has)."""
@@ -380,6 +460,11 @@ class Recording:
         """Reads stop at the last tick refresh() saw: later ones may use names not loaded yet."""
         last = -1 if self.last_tick is None else self.last_tick
         return last if end_tick is None else min(end_tick, last)
+
+    def _check_read(self, start: int | None, end: int) -> None:
+        """A lazy recording checks the ticks it reads (the others were checked at open)."""
+        if self.lazy:
+            check_ticks(self.conn, str(self.path), -1 if start is None else start - 1, end)
 
     @staticmethod
     def _range(column: str, start: int | None, end: int | None) -> tuple[str, list]:
@@ -416,6 +501,7 @@ class Recording:
             if not ticks:
                 return
             a, b = ticks[0][0], ticks[-1][0]
+            self._check_read(a, b)
             yield from rebuild_frames(conn, ticks, columns, [self._columns[c] for c in columns], (a, b),
                                       scales=[self._scales.get(c, 1) for c in columns], disk_layout=self._disk_layout,
                                       devices=self._devices, sources=self._sources, wait_events=self._wait_events,

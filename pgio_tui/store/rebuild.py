@@ -34,7 +34,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
 
     def by_tick(sql: str) -> dict[int, list[tuple]]:
         out: dict[int, list[tuple]] = {}
-        for row in conn.execute(sql, span):
+        for row in conn.execute(sql, span).fetchall():  # kept whole anyway: one bounded fetch, not one a row
             out.setdefault(row[0], []).append(row[1:])
         return out
 

@@ -234,6 +234,14 @@ def io_stored(row: dict, dt: float) -> list:
     return [v - BLOCK_KB * n if v is not None and n is not None else v for v, n in zip(counts, ops)]
 
 
+def io_stored_of(field: str, layout: IoLayout) -> tuple[str, str | None, int]:
+    """Where a Frame.io field lives in io_rows of `layout`: its column, the operation's column when
+    its kB are stored beyond 8 kB a block (IO_BYTES_OPS), and its scale (io_fields() reads them back)."""
+    k = IO_FIELDS.index(field)
+    op = _IO_OP_OF[k]
+    return layout.columns[k], None if op is None else layout.columns[op], IO_SCALES[k]
+
+
 def io_fields(stored: list, dt: float | None, layout: IoLayout = IO_COUNTS) -> dict:
     """io_rows columns (already numbers or None) of a tick of `dt` s back to a Frame.io row."""
     ops = [None if k is None else stored[k] for k in _IO_OP_OF]

@@ -276,6 +276,18 @@ class Timeline:
         p = self._parts[max(0, i)]
         return p.rec.tick_at(t) + p.offset
 
+    def tick_before(self, tick: int) -> int | None:
+        """The last tick before `tick`, in the newest file that has one."""
+        part = next((p for p in reversed(self._parts) if p.first < tick), None)
+        found = None if part is None else part.rec.tick_before(min(tick - part.offset, part.local_last + 1))
+        return None if part is None or found is None else found + part.offset
+
+    def tick_after(self, tick: int) -> int | None:
+        """The first tick after `tick`, in the oldest file that has one."""
+        part = next((p for p in self._parts if p.last > tick), None)
+        found = None if part is None else part.rec.tick_after(max(tick - part.offset, part.local_first - 1))
+        return None if part is None or found is None else found + part.offset
+
     def rows(self, metrics: list[str], start_tick: int | None = None,
              end_tick: int | None = None) -> Iterator[tuple]:
         """(tick, t, elapsed, *values) as Recording.rows(); a metric a file lacks is None there."""
@@ -325,10 +337,11 @@ class Timeline:
         self.close()
 
 
-def open_recording(path: str | os.PathLike, start_t: float | None = None,
-                   end_t: float | None = None) -> Recording | Timeline:
-    """A recording file, or a folder of rotated ones as a Timeline."""
-    return Timeline(path, start_t, end_t) if os.path.isdir(path) else Recording(path)
+def open_recording(path: str | os.PathLike, start_t: float | None = None, end_t: float | None = None, *,
+                   lazy: bool = False) -> Recording | Timeline:
+    """A recording file, or a folder of rotated ones as a Timeline. `lazy` (replay): a file's ticks
+    are checked as they are read (Recording); a folder's files, each an hour or so, are checked at open."""
+    return Timeline(path, start_t, end_t) if os.path.isdir(path) else Recording(path, lazy=lazy)
 
 
 def tick_window(rec: Recording | Timeline, from_t: float | None, to_t: float | None) -> tuple[int | None, int | None]:

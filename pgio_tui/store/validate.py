@@ -222,13 +222,14 @@ def _check_columns(conn: sqlite3.Connection, label: str, table: str, want: dict[
         raise RecordingError(f"{label}: the {table} table's columns are not the ones pgio-tui writes: refused")
 
 
-def check_ticks(conn: sqlite3.Connection, label: str, after: int) -> None:
-    """Every tick after `after` has a wall time in 1970..2100 and finite elapsed / dt."""
+def check_ticks(conn: sqlite3.Connection, label: str, after: int, upto: int | None = None) -> None:
+    """Every tick after `after` (up to `upto`) has a wall time in 1970..2100 and finite elapsed / dt."""
     row = conn.execute(
-        "SELECT tick, t FROM ticks WHERE tick > ? AND NOT (typeof(t) IN ('integer', 'real') AND t BETWEEN ? AND ? "
+        "SELECT tick, t FROM ticks WHERE tick > ? AND tick <= ? AND NOT (typeof(t) IN ('integer', 'real') "
+        "AND t BETWEEN ? AND ? "
         "AND (elapsed IS NULL OR (typeof(elapsed) IN ('integer', 'real') AND abs(elapsed) < 1e12)) "
         "AND (dt IS NULL OR (typeof(dt) IN ('integer', 'real') AND abs(dt) < 1e12))) LIMIT 1",
-        (after, T_MIN, T_MAX)).fetchone()
+        (after, 2 ** 63 - 1 if upto is None else upto, T_MIN, T_MAX)).fetchone()
     if row is not None:
         raise RecordingError(f"{label}: tick {row[0]} has no valid time (t = {str(row[1])[:40]}): the file is "
                              "damaged or crafted")
@@ -258,6 +259,18 @@ def number(v: Any) -> int | float | None:
     if type(v) is float or type(v) is int:
         return v if -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE else None  # False for NaN
     return None
+
+
+def known_sql(expr: str) -> str:
+    """SQL that is true where number() of `expr` is not None (BETWEEN: abs() of the smallest
+    64-bit integer is an error)."""
+    return f"(typeof({expr}) IN ('integer', 'real') AND {expr} BETWEEN {-MAX_MAGNITUDE:.0f} AND {MAX_MAGNITUDE:.0f})"
+
+
+def number_sql(expr: str) -> str:
+    """SQL for number(): the value of `expr` when it is one, else NULL (checked by SQLite, not a
+    Python call a value)."""
+    return f"CASE WHEN {known_sql(expr)} THEN {expr} END"
 
 
 def tick_number(v: Any) -> int | None:

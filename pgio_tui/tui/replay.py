@@ -16,9 +16,10 @@ widgets, unchanged.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable
 
 from textual import work
@@ -31,6 +32,7 @@ from textual.timer import Timer
 from pgio_tui.store.moments import Moment, find_moments
 from pgio_tui.sources.checkpoint import too_frequent
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
+from pgio_tui.store.schema import RecordingError
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
@@ -42,8 +44,21 @@ PLAY_HZ = 10  # playback timer: small steps keep 1x smooth and each read short
 POLL_S = 0.5  # how often a followed file is checked for new ticks
 MOMENTS_EVERY_S = 10.0  # while following, moments are recomputed at most this often
 FIRST_FRAME_WAIT_S = 2.0  # the moments wait this long at most for the first frame
-MAX_PUSH = 600  # a forward move over more ticks than this reloads the window instead
+MAX_PUSH = 600  # a forward move over more tick numbers than this reloads the window instead
 JUMP_HINT = "hh:mm:ss (time of day) · +5m / -30s (from here) · 90s, 5m, 1:30 (elapsed)"
+
+
+def reading(method: Callable) -> Callable:
+    """A move that reads the recording: a damaged tick met there (a lazy Recording checks ticks as
+    they are read) ends replay with its one line (`error`) instead of a traceback."""
+    @functools.wraps(method)
+    def wrapper(self: ReplayApp, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except RecordingError as exc:
+            self.error = str(exc)
+            self.exit(return_code=1)
+    return wrapper
 
 
 class MomentsFound(Message):
@@ -128,6 +143,7 @@ class ReplayApp(MonitorApp):
                  theme: str | None = None, clock: Callable[[], float] = time.monotonic,
                  play_hz: float = PLAY_HZ, poll_s: float = POLL_S):
         self.rec = rec
+        self.error: str | None = None  # why replay ended early: a damaged tick (see `reading`)
         self.player = Player(rec, speed=speed, playing=playing, start_t=start_t)
         super().__init__(session_from_recording(rec), source=Recorded(seekable=True), theme=theme, mode="replay")
         self._clock = clock
@@ -141,7 +157,7 @@ class ReplayApp(MonitorApp):
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
         self._settings: dict[str, str] = {}
-        self._ckpt_log_at: int | None = None  # the tick count checkpoint_log() last read at
+        self._ckpt_log_at: int | None = None  # the last tick checkpoint_log() read at
         self._play_timer: Timer | None = None  # the playback timer (_pace), made on mount
         self._play_every: float | None = None  # its interval; None: no timer
         self._load_window(DEFAULT_WINDOW)
@@ -192,7 +208,7 @@ class ReplayApp(MonitorApp):
     def checkpoint_log(self) -> tuple[list[dict], list[tuple[float, str]]]:
         """Every checkpoint and too-frequent warning of the file, not just the charts' window
         (read again only when a followed file grew)."""
-        count = self.rec.tick_count
+        count = self.rec.last_tick  # a lazy recording has not counted its ticks
         if self._ckpt_log_at != count:
             self._ckpt_log_at = count
             warnings = [(e.t, e.event.text) for e in self.rec.events(["note"]) if too_frequent(e.event.text)]
@@ -204,22 +220,22 @@ class ReplayApp(MonitorApp):
     def _load_window(self, window_s: float | None = None) -> None:
         """History = the window of ticks ending at the position, read in one batched query."""
         p = self.player
-        start_t = p.t - (self.window_s if window_s is None else window_s)
-        first = p.ticks[max(0, min(p.index, bisect_left(p.ts, start_t)))]
+        first = p.tick_since(p.t - (self.window_s if window_s is None else window_s))
         self.history.clear()
         self.history.extend(self.rec.frames(first, p.tick))
         self.loaded_from = first
 
-    def _moved(self, old_index: int, now: bool = False) -> None:
+    def _moved(self, old_tick: int, now: bool = False) -> None:
         """After the position changed: push the ticks played over, or reload the window."""
         p = self.player
-        if p.index > old_index and p.index - old_index <= MAX_PUSH and len(self.history):
-            self.history.extend(self.rec.frames(p.ticks[old_index + 1], p.tick))
+        if old_tick < p.tick <= old_tick + MAX_PUSH and len(self.history):
+            self.history.extend(self.rec.frames(old_tick + 1, p.tick))
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
         self.request_redraw(now=now)
         self._pace()
 
+    @reading
     def window_changed(self) -> None:
         """Zoomed out past what is loaded: read the longer window."""
         p = self.player
@@ -227,6 +243,7 @@ class ReplayApp(MonitorApp):
             self._load_window()
         self.request_redraw(now=True)
 
+    @reading
     def play_tick(self) -> None:
         """The playback timer: follow the file, then move on by the real time since the last call."""
         now = self._clock()
@@ -239,7 +256,7 @@ class ReplayApp(MonitorApp):
                 self.request_redraw()  # the scrubber's end moved
                 if time.monotonic() - self._moments_at >= MOMENTS_EVERY_S or not p.follow:
                     self._find_moments()
-        old = p.index
+        old = p.tick
         was_playing = p.playing
         if p.advance(dt):
             self._moved(old)
@@ -281,10 +298,11 @@ class ReplayApp(MonitorApp):
 
     # --- actions --------------------------------------------------------------------------------
 
+    @reading
     def action_play_pause(self) -> None:
         self.player.toggle()
         self._last_clock = self._clock()
-        if self.player.index == 0 and self.history.last is not None and self.history.last.tick != self.player.tick:
+        if self.player.at_start and self.history.last is not None and self.history.last.tick != self.player.tick:
             self._load_window()
         self.request_redraw(now=True)
         self._pace()
@@ -292,8 +310,9 @@ class ReplayApp(MonitorApp):
     def action_toggle_pause(self) -> None:  # the palette's "Pause / resume display"
         self.action_play_pause()
 
+    @reading
     def action_step(self, n: int) -> None:
-        old = self.player.index
+        old = self.player.tick
         self.player.step(n)
         self._moved(old, now=True)
 
@@ -317,17 +336,19 @@ class ReplayApp(MonitorApp):
     def seek_tick(self, tick: int) -> None:
         self._seek(lambda: self.player.seek_tick(tick))
 
+    @reading
     def _seek(self, move: Callable[[], object]) -> None:
-        old = self.player.index
+        old = self.player.tick
         move()
         if self.replay_screen is not None:
             self.replay_screen.note = ""
         self._last_clock = self._clock()
         self._moved(old, now=True)
 
+    @reading
     def action_moment(self, direction: int) -> None:
         p = self.player
-        old = p.index
+        old = p.tick
         m = p.next_moment() if direction > 0 else p.previous_moment()
         screen = self.replay_screen
         if m is None:

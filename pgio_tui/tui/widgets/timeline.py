@@ -59,23 +59,33 @@ def time_at(x: int, start_t: float, end_t: float, width: int) -> float:
     return start_t + (end_t - start_t) * max(0, min(width - 1, x)) / (width - 1)
 
 
-def scrubber_line(width: int, start_t: float, end_t: float, pos_t: float, moments: list[Moment]) -> Line:
-    """━ up to the position, ─ after it, ● at it; a moment's mark where it happened."""
-    if width <= 0:
-        return ()
+def moment_marks(width: int, start_t: float, end_t: float, moments: list[Moment]) -> dict[int, Run]:
+    """The mark of each scrubber column that has moments: the kind earliest in PRECEDENCE. A pass
+    over every moment (a week holds ~40,000), so the widget keeps it until they or the span change."""
     rank = {k: i for i, k in enumerate(PRECEDENCE)}
     best: dict[int, Moment] = {}
     for m in moments:
         x = column_of(m.t, start_t, end_t, width)
         if x not in best or rank.get(m.kind, 99) < rank.get(best[x].kind, 99):
             best[x] = m
+    return {x: TIMELINE_MARKS.get(m.kind, ("·", "mark")) for x, m in best.items()}
+
+
+def scrubber_line(width: int, start_t: float, end_t: float, pos_t: float, moments: list[Moment],
+                  marks: dict[int, Run] | None = None) -> Line:
+    """━ up to the position, ─ after it, ● at it; a moment's mark where it happened (`marks`:
+    moment_marks() of these, when kept)."""
+    if width <= 0:
+        return ()
+    if marks is None:
+        marks = moment_marks(width, start_t, end_t, moments)
     pos = column_of(pos_t, start_t, end_t, width)
     runs: list[Run] = []
     for x in range(width):
         if x == pos:
             runs.append(("●", "primary"))
-        elif x in best:
-            runs.append(TIMELINE_MARKS.get(best[x].kind, ("·", "mark")))
+        elif x in marks:
+            runs.append(marks[x])
         else:
             runs.append(("━", "accent") if x < pos else ("─", "axis"))
     return merge_runs(runs)
@@ -123,13 +133,17 @@ class Timeline(LinesView):
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
         self._span = (0.0, 0.0)
+        self._marks: tuple[list[Moment], tuple, dict[int, Run]] | None = None  # (moments, (width, span), marks)
 
     def draw(self, player: Player, *, settings: dict[str, str], workload: str = "", note: str = "") -> None:
         width = self.size.width or 80
         self._span = (player.start_t, player.end_t)
+        shape = (width, *self._span)
+        if self._marks is None or self._marks[0] is not player.moments or self._marks[1] != shape:
+            self._marks = (player.moments, shape, moment_marks(width, *self._span, player.moments))
         self.set_lines([
             info_line(player, width, settings=settings, workload=workload, note=note),
-            scrubber_line(width, player.start_t, player.end_t, player.t, player.moments),
+            scrubber_line(width, player.start_t, player.end_t, player.t, player.moments, self._marks[2]),
         ])
 
     def on_click(self, event: events.Click) -> None:
