@@ -221,7 +221,7 @@ def test_schedule_keeps_the_mean_cost_within_the_budget_as_costs_drift():
         if base == 0.3:  # the whole tick keeps to the target (1 ms; the last read's debt is in the mean)
             assert rows >= 5 and mean <= 1.0 and spent / len(kinds) > TICK_BUDGET_MS - base - 0.2
         elif base == 1.5:  # the reads keep to their least
-            assert rows >= 2 and spent / len(kinds) <= MIN_READS_MS + 0.05
+            assert rows >= 2 and spent / len(kinds) <= MIN_READS_MS + 0.1  # + the last read (38 ms) / 600
         else:  # the reads give way as the rest grows (the schedule follows it smoothed: a little lag)
             assert rows >= 3 and spent / len(kinds) <= left / len(kinds) + 0.1
         assert sums >= rows if sums_ms == 1.0 else sums >= 1
