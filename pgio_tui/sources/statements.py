@@ -32,7 +32,7 @@ TEXTS_MAX = 200  # query texts asked for at once
 
 NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROWS) gives the sums too
 # Mean server ms per tick of the whole tick statement (the target is 1 ms; a tenth kept for noise).
-# The pg_stat_statements reads earn what the rest of the tick (its smoothed cost) leaves, split by
+# The pg_stat_statements reads earn what the rest of the tick (its median cost) leaves, split by
 # READ_SHARE, and at least MIN_READS_MS when the rest takes it all (a thousand backends): rarer
 # reads, never none.
 TICK_BUDGET_MS = 0.9
@@ -58,9 +58,9 @@ class StatementSchedule:
     TICK_BUDGET_MS on average.
 
     Each kind of read has an account that earns its share of the budget every tick (what the rest
-    of the tick, the median `base_ms` of the last ticks, leaves of TICK_BUDGET_MS) and pays what each read really cost
-    (measured on the server); a read happens when the account covers its expected cost (a
-    smoothed average of the last ones). The long-run mean stays within the budget even when the
+    of the tick, the median `base_ms` of the last ticks, leaves of TICK_BUDGET_MS) and pays what
+    each read really cost (measured on the server); a read happens when the account covers its
+    expected cost (a smoothed average of the last ones). The long-run mean stays within the budget even when the
     costs drift; the first read of every entry (the baseline) is not charged. A read of every
     entry gives the sums from the same scan, so a tick reads one or the other; cheap sums are
     read every tick.
