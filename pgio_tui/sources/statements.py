@@ -37,7 +37,7 @@ NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROW
 # reads, never none.
 TICK_BUDGET_MS = 0.9
 READ_SHARE = {SUMS: 0.4, ROWS: 0.6}
-MIN_READS_MS = 0.3
+MIN_READS_MS = 0.15
 BASE_TICKS = 15  # the rest of the tick is taken as the median of this many ticks
 
 # Sort keys of the top-N pick, in turn: time, then each I/O figure (a statement that only writes
