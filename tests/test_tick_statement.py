@@ -1,14 +1,19 @@
 """The tick statement as sent: the same text psycopg would make of it, the settings fingerprint
-taken only after a reload yet always what a full fingerprint gives, and the server log's file
-named once."""
+taken only after a reload yet always what a full fingerprint gives, the server log's file named
+once, and one generic plan that reads what a plan for each tick's values reads."""
 
 from __future__ import annotations
 
+import psycopg
 from psycopg.adapt import Transformer
+from psycopg.conninfo import make_conninfo
 from psycopg._queries import PostgresQuery
 
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources.postgres import positional
+from pgio_tui.sources import pgfeatures
+from pgio_tui.sources.postgres import PLAN_CACHE_MODE, PostgresSource, positional
+from pgio_tui.sources.statements_sql import _pgss_from, statements_sql
+from pgio_tui.sources.statements import NONE, ROWS, SUMS
 
 
 def _full_md5(conn, names) -> str:
@@ -90,3 +95,106 @@ def test_a_new_session_is_fingerprinted_anew(pg_cluster):
         assert raw["settings_md5"] == _full_md5(sampler.pg.conn, sampler.pg.features.settings)
     finally:
         sampler.close()
+
+
+def _source(conninfo: str, plan_cache_mode: str | None = None) -> PostgresSource:
+    """A PostgresSource as the sampler opens it, or on a connection made as connect() makes it
+    but with another plan_cache_mode."""
+    src = PostgresSource(conninfo)
+    if plan_cache_mode is None:
+        src.open()
+        return src
+    conn = psycopg.connect(conninfo, autocommit=True, application_name="pgio-tui", client_encoding="utf8",
+                           options=f"-c plan_cache_mode={plan_cache_mode}")
+    conn.prepare_threshold = 0
+    src.open(conn)
+    return src
+
+
+def _tick_plans(src: PostgresSource) -> tuple[int, int]:
+    """(generic, custom) plans made so far for this connection's tick statement (14+)."""
+    return src.conn.execute("SELECT sum(generic_plans), sum(custom_plans) FROM pg_prepared_statements "
+                            "WHERE statement LIKE '%%pgio-tui tick%%'").fetchone()
+
+
+def test_the_tick_is_planned_once_and_reads_what_a_plan_for_its_values_reads(make_cluster):
+    """The tick statement runs on one generic plan (PLAN_CACHE_MODE), not on a plan made afresh
+    for each tick's values (PostgreSQL's default here, 0.7 ms of server CPU a tick): both read the
+    same pg_stat_statements rows and sums, new, changed and vanished entries alike."""
+    cluster = make_cluster()  # its own: nothing else changes pg_stat_statements during the test
+    work = cluster.connect()
+    work.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    for i in range(40):
+        work.execute(f"SELECT {', '.join(['1'] * (i + 1))}")
+    generic, custom = _source(cluster.conninfo()), _source(cluster.conninfo(), "auto")
+    try:
+        work.execute("SELECT 'changed'")  # new entries for the filtered read
+        work.execute("SELECT 1, 2, 3")  # an entry whose calls changed
+        for kind in (NONE, SUMS, SUMS, NONE):  # each: its classification of the entries, the other's
+            for src in (generic, custom):      # own statements (query ids) left out as well
+                src.sample(kind)
+        rows = generic.sample(ROWS)["pgss_rows"]  # every entry: nothing known
+        entries = [r for r in rows if r[0] is not None and r[4] is not None]
+        assert len(entries) >= 40
+        known = {"pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
+        for r in entries[5:]:  # the first five: new to the reader
+            for k, v in zip(("pq", "pu", "pd", "pt", "pc"), r[:4] + [r[4] - (1 if r is entries[5] else 0)]):
+                known[k].append(v)
+        for k, v in zip(("pq", "pu", "pd", "pt", "pc"), (123456789, entries[0][1], entries[0][2], True, 3)):
+            known[k].append(v)  # an entry gone from the view
+        for _ in range(2):  # known's parameter types are new: a new tick statement (and query id) at first
+            a = generic.sample(ROWS | SUMS, known=known)
+            b = custom.sample(ROWS | SUMS, known=known)
+        # 13 has no query ids: the observers' own statements are known by their text (once classified)
+        ours = {q for (q,) in work.execute("SELECT queryid FROM pg_stat_statements WHERE query LIKE '%/* pgio-tui%'")}
+        rows_a, rows_b = ([repr(r) for r in x["pgss_rows"] if r[0] not in ours] for x in (a, b))
+        assert len(rows_a) == 7  # 5 new, 1 changed, 1 vanished
+        assert sorted(rows_a) == sorted(rows_b)
+        if not ours - set(generic.own_queryids):  # 14+: ours are left out of the sums by their query ids
+            assert a["pgss"] == b["pgss"] and a["pgss"]["entries"] >= 40
+        if generic.features.major >= 14:  # pg_prepared_statements counts plans from 14 on
+            assert _tick_plans(generic)[1] == 0 and _tick_plans(generic)[0] >= 5
+            assert _tick_plans(custom)[1] >= 5
+    finally:
+        generic.close()
+        custom.close()
+        work.close()
+
+
+def test_entries_left_out_by_a_hash_join_are_those_any_of_the_list_leaves_out(make_cluster):
+    """The skip list is joined (statements_sql.SKIP_JOIN: a generic plan compares `= ANY` of a
+    parameter with the whole list, entry by entry): the sums, the count and the rows read are
+    those of `queryid = ANY(list)`, for a role that sees every query id and for one that sees
+    other roles' entries with a NULL queryid, with an empty list, a list with repeats, a long one."""
+    cluster = make_cluster()
+    admin = cluster.connect(autocommit=True)
+    admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    for i in range(60):
+        admin.execute(f"SELECT {', '.join(['1'] * (i + 1))}")
+    admin.execute("CREATE ROLE lowly LOGIN")
+    admin.execute("ALTER ROLE lowly SET pg_stat_statements.track = 'none'")  # the comparison changes nothing
+    admin.execute("SET pg_stat_statements.track = 'none'")
+    f = pgfeatures.detect(admin)
+    ids = [q for (q,) in admin.execute("SELECT queryid FROM pg_stat_statements ORDER BY queryid")]
+    top = " AND toplevel" if "toplevel" in f.pgss_cols else ""
+    total = "total_exec_time" if "total_exec_time" in f.pgss_cols else "total_time"
+    shown = f"queryid IS NOT NULL AND queryid <> ALL(%(skip_queryids)s::bigint[]){top}"
+    by_any = (f"SELECT (sum(calls) FILTER (WHERE {shown}))::float8, (sum({total}) FILTER (WHERE {shown}))::float8, "
+              f"count(*) FILTER (WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])), "
+              f"(SELECT array_agg(queryid ORDER BY queryid) FROM {f.pgss_schema}.pg_stat_statements(false) "
+              f"WHERE NOT queryid = ANY(%(skip_queryids)s::int8[])) FROM {f.pgss_schema}.pg_stat_statements(false)")
+    by_join = (f"SELECT x.calls, x.total_ms, x.entries, (SELECT array_agg(queryid ORDER BY queryid) "
+               f"{_pgss_from(f)}) FROM ({statements_sql(f)}) x")
+    lowly = psycopg.connect(make_conninfo(cluster.conninfo(), user="lowly"), autocommit=True)
+    try:
+        assert lowly.execute("SELECT count(*) FROM pg_stat_statements WHERE queryid IS NULL").fetchone()[0] >= 60
+        for conn in (admin, lowly):
+            conn.execute(f"SET plan_cache_mode = {PLAN_CACHE_MODE}")
+            for skip in ([], ids[:3] + ids[:2], ids[10:50], [123, 456]):
+                for _ in range(6):  # past the custom plans of the first executions, whatever the mode
+                    want = conn.execute(by_any, {"skip_queryids": skip}, prepare=True).fetchone()
+                    got = conn.execute(by_join, {"skip_queryids": skip}, prepare=True).fetchone()
+                    assert got == want, (conn.info.user, len(skip))
+    finally:
+        lowly.close()
+        admin.close()

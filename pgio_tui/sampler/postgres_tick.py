@@ -271,7 +271,9 @@ class PostgresTick:
         baseline = kind & ROWS and self.statements.baseline  # reads every entry: not the usual cost
         parts = {SUMS: (tm - t0) * 1000 if t0 and tm else None,
                  ROWS: (t1 - tm) * 1000 if tm and t1 and not baseline else None}
-        self.statement_schedule.done(frame.tick, kind, parts, texts=bool(self._stmt_texts))
+        server_ms = raw.get("server_ms")  # the rest of the tick sets what the reads may cost
+        base = server_ms - (t1 - t0) * 1000 if server_ms is not None and t0 and t1 else None
+        self.statement_schedule.done(frame.tick, kind, parts, texts=bool(self._stmt_texts), base_ms=base)
         server_t = raw["server_t"]
         sums = raw.get("pgss")  # from a read of the sums, or of every entry
         if sums is not None:

@@ -3,9 +3,10 @@
 Reading pg_stat_statements costs the server time in proportion to its entries (every entry is
 copied out, ~1-3 us each: 5,000 entries cost milliseconds), so the observer does not read it
 every tick regardless. `StatementSchedule` picks, tick by tick, the cheapest read that keeps
-within a budget measured on the server itself: the sums (for the all-statement latency) as often
-as they fit (every tick while they are cheap), every entry's counters (for the top statements)
-at most every STATEMENT_WINDOW_S.
+the whole tick within a budget measured on the server itself (TICK_BUDGET_MS: the reads get what
+the rest of the tick leaves): the sums (for the all-statement latency) as often as they fit (every
+tick while they are cheap), every entry's counters (for the top statements) at most every
+STATEMENT_WINDOW_S.
 `StatementTracker` turns two reads of every entry into per-queryid figures over the window between
 them, picks the top rows by time and by each I/O figure, and asks for the text of a queryid once.
 """
@@ -13,6 +14,8 @@ them, picks the top rows by time and by each I/O figure, and asks for the text o
 from __future__ import annotations
 
 import math
+import statistics
+from collections import deque
 from operator import itemgetter
 from typing import Any
 
@@ -28,7 +31,14 @@ TEXT_NEW_S = 2.0  # texts of queryids never asked for are read this soon (a reco
 TEXTS_MAX = 200  # query texts asked for at once
 
 NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROWS) gives the sums too
-BUDGET_MS = {SUMS: 0.4, ROWS: 0.6}  # mean server ms per tick each kind of read may cost
+# Mean server ms per tick of the whole tick statement (the target is 1 ms; a tenth kept for noise).
+# The pg_stat_statements reads earn what the rest of the tick (its median cost) leaves, split by
+# READ_SHARE, and at least MIN_READS_MS when the rest takes it all (a thousand backends): rarer
+# reads, never none.
+TICK_BUDGET_MS = 0.9
+READ_SHARE = {SUMS: 0.4, ROWS: 0.6}
+MIN_READS_MS = 0.15
+BASE_TICKS = 15  # the rest of the tick is taken as the median of this many ticks
 
 # Sort keys of the top-N pick, in turn: time, then each I/O figure (a statement that only writes
 # WAL or only dirties buffers still shows).
@@ -44,15 +54,16 @@ assert set(_RATES) | {"mean_ms", "stddev_ms"} == set(STATEMENT_FIELDS)
 
 
 class StatementSchedule:
-    """Which pg_stat_statements reads a tick makes, so that reads cost the server at most BUDGET_MS
-    per tick on average.
+    """Which pg_stat_statements reads a tick makes, so that the tick costs the server at most
+    TICK_BUDGET_MS on average.
 
-    Each kind of read has an account that earns its budget every tick and pays what each read
-    really cost (measured on the server); a read happens when the account covers its expected
-    cost (a smoothed average of the last ones). The long-run mean stays within the budget even
-    when the costs drift; the first read of every entry (the baseline) is not charged. A read of
-    every entry gives the sums from the same scan, so a tick reads one or the other; cheap sums
-    are read every tick.
+    Each kind of read has an account that earns its share of the budget every tick (what the rest
+    of the tick, the median `base_ms` of the last ticks, leaves of TICK_BUDGET_MS) and pays what
+    each read really cost (measured on the server); a read happens when the account covers its
+    expected cost (a smoothed average of the last ones). The long-run mean stays within the budget even when the
+    costs drift; the first read of every entry (the baseline) is not charged. A read of every
+    entry gives the sums from the same scan, so a tick reads one or the other; cheap sums are
+    read every tick.
     """
 
     def __init__(self, interval: float, enabled: bool = True):
@@ -63,6 +74,12 @@ class StatementSchedule:
         self._last = {SUMS: -10**9, ROWS: -10**9}  # tick of the last read of each kind (ROWS also sums)
         self._last_text = -10**9
         self._earned_to: int | None = None
+        self._base: deque[float] = deque(maxlen=BASE_TICKS)  # server ms of the rest of the last ticks
+        self.base_ms: float | None = None  # their median: a busy machine's odd slow tick does not starve the reads
+
+    def budget_ms(self, kind: int) -> float:
+        """What a kind of read earns per tick: its share of what the rest of the tick leaves."""
+        return READ_SHARE[kind] * max(MIN_READS_MS, TICK_BUDGET_MS - (self.base_ms or 0.0))
 
     def _floor(self, kind: int) -> int:
         return math.ceil(STATEMENT_WINDOW_S / self.interval - 1e-9) if kind == ROWS else 1
@@ -73,8 +90,9 @@ class StatementSchedule:
     def _earn(self, tick: int) -> None:
         if self._earned_to is not None and tick > self._earned_to:
             for kind in self.balance:  # at most one long stride's worth is kept
-                self.balance[kind] = min(self.balance[kind] + BUDGET_MS[kind] * (tick - self._earned_to),
-                                         BUDGET_MS[kind] * self._cap())
+                budget = self.budget_ms(kind)
+                self.balance[kind] = min(self.balance[kind] + budget * (tick - self._earned_to),
+                                         budget * self._cap())
         self._earned_to = tick if self._earned_to is None else max(tick, self._earned_to)
 
     def _due(self, kind: int, tick: int) -> bool:
@@ -97,10 +115,15 @@ class StatementSchedule:
         since = (tick - self._last_text) * self.interval
         return since >= TEXT_EVERY_S or (fresh and since >= TEXT_NEW_S - 1e-9)
 
-    def done(self, tick: int, kinds: int, ms: dict[int, float | None], texts: bool = False) -> None:
+    def done(self, tick: int, kinds: int, ms: dict[int, float | None], texts: bool = False,
+             base_ms: float | None = None) -> None:
         """A tick read `kinds` (and texts when `texts`); `ms` is what each part took on the server
         (None: not charged). Texts come with the rows part: their account pays, and a read with
-        texts does not change the usual cost of a rows read."""
+        texts does not change the usual cost of a rows read. `base_ms`: the server ms of the rest
+        of this tick (None: unknown), which sets what the reads earn from the next tick on."""
+        if base_ms is not None and base_ms >= 0:
+            self._base.append(base_ms)
+            self.base_ms = statistics.median(self._base)
         if texts:
             self._last_text = tick
         for kind in (SUMS, ROWS):
