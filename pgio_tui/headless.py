@@ -63,7 +63,8 @@ def _loop(session: Session, workload, label: str, shown, signals: list[str], kee
     ticking goes on until its end is in a frame; a second one, or STOP_GRACE_S, cuts it short."""
     stopping_since: float | None = None
     if workload is not None:
-        workload.start()
+        session.prime()  # the first tick before the workload: its counters are the run's baseline (a
+        workload.start()  # workload done within a tick would otherwise leave a recording of one tick after it)
     for frame in session.frames():
         shown.show_status(frame, label)
         if session.record_error is not None:

@@ -109,7 +109,7 @@ def test_sql_workload_times_each_execution(make_cluster, tmp_path, capsys):
     last = summary_of(out / plan["runs"][-1]["file"])
     assert calls == 2 and 0 < server_ms <= sum(last["elapsed_ms"])
     [kept] = [q for q in plan["runs"][-1]["statements"] if q["query"].startswith("INSERT INTO t")]
-    assert kept["calls"] == 2 and kept["total_ms"] == pytest.approx(server_ms, rel=1e-6)  # read after the run
+    assert kept["calls"] == 2 and kept["total_ms"] == pytest.approx(server_ms, abs=5e-4)  # read after the run, kept to the µs
     wal = [f for f in plan["runs"][0]["flags"] if f["kind"] == "wal_files_created"]
     assert wal and wal[0]["after"] > wal[0]["before"]
 
