@@ -98,6 +98,7 @@ EVENT_KINDS = (
     "annotation",
     "workload_start",
     "workload_stop",
+    "autovacuum",  # an autovacuum worker began a table: its query as the server wrote it (anti-wraparound said)
     "note",  # degraded metric, missing privilege, ...
     "error",
 )

@@ -136,7 +136,7 @@ def _row(pid, start, pg=(None, None), state="active"):
     vals = {"pid": pid, "backend_type": "client backend", "application": "app", "database": "db", "state": state,
             "wait_event_type": None, "wait_event": None, "query_start": start, "query_id": None,
             "backend_start": start, "pg_read_bytes": pg[0], "pg_write_bytes": pg[1]}
-    return [vals[k] for k in ROW]
+    return [vals.get(k) for k in ROW]  # autovacuum: a client backend has no query read
 
 
 def test_tracker_counts_a_new_process_from_zero_and_a_known_one_from_its_last_value():
@@ -202,3 +202,18 @@ def test_an_older_recording_without_backend_tables_reads(tmp_path):
     with Recording(path) as rec:
         frames = list(rec.frames())
     assert frames and all(f.backends == [] and f.aio == [] for f in frames)
+
+
+def test_autovacuum_queries_are_told_once_each_and_no_other_query_is_read():
+    """A worker's query is an event when it begins (or the worker moves to the next table), once; a
+    client backend's row never carries a query (the SQL reads it for autovacuum workers alone), and a
+    text that is not the server's autovacuum line is not told."""
+    def av(pid, text):
+        return [*_row(pid, 50.0)[:1], "autovacuum worker", *_row(pid, 50.0)[2:-1], text]
+    t = BackendTracker()
+    first = [av(7, "autovacuum: VACUUM public.t (to prevent wraparound)"), _row(1, 50.0)]
+    assert t.vacuums(first) == ["autovacuum: VACUUM public.t (to prevent wraparound)"]
+    assert t.vacuums(first) == []  # still at it
+    assert t.vacuums([av(7, "autovacuum: ANALYZE public.u")]) == ["autovacuum: ANALYZE public.u"]
+    assert t.vacuums([av(8, "SELECT secret"), av(9, "autovacuum: VACUUM x\x1b[31m")]) == ["autovacuum: VACUUM x\\x1b[31m"]
+    assert t.vacuums([]) == [] and t.vacuums([av(7, "autovacuum: ANALYZE public.u")]) == ["autovacuum: ANALYZE public.u"]

@@ -158,6 +158,9 @@ def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bi
     assert p99 == pytest.approx(f.figure("worst window p99")) and n >= 100
     assert p99 >= 3 * f.figure("typical window p99")
     assert all(any(x0 < x <= x1 + 1e-6 for x in worker) for x0, x1 in f.windows)
+    told = [t for (t,) in hand.conn.execute("SELECT text FROM events WHERE kind = 'autovacuum'")]  # as recorded
+    assert any(t.startswith("autovacuum: VACUUM") and " public.av" in t for t in told) and "(public.av" in f.text, \
+        (told, f.text)
     print("", *seen, *(f"{k}: {f.text}" for k, f in got.items()), sep="\n")
 
 

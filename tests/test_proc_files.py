@@ -54,7 +54,7 @@ def _row(pid: int, start: float) -> list:
     vals = {"pid": pid, "backend_type": "client backend", "application": "app", "database": "db",
             "state": "active", "wait_event_type": None, "wait_event": None, "query_start": start,
             "query_id": None, "backend_start": start, "pg_read_bytes": None, "pg_write_bytes": None}
-    return [vals[k] for k in ROW]
+    return [vals.get(k) for k in ROW]  # autovacuum: a client backend has no query read
 
 
 WRITER = """

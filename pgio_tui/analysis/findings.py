@@ -10,6 +10,7 @@ the question does not arise. A finding is a reading of the figures, never a proo
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -488,8 +489,7 @@ def autovacuum_spike(s: Scope) -> list[Finding]:
     if not hits:
         return []
     worst = max(hits, key=lambda w: w[2])
-    said = " (anti-wraparound, the recording says)" if any(
-        "wraparound" in (e.event.text or "") for e in s.rec.events(["note", "annotation"])) else ""
+    said = vacuumed(s)
     return [Finding(
         "autovacuum_spike",
         f"an autovacuum worker{said} was running in {len(hits)} window(s) where latency p99 rose to "
@@ -499,6 +499,33 @@ def autovacuum_spike(s: Scope) -> list[Finding]:
          "windows": fig(len(hits), "windows")}, [(a, b) for a, b, *_ in hits],
         "in a benchmark, VACUUM before the run (or repeat it); in production, autovacuum_vacuum_cost_delay "
         "paces it")]
+
+
+_AV_TABLE = re.compile(r"autovacuum: (?:VACUUM ANALYZE|VACUUM|ANALYZE|BRIN summarize) (\S+)")
+
+
+def vacuumed(s: Scope) -> str:
+    """What the recording says the autovacuum workers of the window did: the tables they began (the
+    sampler's `autovacuum` events, the server's own words), anti-wraparound ones said so."""
+    lo, hi = s.win.start_tick, s.win.end_tick
+    if lo is None or hi is None:
+        return ""
+    told = [e.event for e in s.rec.events(["autovacuum", "note", "annotation"])
+            if e.tick is not None and lo <= e.tick <= hi
+            and (e.event.kind == "autovacuum" or "wraparound" in (e.event.text or ""))]
+    wrap = [e.text for e in told if "wraparound" in (e.text or "")]
+    tables = _user_first(m.group(1) for e in told if (m := _AV_TABLE.match(e.text or "")))
+    named = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if len(tables) > 3 else "")
+    if wrap:
+        wrapped = _user_first(m.group(1) for t in wrap if (m := _AV_TABLE.match(t)))
+        return f" (anti-wraparound: {', '.join(wrapped[:3]) or 'the recording says'})"
+    return f" ({named})" if named else ""
+
+
+def _user_first(tables) -> list[str]:
+    """Distinct table names, the users' before the system catalogs' (pg_catalog, pg_toast)."""
+    seen = list(dict.fromkeys(tables))
+    return sorted(seen, key=lambda t: t.startswith(("pg_catalog.", "pg_toast.", "information_schema.")))
 
 
 def autovacuum_ticks(s: Scope) -> set[float]:
@@ -552,7 +579,7 @@ RULES: tuple[Rule, ...] = (
          "hit ratio, evictions, device reads against blocks read", "shared_buffers / RAM", reads_do_not_fit),
     Rule("autovacuum_spike", "Did an autovacuum run inside a window that moved latency?",
          (M.LATENCY_P99_MS, M.WRITES_AUTOVACUUM), "a latency spike window (as latency_writeback) with an "
-         "autovacuum worker seen or writing", "window p99s, autovacuum ticks", "vacuum before, cost delay",
+         "autovacuum worker seen or writing", "window p99s, autovacuum ticks, the tables begun (anti-wraparound said)", "vacuum before, cost delay",
          autovacuum_spike),
 )
 

@@ -17,6 +17,7 @@ def backends_tick(backends: BackendTracker, raw: RawSample, dt: float | None, fr
     frame.backends = backends.update(raw.get("backends"), raw["server_t"], dt)
     if backends.proc_mode == DENIED and was != DENIED:
         frame.events.append(Event("note", DENIED_NOTE))
+    frame.events.extend(Event("autovacuum", text) for text in backends.vacuums(raw.get("backends")))
     frame.aio = sorted((str(st), str(op), int(n)) for st, op, n in raw.get("aios") or ())
     frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if aios else None
     return [b["query_id"] for b in frame.backends[:BACKENDS_TOP] if b.get("query_id")]

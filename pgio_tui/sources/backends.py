@@ -18,12 +18,18 @@ import os
 from typing import Any, BinaryIO
 
 from pgio_tui.frame import BACKEND_LABELS
+from pgio_tui.safe_text import printable
 
 # Columns of a row of pgfeatures.backends_sql(), in order.
-ROW = ("pid", *BACKEND_LABELS, "query_start", "query_id", "backend_start", "pg_read_bytes", "pg_write_bytes")
+# autovacuum: an autovacuum worker's query, which the server writes ("autovacuum: VACUUM public.t (to
+# prevent wraparound)"); NULL for every other process (their queries are the users' and are never read).
+ROW = ("pid", *BACKEND_LABELS, "query_start", "query_id", "backend_start", "pg_read_bytes", "pg_write_bytes",
+       "autovacuum")
 assert ROW[1:7] == ("backend_type", "application", "database", "state", "wait_event_type", "wait_event")
 _START = ROW.index("backend_start")  # then the two pg_stat_get_backend_io counters
-assert ROW[_START:] == ("backend_start", "pg_read_bytes", "pg_write_bytes")
+assert ROW[_START:_START + 3] == ("backend_start", "pg_read_bytes", "pg_write_bytes")
+AUTOVACUUM = ROW.index("autovacuum")
+AUTOVACUUM_CHARS = 200  # of its text read (a schema and table name are at most 63 + 63 bytes)
 _KEPT = ROW[:_START]  # what a backend's dict keeps of its row, before its rates
 
 IO_FILES_OPEN = 256  # /proc/<pid>/io files kept open between ticks (past that: opened for each read)
@@ -119,6 +125,22 @@ class BackendTracker:
         # it again with one pread() instead of open, read, close. The file stays bound to that
         # process: once it has exited, a read fails (ESRCH) even if its pid is reused.
         self._io_files: dict[tuple, BinaryIO] = {}
+        self._vacuums: dict[int, str] = {}  # autovacuum worker pid -> the query last told
+
+    def vacuums(self, rows: list[list] | None) -> list[str]:
+        """The autovacuum workers' queries not told before ("autovacuum: VACUUM public.t (to prevent
+        wraparound)"), each once while its worker runs it: what a tick's events say of them."""
+        told, out = self._vacuums, []
+        now: dict[int, str] = {}
+        for r in rows or ():
+            if len(r) == len(ROW) and r[1] == "autovacuum worker" and isinstance(r[AUTOVACUUM], str):
+                text = printable(r[AUTOVACUUM][:AUTOVACUUM_CHARS])
+                if text.startswith("autovacuum: "):
+                    now[r[0]] = text
+                    if told.get(r[0]) != text:
+                        out.append(text)
+        self._vacuums = now
+        return out
 
     def reset(self) -> None:
         """Counters start over (reconnect, server restart): every process needs a new first value."""

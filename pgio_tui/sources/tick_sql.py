@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from pgio_tui.sources.backends import AUTOVACUUM_CHARS
 from pgio_tui.sources.pgfeatures import OWN_QUERY_ID_SQL, Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
@@ -152,7 +153,9 @@ def backends_sql(f: Features) -> str:
                "FROM pg_stat_get_backend_io(a.pid)) b ON true " if f.backend_io else "")
     return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, a.datname, a.state, "
             "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
-            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io})) FROM pg_stat_activity a {lateral}"
+            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io}, "
+            f"CASE WHEN a.backend_type = 'autovacuum worker' THEN left(a.query, {AUTOVACUUM_CHARS}) END)) "
+            f"FROM pg_stat_activity a {lateral}"
             "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
             "OR a.state IS DISTINCT FROM 'idle' "
             "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
