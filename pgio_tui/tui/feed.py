@@ -106,7 +106,7 @@ class LiveFeed:
         self._ui_ready.set()
 
     def ui_painted(self) -> None:
-        pass
+        """Nothing to wait for: a LiveFeed is already connected (Connecting's waits on it)."""
 
     def ui_ready(self) -> None:
         """The first frame is on screen: heavy set-up (the recorder's imports) may go ahead."""
