@@ -10,7 +10,6 @@ the question does not arise. A finding is a reading of the figures, never a proo
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pgio_tui.analysis.align import Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
+from pgio_tui.sources.backends import AUTOVACUUM_QUERY
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.timeline import Timeline, open_recording
 
@@ -501,9 +501,6 @@ def autovacuum_spike(s: Scope) -> list[Finding]:
         "paces it")]
 
 
-_AV_TABLE = re.compile(r"autovacuum: (?:VACUUM ANALYZE|VACUUM|ANALYZE|BRIN summarize) (\S+)")
-
-
 def vacuumed(s: Scope) -> str:
     """What the recording says the autovacuum workers of the window did: the tables they began (the
     sampler's `autovacuum` events, the server's own words), anti-wraparound ones said so."""
@@ -514,10 +511,10 @@ def vacuumed(s: Scope) -> str:
             if e.tick is not None and lo <= e.tick <= hi
             and (e.event.kind == "autovacuum" or "wraparound" in (e.event.text or ""))]
     wrap = [e.text for e in told if "wraparound" in (e.text or "")]
-    tables = _user_first(m.group(1) for e in told if (m := _AV_TABLE.match(e.text or "")))
+    tables = _user_first(m.group(2) for e in told if (m := AUTOVACUUM_QUERY.match(e.text or "")))
     named = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if len(tables) > 3 else "")
     if wrap:
-        wrapped = _user_first(m.group(1) for t in wrap if (m := _AV_TABLE.match(t)))
+        wrapped = _user_first(m.group(2) for t in wrap if (m := AUTOVACUUM_QUERY.match(t)))
         return f" (anti-wraparound: {', '.join(wrapped[:3]) or 'the recording says'})"
     return f" ({named})" if named else ""
 

@@ -16,7 +16,6 @@ local, which an experiment that changes settings and restarts servers assumes an
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from pgio_tui import metrics as M
 from pgio_tui.experiments.plan import DIRTY_WAIT_S
 from pgio_tui.secrets import scrub_statement
 from pgio_tui.sources import pg_counters
+from pgio_tui.sources.backends import AUTOVACUUM_QUERY
 from pgio_tui.sources.kernel import KernelSource
 from pgio_tui.sources.pgfeatures import own, ran, run_own  # the statement figures leave the watch out
 from pgio_tui.sources.postgres import one_row, scalar
@@ -35,7 +35,6 @@ from pgio_tui.sources.procfs import LOCAL, ProcReader
 POLL_S = 0.5  # how often the watch looks at pg_stat_activity for autovacuum workers
 EARLY = 0.9  # a run shorter than this share of its asked length "ended early"
 _SEGMENT = r"^[0-9A-F]{24}$"  # a WAL segment's file name (not .history, .partial, archive_status)
-_AV_QUERY = re.compile(r"^autovacuum:\s+(VACUUM(?: ANALYZE)?|ANALYZE)\s+(\S+)(.*)$")
 
 Say = Any  # Callable[[str], object]
 
@@ -231,8 +230,8 @@ class Watch:
             self.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
     def _note(self, query: str) -> None:
-        m = _AV_QUERY.match(query)
-        if not m:
+        m = AUTOVACUUM_QUERY.match(query)
+        if not m or m.group(1) == "BRIN summarize":  # vacuums and analyzes
             return
         what, table, rest = m.group(1), m.group(2), m.group(3)
         wrap = "wraparound" in rest

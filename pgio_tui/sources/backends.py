@@ -15,6 +15,7 @@ for the first time otherwise has no rate yet.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, BinaryIO
 
 from pgio_tui.frame import BACKEND_LABELS
@@ -30,6 +31,8 @@ _START = ROW.index("backend_start")  # then the two pg_stat_get_backend_io count
 assert ROW[_START:_START + 3] == ("backend_start", "pg_read_bytes", "pg_write_bytes")
 AUTOVACUUM = ROW.index("autovacuum")
 AUTOVACUUM_CHARS = 200  # of its text read (a schema and table name are at most 63 + 63 bytes)
+# Such a query: what the worker does, the table, then the rest (" (to prevent wraparound)" for an anti-wraparound one).
+AUTOVACUUM_QUERY = re.compile(r"^autovacuum:\s+(VACUUM(?: ANALYZE)?|ANALYZE|BRIN summarize)\s+(\S+)(.*)$")
 _KEPT = ROW[:_START]  # what a backend's dict keeps of its row, before its rates
 
 IO_FILES_OPEN = 256  # /proc/<pid>/io files kept open between ticks (past that: opened for each read)
