@@ -11,6 +11,7 @@ import time
 
 import pytest
 from fixture_recording import write_fixture
+from machine_share import machine_share, remove_locks
 
 from pgio_tui.workloads.cluster import Cluster
 from pgio_tui.workloads.pg_binaries import ClusterError, find_bindir
@@ -58,6 +59,23 @@ def make_cluster(pg_bindir):
     yield make
     for cluster in made:
         cluster.destroy()
+
+
+@pytest.fixture(autouse=True)
+def _machine_share(request):
+    """Under pytest-xdist (the README's test command), a test marked `solo` runs with no other test
+    at once (tests/machine_share.py says why); run alone, pytest needs no lock."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        yield
+        return
+    with machine_share(run, solo=request.node.get_closest_marker("solo") is not None):
+        yield
+
+
+def pytest_sessionfinish(session):
+    if run := os.environ.get("PYTEST_XDIST_TESTRUNUID"):
+        remove_locks(run)
 
 
 @pytest.fixture(autouse=True)

@@ -61,6 +61,7 @@ def _totals(rows: list[tuple[dict, float]], col) -> dict:
     return out
 
 
+@pytest.mark.solo
 @pytest.mark.skipif(not shutil.which("iostat"), reason="sysstat's iostat is not installed")
 def test_device_figures_equal_iostat_over_the_same_seconds(make_cluster, tmp_path, capsys):
     cluster = make_cluster(autovacuum="off", synchronous_commit="on")
