@@ -12,6 +12,7 @@ import time
 from pgio_tui.analysis.align import window
 from pgio_tui.analysis.findings import Scope, vacuumed
 from pgio_tui.sampler import Sampler
+from pgio_tui.sources.backends import AUTOVACUUM, ROW, BackendTracker
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 
@@ -55,3 +56,16 @@ def test_an_anti_wraparound_autovacuum_is_recorded_and_named(make_cluster, tmp_p
         assert stored == told  # recorded as the sampler told them
         said = vacuumed(Scope(r, window(r, "start")))
     assert said.startswith(" (anti-wraparound: ") and "public.paced" in said, said  # the user's table first
+
+
+def test_a_worker_is_told_once_while_it_runs_and_again_after_a_reset():
+    """Told once per worker and query; after a reconnect or restart (reset) a worker listed with the
+    same pid and text is a new one, told again."""
+    row: list = [None] * len(ROW)
+    row[0], row[1] = 4242, "autovacuum worker"
+    row[AUTOVACUUM] = "autovacuum: VACUUM public.t (to prevent wraparound)"
+    t = BackendTracker()
+    assert t.vacuums([row]) == ["autovacuum: VACUUM public.t (to prevent wraparound)"]
+    assert t.vacuums([row]) == []
+    t.reset()
+    assert t.vacuums([row]) == ["autovacuum: VACUUM public.t (to prevent wraparound)"]

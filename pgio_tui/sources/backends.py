@@ -148,6 +148,7 @@ class BackendTracker:
     def reset(self) -> None:
         """Counters start over (reconnect, server restart): every process needs a new first value."""
         self._proc, self._pg, self._seen_at, self._prev_t = {}, {}, {}, None
+        self._vacuums = {}  # a worker after a restart may reuse a pid and a table: told again
         self.close()
 
     def close(self) -> None:
