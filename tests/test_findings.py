@@ -128,6 +128,22 @@ def test_read_set_larger_than_shared_buffers_gives_the_reads_finding(make_cluste
     turned = f.figure("evictions") if f.figure("evictions") is not None else f.figure("buffers allocated")
     assert turned >= 2048
     print(f.text)
+    assert "is shared" not in f.text  # the server's own processes did the device's reads
+
+    # The same run on a device another program reads from at twice the server's rate of blocks read
+    # (8 kB each) from the kernel: the device delivered more than
+    # every block the server read, but those were not the server's reads: the finding says the device
+    # is shared, and neither credits the reads to the server nor blames the page cache.
+    data = next(k.removeprefix("blocks read from ") for k in f.figures if k.startswith("blocks read from "))
+    shared = tmp_path / "shared.pgio"
+    shared.write_bytes(path.read_bytes())
+    with sqlite3.connect(shared) as db:
+        db.execute("UPDATE disk SET rkb_s = rkb_s + ? WHERE device_id IN (SELECT id FROM devices WHERE name = ?)",
+                   (2 * 8 * read / win.length, data))
+    g = found(shared)[0]["reads_do_not_fit"]
+    assert g.figure("device share of reads") > 100 and 0 <= g.figure(f"the server's share of {data}'s reads") < 50
+    assert "is shared" in g.text and "nor does the page cache" not in g.text and "the page cache served most" not in g.text
+    print(g.text)
 
 
 def test_a_quiet_run_has_no_findings(make_cluster, tmp_path, capsys):

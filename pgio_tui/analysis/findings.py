@@ -17,6 +17,7 @@ from typing import Any
 
 from pgio_tui import metrics as M
 from pgio_tui.analysis.align import Window, aligned_columns, window
+from pgio_tui.analysis.own_io import SHARED_BELOW_PCT, own_io_shares
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
@@ -469,13 +470,20 @@ def reads_do_not_fit(s: Scope) -> list[Finding]:
         figures[f"blocks read from {data}"] = fig(round(from_disk), "blocks")
         figures["device share of reads"] = fig(share, "%")
         metrics.append(M.disk(data, M.DISK_RKB_S))
-        if share >= th("disk_read_share_pct"):
+        # The device's reads bound the server's from above: few, and the page cache served the rest.
+        # Many, on a device whose reads were mostly other programs': they say nothing of the server's.
+        own = own_io_shares(s.rec, s.win, {"PGDATA": data}).get("PGDATA", {}).get("read")
+        if share < th("disk_read_share_pct"):
+            text += f"; the page cache served most of them ({data} delivered {shown(share, '%')} %)"
+        elif own is not None and own < SHARED_BELOW_PCT:
+            figures[f"the server's share of {data}'s reads"] = fig(own, "%")
+            text += (f"; {data} is shared: the server's processes read at most {shown(own, '%')} % of its bytes, "
+                     "so its reads do not say whether the page cache served the server's")
+        else:
             text += (f"; nor does the page cache: {data} delivered {shown(min(share, 100.0), '%')} % of those blocks "
                      f"(device reads / blocks read)")
             suggestion = ("the read set is larger than shared_buffers and the page cache: more RAM, or a smaller "
                           "read set")
-        else:
-            text += f"; the page cache served most of them ({data} delivered {shown(share, '%')} %)"
     return [Finding("reads_do_not_fit", text, strength(ratio, th("hit_ratio_pct")), metrics, figures,
                     [(0.0, s.win.length)], suggestion)]
 

@@ -30,6 +30,7 @@ from typing import Any
 from pgio_tui import metrics as M
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError, Window, aligned_columns, window
+from pgio_tui.analysis.own_io import count, own_io_shares
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.analysis.summary import summarize
 from pgio_tui.analysis.summary_latency import OF_TRANSACTIONS
@@ -227,7 +228,7 @@ def waits_over_time(rec: Recording, win: Window) -> tuple[list[float], dict[str,
     out: dict[str, list[float]] = {}
     for tick, wtype, n in rec.conn.execute(_CLIENT_WAITS, (win.start_tick, _last(win))):
         if tick in at:
-            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] += _count(n)
+            out.setdefault(printable(str(wtype))[:64], [0.0] * len(ticks))[at[tick]] += count(n)
     order = sorted(out, key=lambda k: -sum(out[k]))[:MAX_WAIT_EVENTS]
     return [t - win.origin_t for _, t in ticks], {k: out[k] for k in order}
 
@@ -239,17 +240,12 @@ def _last(win: Window) -> int:
 MAX_WAIT_EVENTS = 40  # wait events per run kept as figures (a recording is untrusted: bounded), the busiest
 
 
-def _count(n: Any) -> float:
-    """A sample count from the file: a number >= 0, else 0 (a recording is untrusted input)."""
-    return float(n) if isinstance(n, (int, float)) and not isinstance(n, bool) and math.isfinite(n) and n > 0 else 0.0
-
-
 def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
     """Wait events of the client backends sampled every tick of the run: each type's share of the
     samples and the busiest events' (CPU:Running: active, not waiting), in %."""
     if win.start_tick is None:
         return
-    rows = [(printable(str(t))[:64], printable(str(e))[:64], _count(n)) for t, e, n in rec.conn.execute(
+    rows = [(printable(str(t))[:64], printable(str(e))[:64], count(n)) for t, e, n in rec.conn.execute(
         "SELECT w.wait_event_type, w.wait_event, SUM(waits.count) FROM waits JOIN wait_events w "
         "ON w.id = waits.wait_id WHERE waits.tick BETWEEN ? AND ? AND w.backend_type = 'client backend' "
         "GROUP BY 1, 2", (win.start_tick, _last(win)))]
@@ -311,39 +307,6 @@ def _integrated(v: dict, rec: Recording, win: Window, pgdata: str | None) -> Non
 # bytes and waits), its writes and flushes, or "all": its queue (utilisation, queue size)
 FIELD_SHARE = {M.DISK_R_S: "read", M.DISK_RKB_S: "read", M.DISK_R_AWAIT_MS: "read", M.DISK_W_S: "write",
                M.DISK_WKB_S: "write", M.DISK_W_AWAIT_MS: "write", M.DISK_F_S: "write", M.DISK_F_AWAIT_MS: "write"}
-
-
-def own_io_shares(rec: Recording, win: Window, role_devices: dict[str, str]) -> dict[str, dict[str, float | None]]:
-    """Per role (PGDATA, WAL): at most what share (%) of its device's bytes the server's own processes
-    moved in the run: their /proc/<pid>/io read_bytes against the device's kB read, write_bytes (the
-    bytes they dirtied: at least what they made storage write) against its kB written, and both
-    together. An upper bound: a process's bytes may have gone to another device. Empty without
-    /proc/<pid>/io (another host, no permission): then nothing says whose I/O the device did."""
-    if win.start_tick is None or not role_devices:
-        return {}
-    try:
-        n, own_r, own_w = rec.conn.execute(  # total(): a float sum, no integer overflow from a crafted file
-            "SELECT count(read_bytes), total(read_bytes), total(write_bytes) FROM backend_io WHERE tick BETWEEN ? AND ?",
-            (win.start_tick, _last(win))).fetchone()
-        if not n:
-            return {}
-        out = {}
-        for role, dev in role_devices.items():
-            dev_r, dev_w = rec.conn.execute(
-                "SELECT total(x.rkb_s * t.dt) * 1024, total(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
-                "ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick WHERE d.name = ? AND x.tick BETWEEN ? AND ?",
-                (dev, win.start_tick, _last(win))).fetchone()
-            out[role] = {"read": _share(own_r, dev_r), "write": _share(own_w, dev_w),
-                         "all": _share(_count(own_r) + _count(own_w), _count(dev_r) + _count(dev_w))}
-    except RecordingError:  # a file without these tables' columns: whose I/O it was is unknown
-        return {}
-    return out
-
-
-def _share(own: Any, device: Any) -> float | None:
-    """own / device in %, at most 100; None when the device moved nothing."""
-    own, device = _count(own), _count(device)
-    return min(100.0, 100 * own / device) if device else None
 
 
 def device_share_kind(fig: Figure) -> tuple[str, str] | None:

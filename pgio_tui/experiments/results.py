@@ -15,6 +15,7 @@ from typing import Any
 
 from pgio_tui.analysis import repeats
 from pgio_tui.analysis.align import AlignError
+from pgio_tui.analysis.own_io import SHARED_BELOW_PCT
 from pgio_tui.analysis.statements import one_line
 from pgio_tui.experiments import hygiene
 from pgio_tui.experiments.charts import correlation
@@ -168,7 +169,6 @@ def server_statements(run: Run) -> dict[str, dict[str, float | None]] | None:
     return out or None
 
 
-SHARED_BELOW_PCT = 50.0  # a device figure whose device did more of others' I/O than the server's: not judged
 _SHARE_WORDS = {"read": "reads", "write": "writes", "all": "I/O"}
 
 

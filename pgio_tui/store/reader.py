@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import BLOCK_KB, DEVICE_FIELDS, DISK_PREFIX, Frame
@@ -67,6 +67,14 @@ def _io_sql(field: str, layout: schema.IoLayout) -> tuple[str, str]:
 def _scaled(v: int | float | None, scale: int) -> float | None:
     """A checked, scaled stored number back to its value."""
     return None if v is None else v / scale
+
+
+class IoBytes(NamedTuple):
+    """Bytes over some ticks: the server's processes' (/proc/<pid>/io), each device's (read, written)."""
+
+    own_read: float
+    own_written: float
+    devices: dict[str, tuple[float, float]]
 
 
 class Recording:
@@ -338,6 +346,24 @@ class Recording:
                 self._scales.get(M.LATENCY_MAX_MS, 1))
             hist.max_ms = top if top is not None and top > 0 else None
         return hist
+
+    def io_bytes(self, devices: Iterable[str], start_tick: int | None = None,
+                 end_tick: int | None = None) -> IoBytes | None:
+        """Over [start_tick, end_tick]: the bytes the server's processes read and wrote (their
+        /proc/<pid>/io: read_bytes, write_bytes), and each device's bytes read and written (its kB/s
+        x dt); None without /proc/<pid>/io rows (another host, no permission). Float sums (total()):
+        no integer overflow from a crafted file."""
+        where, params = self._range("tick", start_tick, self._clamp(end_tick))
+        n, own_r, own_w = self.conn.execute(
+            f"SELECT count(read_bytes), total(read_bytes), total(write_bytes) FROM backend_io{where}", params).fetchone()
+        if not n:
+            return None
+        where, params = self._range("x.tick", start_tick, self._clamp(end_tick))
+        dev = {name: self.conn.execute(
+            "SELECT total(x.rkb_s * t.dt) * 1024, total(x.wkb_s * t.dt) * 1024 FROM disk x JOIN devices d "
+            f"ON d.id = x.device_id JOIN ticks t ON t.tick = x.tick{where or ' WHERE 1'} AND d.name = ?", [*params, name]).fetchone()
+            for name in devices}
+        return IoBytes(own_r, own_w, {k: (r, w) for k, (r, w) in dev.items()})
 
     def tick_dts(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, float]:
         """tick -> the sampler's own dt (its monotonic clock) over [start_tick, end_tick]: a rate x dt

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pgio_tui.frame import Frame
-from pgio_tui.store.reader import Recording, RecordingError, Setting, TickEvent
+from pgio_tui.store.reader import IoBytes, Recording, RecordingError, Setting, TickEvent
 from pgio_tui.store.rotation import ROTATED, rotated_starts
 
 MAX_FILES = 400  # each open file holds a descriptor: 16 days of hourly files; beyond, a window (--from/--to)
@@ -262,6 +262,16 @@ class Timeline:
         tops = [m for m in tops if m is not None]
         hist.max_ms = max(tops) if tops and hist.count else None
         return hist
+
+    def io_bytes(self, devices: Iterable[str], start_tick: int | None = None,
+                 end_tick: int | None = None) -> IoBytes | None:
+        devices = list(devices)
+        parts = [b for p, lo, hi in self._spans(start_tick, end_tick) if (b := p.rec.io_bytes(devices, lo, hi))]
+        if not parts:
+            return None
+        return IoBytes(sum(b.own_read for b in parts), sum(b.own_written for b in parts),
+                       {d: (sum(b.devices[d][0] for b in parts), sum(b.devices[d][1] for b in parts))
+                        for d in parts[0].devices})
 
     def tick_dts(self, start_tick: int | None = None, end_tick: int | None = None) -> dict[int, float]:
         return {tick + p.offset: dt for p, a, b in self._spans(start_tick, end_tick)
