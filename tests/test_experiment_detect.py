@@ -80,7 +80,9 @@ def test_a_planted_effect_is_changed(make_cluster, tmp_path, capsys):
     assert backend["detectable_pct"] is not None and abs(backend["change_pct"]) > backend["detectable_pct"]
     line = next(ln for ln in table.splitlines() if ln.startswith("buffers written: backend")
                 and "bgwriter_lru_maxpages=1000" in ln)
-    assert line.split()[-1] == "changed" and re.search(r"-\d[\d.]* %  changed$", line)  # the detectable fall
+    # the detectable change: a fall judged as a ratio, or ± on amounts when a repeat wrote nothing (0
+    # is outside a ratio's domain; on a busy machine backends sometimes write no buffer in a run)
+    assert line.split()[-1] == "changed" and re.search(r"[-±]\d[\d.]* %  changed$", line)
 
 
 def test_slow_statements_are_the_server_logs(make_cluster, tmp_path, capsys):

@@ -33,14 +33,16 @@ THROTTLE = 4 * 10**6  # bytes/s: the slow device's writes
 
 
 def window_p99(hand: ByHand, a: float, b: float) -> tuple[float, int]:
-    """The p99 and count of the transactions of the ticks at x in (a, b], from latency_hist's rows (a
-    window from 0 holds the first tick too: its interval began before the window's origin)."""
+    """The p99 and count of the transactions of the ticks whose interval (t - dt, t] lies in (a, b], from
+    latency_hist's rows (a window from 0 holds the first tick too: its interval began before the window's
+    origin). By the interval's start, as the finding's windows begin, not by the tick before: t is the
+    wall clock and dt the monotonic one, so t - dt and the previous tick's t differ by a little."""
     origin = hand.win.origin_t
     rows = hand.conn.execute(
-        "SELECT bucket, sum(count) FROM latency_hist WHERE tick IN (SELECT tick FROM ticks WHERE t > ? AND t <= ? "
-        "AND tick BETWEEN ? AND ?) GROUP BY bucket", (origin + a if a > 0 else origin - 1, origin + b + 1e-6,
-                                                      hand.win.start_tick,
-                                                      hand.win.end_tick)).fetchall()
+        "SELECT bucket, sum(count) FROM latency_hist WHERE tick IN (SELECT tick FROM ticks WHERE t - dt >= ? "
+        "AND t <= ? AND tick BETWEEN ? AND ?) GROUP BY bucket", (origin + a - 1e-4 if a > 0 else origin - 1e9,
+                                                                 origin + b + 1e-6, hand.win.start_tick,
+                                                                 hand.win.end_tick)).fetchall()
     hist = LatencyHistogram()
     hist.merge(dict(rows))
     return hist.percentile(99), hist.count
