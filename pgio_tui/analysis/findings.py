@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgio_tui import metrics as M
-from pgio_tui.analysis.align import Window, aligned_columns, window
+from pgio_tui.analysis.align import FloatColumn, Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
@@ -134,10 +134,9 @@ class Scope:
             M.LATENCY_P99_MS, M.LATENCY_TXNS, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.BUFFERS_EVICTIONS_S, M.WAL_BYTES_S,
             M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S]
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
-        c = aligned_columns(rec, win, known)
+        c = aligned_columns(rec, win, known, compact=True)  # a week's columns in 8 bytes a value
         self.x, self.cols = c.x, c.values
-        rows = list(rec.rows([], win.start_tick, win.end_tick)) if c.x else []
-        self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
+        self.tick_ids, self.t = c.ticks, c.t
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
         dts = rec.tick_dts(win.start_tick, win.end_tick) if c.x else {}
         self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
@@ -147,7 +146,8 @@ class Scope:
         self._latency: list[tuple[float, float, float, int]] | None = None
 
     def col(self, metric: str) -> list:
-        return self.cols.get(metric) or [None] * len(self.x)
+        c = self.cols.get(metric)
+        return c.tolist() if isinstance(c, FloatColumn) else c or [None] * len(self.x)
 
     def has(self, metric: str) -> bool:
         return any(v is not None for v in self.col(metric))

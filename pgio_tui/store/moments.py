@@ -76,15 +76,17 @@ def _rows(rec: Any, metrics: list[str]) -> Iterable[tuple]:
 
 def latency_moments(rec: Any) -> list[Moment]:
     """Ticks where the per-tick latency rises above the recording's p99 of it (rising edges only,
-    so a slow minute is one moment, not sixty)."""
+    so a slow minute is one moment, not sixty). The column is read twice, for its p99 and then for
+    the edges, so memory holds its values alone, not a week of (tick, t, value) rows."""
     names = set(rec.metric_names())
     metric = next((m for m in LATENCY_METRICS if m in names), None)
     if metric is None:
         return []
-    rows = [(tick, t, v) for tick, t, _, v in _rows(rec, [metric]) if v is not None]
-    p99 = percentile(sorted(v for _, _, v in rows), 99)
+    p99 = percentile(sorted(v for *_, v in _rows(rec, [metric]) if v is not None), 99)
     out, above = [], False
-    for tick, t, v in rows:
+    for tick, t, _, v in _rows(rec, [metric]):
+        if v is None:
+            continue
         if v > p99 and not above:
             out.append(Moment(tick, t, "latency_high", f"{metric} {v:.1f} ms > the recording's p99 {p99:.1f} ms"))
         above = v > p99
