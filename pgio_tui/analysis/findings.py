@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgio_tui import metrics as M
-from pgio_tui.analysis.align import FloatColumn, Window, aligned_columns, window
+from pgio_tui.analysis.align import CHUNK_TICKS, FloatColumn, Window, aligned_columns, window
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
 from pgio_tui.frame import BLOCK_KB  # 8 kB unless built otherwise (the recording's block_size says)
@@ -138,9 +138,12 @@ class Scope:
         self.x, self.cols = c.x, c.values
         self.tick_ids, self.t = c.ticks, c.t
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
-        dts = rec.tick_dts(win.start_tick, win.end_tick) if c.x else {}
-        self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
-                   for tick, a in zip(self.tick_ids, c.dt)]
+        self.dt: list[float] = []
+        for k in range(0, len(self.tick_ids), CHUNK_TICKS):  # a span at a time: a week's dict of them is ~70 MB
+            ids = self.tick_ids[k:k + CHUNK_TICKS]
+            dts = rec.tick_dts(ids[0], ids[-1])
+            self.dt += [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
+                        for tick, a in zip(ids, c.dt[k:k + CHUNK_TICKS])]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
         self.settings = {k: s.value for k, s in rec.settings(win.start_tick).items()}
         self._latency: list[tuple[float, float, float, int]] | None = None
@@ -178,18 +181,18 @@ class Scope:
         workload's transactions (the recording's histograms: a p99 of transactions, never of ticks)."""
         if self._latency is None:
             self._latency = []
-            ticks = list(zip(self.tick_ids, self.t))
+            ids, ts = self.tick_ids, self.t
             step = th("latency_window_s")
             i = 0
-            while i < len(ticks):
+            while i < len(ids):
                 j = i
-                while j + 1 < len(ticks) and ticks[j + 1][1] - ticks[i][1] < step:
+                while j + 1 < len(ids) and ts[j + 1] - ts[i] < step:
                     j += 1
-                hist = self.rec.latency_histogram(ticks[i][0], ticks[j][0])
+                hist = self.rec.latency_histogram(ids[i], ids[j])
                 p99 = hist.percentile(99) if hist.count else None
                 if p99 is not None:
-                    start = max(0.0, ticks[i][1] - self.win.origin_t - self.dt[i])  # the first tick's rates began here
-                    self._latency.append((start, ticks[j][1] - self.win.origin_t, p99, hist.count))
+                    start = max(0.0, ts[i] - self.win.origin_t - self.dt[i])  # the first tick's rates began here
+                    self._latency.append((start, ts[j] - self.win.origin_t, p99, hist.count))
                 i = j + 1
         return self._latency
 
