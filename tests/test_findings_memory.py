@@ -34,8 +34,8 @@ def one_shot(rec, win, metrics, compact=False) -> Columns:
 
 
 def as_lists(c: Columns) -> Columns:
-    return Columns(list(c.x), c.dt, {m: v.tolist() if isinstance(v, FloatColumn) else v for m, v in c.values.items()},
-                   list(c.ticks), list(c.t))
+    return Columns(c.x, c.dt, {m: v.tolist() if isinstance(v, FloatColumn) else v for m, v in c.values.items()},
+                   c.ticks, c.t)
 
 
 @pytest.fixture(scope="module")

@@ -189,8 +189,7 @@ class FloatColumn:
 def aligned_columns(rec: Recording | Timeline, win: Window, metrics: list[str], compact: bool = False) -> Columns:
     """The window's ticks of `metrics`, read in one query and turned into columns in C, CHUNK_TICKS
     rows at a time: a week's rows held as tuples beside the columns would double what they take.
-    `compact`: a metric's column is a FloatColumn while it holds only floats and None, x, ticks and t
-    are arrays."""
+    `compact`: a metric's column is a FloatColumn while it holds only floats and None."""
     if win.start_tick is None:
         return Columns([], [], {m: [] for m in metrics})
     lo = min(rec.tick_at(win.origin_t - _EPS), win.start_tick)  # the tick before, for the first dt
@@ -215,6 +214,4 @@ def aligned_columns(rec: Recording | Timeline, win: Window, metrics: list[str], 
     for c in (ticks, ts, *values):
         del c[:first]
     x = [t - win.origin_t for t in ts]
-    if compact:  # a tick's number and times in 8 bytes each too (read-only sequences like the lists)
-        return Columns(array("d", x), dt, dict(zip(metrics, values)), array("q", ticks), array("d", ts))
     return Columns(x, dt, dict(zip(metrics, values)), ticks, ts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,8 +136,9 @@ class Scope:
             M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S]
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
         c = aligned_columns(rec, win, known, compact=True)  # a week's columns in 8 bytes a value
-        self.x, self.cols = c.x, c.values
-        self.tick_ids, self.t = c.ticks, c.t
+        self.cols = c.values
+        # read-only sequences like the lists, in 8 bytes a tick each
+        self.x, self.tick_ids, self.t = array("d", c.x), array("q", c.ticks), array("d", c.t)
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
         self.dt: list[float] = []
         for k in range(0, len(self.tick_ids), CHUNK_TICKS):  # a span at a time: a week's dict of them is ~70 MB
