@@ -9,7 +9,7 @@ and mean covers the same length of time in A and in B.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -181,6 +181,9 @@ class FloatColumn:
 
     def __delitem__(self, index: slice) -> None:
         del self.values[index]
+
+    def __iter__(self) -> Iterator[float | None]:
+        return (None if v != v else v for v in self.values)
 
     def tolist(self) -> list[float | None]:
         return [None if v != v else v for v in self.values]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,12 +154,16 @@ class Scope:
         c = self.cols.get(metric)
         return c.tolist() if isinstance(c, FloatColumn) else c or [None] * len(self.x)
 
+    def _each(self, metric: str) -> Iterable:
+        """The metric's values one by one (None where missing), without making a week's list of them."""
+        return self.cols.get(metric) or [None] * len(self.x)
+
     def has(self, metric: str) -> bool:
-        return any(v is not None for v in self.col(metric))
+        return any(v is not None for v in self._each(metric))
 
     def total(self, metric: str) -> float:
         """Σ rate × dt over the window: the count of a per-second rate."""
-        return sum((v or 0.0) * dt for v, dt in zip(self.col(metric), self.dt))
+        return sum((v or 0.0) * dt for v, dt in zip(self._each(metric), self.dt))
 
     def seconds(self) -> float:
         return sum(self.dt)

@@ -90,6 +90,8 @@ def latency_moments(rec: Any) -> list[Moment]:
             times.append(t)
             values.append(v)
     p99 = percentile(sorted(values), 99)
+    if p99 is None:  # no value at all
+        return []
     out, above = [], False
     for tick, t, v in zip(ticks, times, values):
         if v > p99 and not above:
