@@ -6,7 +6,7 @@ they were seen. Every stored value passes through the untrusted-row decoders (st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
 
 from pgio_tui import metrics as M
@@ -53,8 +53,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                     "WHERE f.tick BETWEEN ? AND ?", numeric=True) if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
     io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
-                      numeric=True) \
-        if io_keys else {}
+                      numeric=True) if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
     hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
@@ -114,7 +113,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         )
 
 
-def _values_decoder(columns: list[str], types: list[str], scales: list[int]):
+def _values_decoder(columns: list[str], types: list[str], scales: list[int]) -> Callable[[tuple], dict]:
     """A tick row's stored values (after tick, t, elapsed, dt) to Frame.values: each one as
     value() and from_stored() read it, missing ones left out. A row whose numbers all pass
     (all_numbers) is decoded in a few passes in C, the others value by value, to the same result."""
