@@ -4,7 +4,8 @@ Generates a synthetic 24 h recording at 1 Hz (tests/fixture_recording.py: 4 devi
 metric catalog, 8 pg_stat_io backend types, waits, a checkpoint every 30 s), or reuses one given
 with --file. Then, in a fresh interpreter (so the generator's memory does not count): open it in a
 headless ReplayApp and time until the first frame is drawn, seek to 10 random positions (history
-window rebuilt from one batched read, panes redrawn), and print ms and peak RSS.
+window rebuilt from one batched read, panes redrawn), then back a little from there 9 times (1 tick,
+30 s, 60 s: the window shares most of its ticks with the one before), and print ms and peak RSS.
 Targets: <= 0.5 s to open, <= 50 ms per seek.
 
 With --baseline DIR (another checkout, e.g. /work/main), the same file is measured with that
@@ -86,6 +87,13 @@ def measure(path: str, size: tuple[int, int], seed: int) -> dict:
                 drawn.append((time.perf_counter() - s0) * 1000)
                 assert app.history.last.tick == app.player.tick
             out["seek_ms"], out["seek_painted_ms"], out["seek_cpu_ms"] = seeks, drawn, cpu
+            near = []  # back a little from there: the window read again (what it shares with the last reused)
+            for back in (1, 1, 1, 30, 30, 30, 60, 60, 60):
+                s0 = time.perf_counter()
+                app.seek_tick(app.player.tick - back)
+                near.append((time.perf_counter() - s0) * 1000)
+                await pilot.pause()
+            out["near_seek_ms"] = near
             out["window_ticks"] = len(app.history)
             out["ticks"] = len(app.player)  # counted now (a lazy Recording counts on the first ask)
         rec.close()
@@ -139,6 +147,9 @@ def report(label: str, m: dict, size: str) -> None:
           f"(target <= {SEEK_TARGET_MS} ms: {ok(seeks[-1], SEEK_TARGET_MS)}); "
           f"until painted: median {painted[4]:.1f} ms, max {painted[-1]:.1f} ms")
     print(f"       each: {', '.join(f'{v:.0f}' for v in m['seek_ms'])} ms")
+    near = sorted(m["near_seek_ms"])
+    print(f"seek back nearby (1 tick, 30 s, 60 s; 3 each): median {near[4]:.1f} ms, max {near[-1]:.1f} ms "
+          f"({', '.join(f'{v:.0f}' for v in m['near_seek_ms'])})")
     print(f"CPU (what the machine's load does not stretch): to the first frame {m['first_frame_cpu_ms']:.0f} ms, "
           f"a seek median {sorted(m['seek_cpu_ms'])[4]:.1f} ms, max {max(m['seek_cpu_ms']):.1f} ms")
     print(f"moments (n/N, scrubber marks): {m['moments']} found on a worker, ready "

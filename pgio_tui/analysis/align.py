@@ -8,8 +8,11 @@ and mean covers the same length of time in A and in B.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pgio_tui.store.reader import Recording  # annotations only: sqlite-utils stays unloaded
@@ -19,6 +22,9 @@ ALIGNMENTS = ("auto", "start", "workload", "checkpoint")
 DEFAULT_ALIGN = "auto"  # diff, report and the diff screen: the workload's run when every recording has one
 ORIGIN = {"start": "first tick", "workload": "workload start", "checkpoint": "first checkpoint start"}  # x = 0
 _EPS = 1e-6
+CHUNK_TICKS = 4096  # rows aligned_columns() turns into columns at once
+_NAN = float("nan")
+_FLOAT_OR_NONE = frozenset((float, type(None)))
 
 
 class AlignError(ValueError):
@@ -140,26 +146,75 @@ def resolve(align: str, *recs: Recording | Timeline) -> str:
 class Columns:
     """A window's ticks as columns: x (seconds from the origin), dt (the time each tick's rates
     cover: the distance to the previous tick, the nominal interval for a recording's first tick)
-    and one list per metric (None where the tick has no value)."""
+    and one list per metric (None where the tick has no value); ticks and t: the ticks' numbers
+    and wall times."""
 
     x: list[float]
     dt: list[float]
-    values: dict[str, list]
+    values: dict[str, Any]  # a list each (or a FloatColumn: aligned_columns' compact)
+    ticks: list[int] = field(default_factory=list)
+    t: list[float] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.x)
 
 
-def aligned_columns(rec: Recording | Timeline, win: Window, metrics: list[str]) -> Columns:
-    """The window's ticks of `metrics`, read in one query and turned into columns in C."""
+class FloatColumn:
+    """A metric's column of floats and None in 8 bytes a value instead of 32 (None held as NaN: a
+    stored number is never NaN, validate.number), for windows as long as a week; tolist() gives
+    the list of floats and None back."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values = array("d")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def extend(self, part: Sequence) -> bool:
+        """Appends `part`; False (nothing appended) when it holds anything but floats and None."""
+        if not set(map(type, part)) <= _FLOAT_OR_NONE:
+            return False
+        self.values.fromlist([_NAN if v is None else v for v in part])
+        return True
+
+    def __delitem__(self, index: slice) -> None:
+        del self.values[index]
+
+    def __iter__(self) -> Iterator[float | None]:
+        return (None if v != v else v for v in self.values)
+
+    def tolist(self) -> list[float | None]:
+        return [None if v != v else v for v in self.values]
+
+
+def aligned_columns(rec: Recording | Timeline, win: Window, metrics: list[str], compact: bool = False) -> Columns:
+    """The window's ticks of `metrics`, read in one query and turned into columns in C, CHUNK_TICKS
+    rows at a time: a week's rows held as tuples beside the columns would double what they take.
+    `compact`: a metric's column is a FloatColumn while it holds only floats and None."""
     if win.start_tick is None:
         return Columns([], [], {m: [] for m in metrics})
     lo = min(rec.tick_at(win.origin_t - _EPS), win.start_tick)  # the tick before, for the first dt
-    cols = list(zip(*rec.rows(metrics, lo, win.end_tick)))
-    ticks, ts = cols[0], cols[1]
+    rows = rec.rows(metrics, lo, win.end_tick)
+    ticks: list[int] = []
+    ts: list[float] = []
+    values: list[Any] = [FloatColumn() if compact else [] for _ in metrics]
+    while chunk := list(islice(rows, CHUNK_TICKS)):
+        tick_part, t_part, _elapsed, *parts = zip(*chunk)
+        ticks.extend(tick_part)
+        ts.extend(t_part)
+        for k, part in enumerate(parts):
+            col = values[k]
+            if isinstance(col, FloatColumn) and not col.extend(part):
+                values[k] = col = col.tolist()  # not floats: kept as read
+            if not isinstance(col, FloatColumn):
+                col.extend(part)
     first = 1 if ticks[0] < win.start_tick else 0
     interval = float(rec.meta.get("interval_s") or 1.0)
     dt = [b - a for a, b in zip(ts, ts[1:])]
     dt = dt[first - 1:] if first else [interval] + dt
-    x = [t - win.origin_t for t in ts[first:]]
-    return Columns(x, dt, {m: list(c[first:]) for m, c in zip(metrics, cols[3:])})
+    for c in (ticks, ts, *values):
+        del c[:first]
+    x = [t - win.origin_t for t in ts]
+    return Columns(x, dt, dict(zip(metrics, values)), ticks, ts)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pgio_tui import metrics as M
-from pgio_tui.analysis.align import Window, aligned_columns, window
+from pgio_tui.analysis.align import CHUNK_TICKS, FloatColumn, Window, aligned_columns, window
 from pgio_tui.analysis.own_io import SHARED_BELOW_PCT, own_io_shares
 from pgio_tui.analysis.summary import checkpoints_in, device_labels, role_devices
 from pgio_tui.format import number
@@ -135,27 +136,35 @@ class Scope:
             M.LATENCY_P99_MS, M.LATENCY_TXNS, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.BUFFERS_EVICTIONS_S, M.WAL_BYTES_S,
             M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S]
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
-        c = aligned_columns(rec, win, known)
-        self.x, self.cols = c.x, c.values
-        rows = list(rec.rows([], win.start_tick, win.end_tick)) if c.x else []
-        self.tick_ids, self.t = [r[0] for r in rows], [r[1] for r in rows]
+        c = aligned_columns(rec, win, known, compact=True)  # a week's columns in 8 bytes a value
+        self.cols = c.values
+        # read-only sequences like the lists, in 8 bytes a tick each
+        self.x, self.tick_ids, self.t = array("d", c.x), array("q", c.ticks), array("d", c.t)
         # The sampler's own dt (its monotonic clock): rate x dt gives back the tick's count exactly.
-        dts = rec.tick_dts(win.start_tick, win.end_tick) if c.x else {}
-        self.dt = [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
-                   for tick, a in zip(self.tick_ids, c.dt)]
+        self.dt: list[float] = []
+        for k in range(0, len(self.tick_ids), CHUNK_TICKS):  # a span at a time: a week's dict of them is ~70 MB
+            ids = self.tick_ids[k:k + CHUNK_TICKS]
+            dts = rec.tick_dts(ids[0], ids[-1])
+            self.dt += [d if isinstance(d := dts.get(tick), (int, float)) and math.isfinite(d) and d > 0 else a
+                        for tick, a in zip(ids, c.dt[k:k + CHUNK_TICKS])]
         self.checkpoints = checkpoints_in(rec.checkpoints(), win)
         self.settings = {k: s.value for k, s in rec.settings(win.start_tick).items()}
         self._latency: list[tuple[float, float, float, int]] | None = None
 
     def col(self, metric: str) -> list:
+        c = self.cols.get(metric)
+        return c.tolist() if isinstance(c, FloatColumn) else c or [None] * len(self.x)
+
+    def _each(self, metric: str) -> Iterable:
+        """The metric's values one by one (None where missing), without making a week's list of them."""
         return self.cols.get(metric) or [None] * len(self.x)
 
     def has(self, metric: str) -> bool:
-        return any(v is not None for v in self.col(metric))
+        return any(v is not None for v in self._each(metric))
 
     def total(self, metric: str) -> float:
         """Σ rate × dt over the window: the count of a per-second rate."""
-        return sum((v or 0.0) * dt for v, dt in zip(self.col(metric), self.dt))
+        return sum((v or 0.0) * dt for v, dt in zip(self._each(metric), self.dt))
 
     def seconds(self) -> float:
         return sum(self.dt)
@@ -179,18 +188,18 @@ class Scope:
         workload's transactions (the recording's histograms: a p99 of transactions, never of ticks)."""
         if self._latency is None:
             self._latency = []
-            ticks = list(zip(self.tick_ids, self.t))
+            ids, ts = self.tick_ids, self.t
             step = th("latency_window_s")
             i = 0
-            while i < len(ticks):
+            while i < len(ids):
                 j = i
-                while j + 1 < len(ticks) and ticks[j + 1][1] - ticks[i][1] < step:
+                while j + 1 < len(ids) and ts[j + 1] - ts[i] < step:
                     j += 1
-                hist = self.rec.latency_histogram(ticks[i][0], ticks[j][0])
+                hist = self.rec.latency_histogram(ids[i], ids[j])
                 p99 = hist.percentile(99) if hist.count else None
                 if p99 is not None:
-                    start = max(0.0, ticks[i][1] - self.win.origin_t - self.dt[i])  # the first tick's rates began here
-                    self._latency.append((start, ticks[j][1] - self.win.origin_t, p99, hist.count))
+                    start = max(0.0, ts[i] - self.win.origin_t - self.dt[i])  # the first tick's rates began here
+                    self._latency.append((start, ts[j] - self.win.origin_t, p99, hist.count))
                 i = j + 1
         return self._latency
 

@@ -8,6 +8,7 @@ when a recording has no events for them (older files, statistics-only checkpoint
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -76,15 +77,23 @@ def _rows(rec: Any, metrics: list[str]) -> Iterable[tuple]:
 
 def latency_moments(rec: Any) -> list[Moment]:
     """Ticks where the per-tick latency rises above the recording's p99 of it (rising edges only,
-    so a slow minute is one moment, not sixty)."""
+    so a slow minute is one moment, not sixty). The ticks, times and values are kept in arrays, 8
+    bytes each, not as a week of (tick, t, value) tuples."""
     names = set(rec.metric_names())
     metric = next((m for m in LATENCY_METRICS if m in names), None)
     if metric is None:
         return []
-    rows = [(tick, t, v) for tick, t, _, v in _rows(rec, [metric]) if v is not None]
-    p99 = percentile(sorted(v for _, _, v in rows), 99)
+    ticks, times, values = array("q"), array("d"), array("d")
+    for tick, t, _, v in _rows(rec, [metric]):
+        if v is not None:  # a stored number and a tick's time are floats (REAL columns, validate.number)
+            ticks.append(tick)
+            times.append(t)
+            values.append(v)
+    p99 = percentile(sorted(values), 99)
+    if p99 is None:  # no value at all
+        return []
     out, above = [], False
-    for tick, t, v in rows:
+    for tick, t, v in zip(ticks, times, values):
         if v > p99 and not above:
             out.append(Moment(tick, t, "latency_high", f"{metric} {v:.1f} ms > the recording's p99 {p99:.1f} ms"))
         above = v > p99

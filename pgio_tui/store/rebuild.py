@@ -6,14 +6,15 @@ they were seen. Every stored value passes through the untrusted-row decoders (st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import chain
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame, relation_sums
 from pgio_tui.store import schema
 from pgio_tui.store.backend_rows import StoredBackends
 from pgio_tui.store.stored_rows import checkpoint_row, statement_fields, stored_event
-from pgio_tui.store.validate import HIST_ROWS, number, value
+from pgio_tui.store.validate import HIST_ROWS, TEXT_TYPES, all_numbers, label_text, number, value
 
 _WINDOW = M.STATEMENTS_WINDOW_S
 
@@ -32,22 +33,27 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     without io_rows); scales are the columns' (schema.from_stored), disk_layout, io_layout and
     flush_layout the disk, io_rows and disk_flush tables' (schema.disk_layout, io_layout, flush_layout)."""
 
-    def by_tick(sql: str) -> dict[int, list[tuple]]:
+    def by_tick(sql: str, numeric: bool = False) -> dict[int, list[tuple]]:
+        """Rows by tick; `numeric`: the values after (tick, id) as number() reads them, the whole
+        fetch tested at once (all_numbers) and only a fetch that fails decoded value by value."""
+        rows = conn.execute(sql, span).fetchall()  # kept whole anyway: one bounded fetch, not one a row
+        if numeric and not all_numbers(list(chain.from_iterable(rows))):
+            rows = [(*row[:2], *map(number, row[2:])) for row in rows]
         out: dict[int, list[tuple]] = {}
-        for row in conn.execute(sql, span).fetchall():  # kept whole anyway: one bounded fetch, not one a row
+        for row in rows:
             out.setdefault(row[0], []).append(row[1:])
         return out
 
     disk = by_tick(f"SELECT tick, device_id, {', '.join(c for _, c, _ in disk_layout)} FROM disk "
-                   "WHERE tick BETWEEN ? AND ?")
+                   "WHERE tick BETWEEN ? AND ?", numeric=True)
     disk_scales = [s for _, _, s in disk_layout]
     scales = scales or [1] * len(columns)
     flush_cols = ", ".join(schema.flush_expr(x, "f", flush_layout) for x in schema.FLUSH_FIELDS)
     flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
-                    "WHERE f.tick BETWEEN ? AND ?") if disk_flush else {}
+                    "WHERE f.tick BETWEEN ? AND ?", numeric=True) if disk_flush else {}
     io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?") \
-        if io_keys else {}
+    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
+                      numeric=True) if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
     hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
@@ -66,15 +72,17 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         DEVICE_FIELDS if disk_flush else schema.DISK_COLUMNS, 0.0)
     zero_src: dict[str, float | None] = dict.fromkeys(SOURCE_FIELDS, 0.0)
     zero_io: dict[str, float | None] = dict.fromkeys(IO_FIELDS, 0.0)
+    device_tables = ((disk, schema.DISK_COLUMNS, disk_scales),
+                     (flush, schema.FLUSH_FIELDS, (1,) * len(schema.FLUSH_FIELDS)))
+    decode_values = _values_decoder(columns, types, scales)
     for row in ticks:
         tick = row[0]
         tick_devices = {name: dict(zero_dev) for name, (_, _, first) in devices.items() if first <= tick}
-        for table, fields, div in ((disk, schema.DISK_COLUMNS, disk_scales),
-                                   (flush, schema.FLUSH_FIELDS, (1,) * len(schema.FLUSH_FIELDS))):
+        for table, fields, div in device_tables:
             for id_, *vals in table.get(tick, ()):
                 if id_ in device_names:
                     dev_row = tick_devices.setdefault(device_names[id_], dict(zero_dev))
-                    dev_row.update({f: schema.from_stored(number(v), s) or 0.0 for f, v, s in zip(fields, vals, div)})
+                    dev_row.update({f: schema.from_stored(v, s) or 0.0 for f, v, s in zip(fields, vals, div)})
         tick_sources = {bt: dict(zero_src) for bt, first in sources.values() if first <= tick}
         for id_, *vals in io.get(tick, ()):
             if id_ in sources:
@@ -82,14 +90,13 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         keys = io_keys or {}
         tick_io = {key: dict(zero_io) for key, first in keys.values() if first <= tick}
         dt = number(row[3])
-        tick_io.update({keys[id_][0]: schema.io_fields([number(v) for v in vals], dt, io_layout)
+        tick_io.update({keys[id_][0]: schema.io_fields(vals, dt, io_layout)
                         for id_, *vals in io_rows.get(tick, ()) if id_ in keys})
         if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
             tick_sources.update(relation_sums(tick_io))
-        values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, row[4:], types, scales)}
         yield Frame(
             tick=tick, t=row[1], elapsed=number(row[2]) or 0.0, dt=dt,  # elapsed NULL: crafted
-            values={c: v for c, v in values.items() if v is not None},
+            values=decode_values(row[4:]),
             devices=tick_devices,
             device_roles=dict(roles),
             sources=tick_sources,
@@ -104,3 +111,34 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             **(present.fields(row[1], number(row[3]), backend_io.get(tick), aio.get(tick), statements)
                if present else {}),
         )
+
+
+def _values_decoder(columns: list[str], types: list[str], scales: list[int]) -> Callable[[tuple], dict]:
+    """A tick row's stored values (after tick, t, elapsed, dt) to Frame.values: each one as
+    value() and from_stored() read it, missing ones left out. A row whose numbers all pass
+    (all_numbers) is decoded in a few passes in C, the others value by value, to the same result."""
+    text = [c for c, ty in zip(columns, types) if ty in TEXT_TYPES]
+    scaled = [(c, s) for c, ty, s in zip(columns, types, scales) if ty not in TEXT_TYPES and s != 1]
+
+    def slow(stored: tuple) -> dict:
+        values = {c: schema.from_stored(value(v, ty), s) for c, v, ty, s in zip(columns, stored, types, scales)}
+        return {c: v for c, v in values.items() if v is not None}
+
+    def decode(stored: tuple) -> dict:
+        values = {c: v for c, v in zip(columns, stored) if v is not None}
+        texts = [c for c in text if c in values]
+        if not all_numbers([v for c, v in values.items() if c not in texts] if texts else values.values()):
+            return slow(stored)
+        for c in texts:
+            v = label_text(values[c])
+            if v is None:
+                del values[c]
+            else:
+                values[c] = v
+        for c, s in scaled:
+            v = values.get(c)
+            if v is not None:
+                values[c] = v / s
+        return values
+
+    return decode

@@ -18,13 +18,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
+from typing import TYPE_CHECKING, Any
 
 from pgio_tui.frame import Frame
 from pgio_tui.store.files import remove
 from pgio_tui.store.schema import RecordingError
-from pgio_tui.store.writer import Recorder
+
+if TYPE_CHECKING:  # the writer (and sqlite-utils, ~40 ms) is imported by the recorder that writes, not by replay
+    from pgio_tui.store.writer import Recorder
 
 SUFFIX = ".pgio"
 NAME = re.compile(r"(\d{8}T\d{6}Z)(?:-(\d{1,3}))?\.pgio")
@@ -166,6 +167,8 @@ class RotatingRecorder:
                 break
         else:
             raise RecordingError(f"cannot create a recording in {self.folder}: every name for {file_name(t)} taken")
+        from pgio_tui.store.writer import Recorder
+
         rec = Recorder(path, meta=self._meta)
         try:
             rec.set_settings(list(self._settings()))

@@ -7,7 +7,8 @@ Frames it moved over into the app's FrameHistory, in batches of at most MAX_BATC
 timer tick holds the UI on SQLite for long. The timer runs only while it has work: paused, it polls
 a file still being written every POLL_S, and on a closed file it stops, so a replay left standing
 does not wake the process. A seek (step back, g/G, j, n/N, a click) rebuilds the history window
-from one batched `Recording.frames(window_start, position)` read. The moments to jump to are found on a thread
+from one batched `Recording.frames(window_start, position)` read of the ticks it does not share
+with the window before (store/window_frames.py). The moments to jump to are found on a thread
 worker with its own connection (SQLite connections stay on the thread that opened them).
 
 `ReplayScreen` is `MonitorScreen` plus the timeline and the replay keys: the panes are the same
@@ -33,6 +34,7 @@ from pgio_tui.store.moments import Moment, find_moments
 from pgio_tui.sources.checkpoint import too_frequent
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
 from pgio_tui.store.schema import RecordingError
+from pgio_tui.store.window_frames import WindowFrames
 from pgio_tui.tui.app import MonitorApp
 from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
@@ -153,6 +155,7 @@ class ReplayApp(MonitorApp):
         self.play_hz = play_hz
         self.poll_s = poll_s
         self.loaded_from = self.player.tick  # the first tick in the history window
+        self._window_frames = WindowFrames(rec)  # the window's Frames, reused by the next window read
         self._first_drawn = threading.Event()
         self._change_ticks = sorted({e.tick for e in rec.events(["setting_change"]) if e.tick is not None})
         self._settings_bucket = -1
@@ -221,15 +224,17 @@ class ReplayApp(MonitorApp):
         """History = the window of ticks ending at the position, read in one batched query."""
         p = self.player
         first = p.tick_since(p.t - (self.window_s if window_s is None else window_s))
+        frames = self._window_frames.read(first, p.tick)  # what the last window shares with it is not read again
         self.history.clear()
-        self.history.extend(self.rec.frames(first, p.tick))
+        self.history.extend(frames)
         self.loaded_from = first
 
     def _moved(self, old_tick: int, now: bool = False) -> None:
         """After the position changed: push the ticks played over, or reload the window."""
         p = self.player
         if old_tick < p.tick <= old_tick + MAX_PUSH and len(self.history):
-            self.history.extend(self.rec.frames(old_tick + 1, p.tick))
+            self.history.extend(self._window_frames.extend(self.rec.frames(old_tick + 1, p.tick),
+                                                           p.tick_since(p.t - self.window_s)))
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
         self.request_redraw(now=now)
