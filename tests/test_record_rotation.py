@@ -307,3 +307,34 @@ async def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, ca
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: any(m.kind == "finding" for m in app.player.moments), timeout=30)
             assert f"reads_do_not_fit: {f.text}" in [m.text for m in app.player.moments if m.kind == "finding"]
+
+
+def test_whose_io_over_a_folder_is_the_sum_of_its_files(tmp_path):
+    """Timeline.io_bytes (what own_io_shares reads for a rotated folder) sums each file's bytes over
+    the part of the range it holds; a range inside one file reads that file alone."""
+    from fixture_recording import START_T, synthetic_frames
+
+    from pgio_tui.store.reader import Recording
+    from pgio_tui.store.rotation import RotatingRecorder
+    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
+    for f in synthetic_frames(60, interval=0.5, incidents=False):
+        rec.write(f)
+    rec.close("stopped")
+    files = rotated_files(tmp_path / "f")
+    with Timeline(tmp_path / "f") as t:
+        devices = list(t.devices)
+        whole = t.io_bytes(devices)
+        parts = []
+        for f in files:
+            with Recording(f) as r:
+                parts.append(r.io_bytes(devices))
+        assert len(files) >= 3 and whole is not None and all(parts) and whole.own_read > 0
+        assert whole.own_read == pytest.approx(sum(b.own_read for b in parts))
+        assert whole.own_written == pytest.approx(sum(b.own_written for b in parts))
+        for d in devices:
+            for k in (0, 1):
+                assert whole.devices[d][k] == pytest.approx(sum(b.devices[d][k] for b in parts)), (d, k)
+        first = t.parts[0]
+        alone = t.io_bytes(devices, first.first, first.last)
+        assert alone is not None and (alone.own_read, alone.own_written) == (parts[0].own_read, parts[0].own_written)
+        assert alone.devices == parts[0].devices
