@@ -8,6 +8,7 @@ prepared statements with a generic plan, so the tick query is planned once.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -20,13 +21,13 @@ from psycopg.types.json import set_json_loads
 
 from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_secrets
-from pgio_tui.sources.backends import activity_of
+from pgio_tui.sources.backends import BackendPick, activity_of
 from pgio_tui.sources.pg_counters import relation_totals
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
-from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
+from pgio_tui.sources.tick_sql import RawSample, aios_sql, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 # The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
@@ -34,6 +35,10 @@ STATEMENT_TIMEOUT_MS = 2000
 # does not show (a reload the session applied with an error, a setting changed by other means) is
 # followed within this many seconds. 60 us per full fingerprint.
 FULL_FINGERPRINT_S = 10.0
+# pg_aios (18) visits every AIO handle, max_connections x io_max_concurrency of them: 0.1 ms with
+# 200 connections, 0.5-0.7 with 1,000. It is read every tick while one read costs at most this,
+# else every PostgresSource.aios_every ticks, so that it costs the tick about this much on average.
+AIOS_TICK_MS = 0.1
 # The tick statement's parameters choose what it reads (the pg_stat_statements parts run only under
 # a CASE), so PostgreSQL's default plan choice finds the generic plan dearer and plans the whole
 # statement afresh at every tick: 0.7 ms of the server's CPU a tick, in the Bind message, before
@@ -192,6 +197,8 @@ class PostgresSource:
         self._settings_md5: str | None = None  # the settings' fingerprint taken then
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
+        self._pick = BackendPick()  # which processes the backends part reads in full
+        self.aios_every = 1  # pg_aios read every this many ticks (AIOS_TICK_MS)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._ran_merged = 0  # size of pgfeatures.ran() when last merged into _skip_queryids
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -211,6 +218,8 @@ class PostgresSource:
             self._sql, self._names = tick_sql(self.features), None
             self._raw = positional(self._sql)
             self._conf_t = self._settings_md5 = None  # a new session: its settings fingerprinted anew
+            self._pick = BackendPick()  # and its processes scanned in full
+            self.aios_every = self._aios_every()
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -270,13 +279,13 @@ class PostgresSource:
 
     # -- per tick ---------------------------------------------------------------------------
     def sample(self, statements: int = 1, texts: list[int] | tuple = (),
-               known: dict | None = None, bufcache: bool = False) -> RawSample:
+               known: dict | None = None, bufcache: bool = False, aios: bool = True) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (bit flags: 1 the sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
         (StatementTracker.known()), so that only changed ones come back; `bufcache`: read
-        pg_buffercache_summary() this tick.
+        pg_buffercache_summary() this tick; `aios`: read pg_aios this tick (18).
         """
         if self.conn is None:
             raise SourceError("not connected")
@@ -284,16 +293,19 @@ class PostgresSource:
             cur = self._cursor
             if cur is None or cur.connection is not self.conn:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
+            now = time.monotonic()
+            listed = self._pick.listed(now, self.recent_s)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
-                      "pgss": statements, "texts": list(texts), "bufcache": bufcache,
-                      "recent_s": self.recent_s, **(known or _NO_ENTRIES),
-                      "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
+                      "pgss": statements, "texts": list(texts), "bufcache": bufcache, "aios": aios,
+                      "recent_s": self.recent_s, "listed": listed, **(known or _NO_ENTRIES),
+                      "conf_t": self._conf_t if now - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
             cur.execute(sql, [params[k] for k in order])
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description or ())
             raw: dict[str, Any] = dict(zip(names, one_row(cur)))
+            self._pick.seen(raw.get("backends"), (raw["db"] or {}).get("backends"), now, listed is None)
             self._ran(raw.pop("own_query_id", None))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged
@@ -318,6 +330,16 @@ class PostgresSource:
         if self.local_log is not None:
             raw["log_lines"] = self.local_log.lines()
         return cast(RawSample, raw)  # the columns of tick_sql(), as RawSample declares them
+
+    def _aios_every(self) -> int:
+        """Ticks between reads of pg_aios: its cost on this server (the least of three reads, so a
+        busy moment does not make it rarer) over AIOS_TICK_MS."""
+        if not self.features.aios:
+            return 1
+        sql = pgfeatures.own("aios", f"SELECT ({aios_sql()}), (extract(epoch FROM clock_timestamp() - "
+                                     "statement_timestamp()) * 1000)::float8")
+        ms = min(self._own(sql)[0][1] for _ in range(3))
+        return max(1, math.ceil(ms / AIOS_TICK_MS - 1e-9))
 
     def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:
         if logfile is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.backends import AUTOVACUUM_CHARS
+from pgio_tui.sources.backends import AUTOVACUUM_CHARS, BACKENDS_PICK_SHARE
 from pgio_tui.sources.pgfeatures import OWN_QUERY_ID_SQL, Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
@@ -45,7 +45,7 @@ class RawSample(TypedDict):
     statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
-    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
+    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable, or not read this tick)
     own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
     server_ms: float  # the server's time for this statement
@@ -110,7 +110,9 @@ def tick_sql(f: Features) -> str:
     # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
     cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
-    cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
+    # pg_aios visits every AIO handle, in use or not (max_connections x io_max_concurrency of them):
+    # only on ticks that ask (%(aios)s; PostgresSource.aios_every).
+    cols.append(f"CASE WHEN %(aios)s::bool THEN ({aios_sql()}) END AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:  # pg_current_logfile() reads a file: once (LOGFILE), for the name and the chunk
         cols.append(f"{LOGFILE}.name AS logfile")
         cols.append(f"pg_read_binary_file({LOGFILE}.name, %(log_offset)s, 1048576, true) AS logchunk")
@@ -141,24 +143,57 @@ def tick_sql(f: Features) -> str:
 
 
 
+# The backends part at scale. pg_stat_get_activity(NULL) makes a row of 30-odd columns for every
+# process and finds each one's PGPROC by a walk of the process array: quadratic, 0.6-0.8 ms with
+# 1,000 processes, nearly all of them idle clients the tick leaves out. The per-process functions
+# over pg_stat_get_backend_idset() read the same snapshot of the status array (taken once per
+# statement) for a fraction of that, so they pick the processes that may be listed
+# (BACKEND_CANDIDATES), and only those get a full row, a pg_stat_get_activity(pid) each (about
+# 13 us: the function's result type is built at each call). So the full scan stays where the pick
+# cannot be told (%(listed)s NULL: sources/backends.BackendPick) or is no cheaper: more than one
+# process in BACKENDS_PICK_SHARE picked.
+# A process may be listed (backends_sql's filter) unless it is a client idle since before the
+# recent window: so it is picked when it is in a transaction, began a query or started (with no
+# query yet) within the window, is hidden from this role (NULL times: its row says no more), or
+# was listed at the previous tick (%(listed)s: background processes, which are always listed, and
+# clients that were busy, whose going idle the window shows). A state change that starts no query
+# and no transaction is missed until the next full scan: none does but a fast-path function call,
+# which runs in a transaction of its own (picked while it runs). Columns: pid, picked.
+BACKEND_CANDIDATES = (
+    "SELECT pid, (pg_stat_get_backend_xact_start(i) IS NOT NULL "
+    "OR coalesce(pg_stat_get_backend_activity_start(i), pg_stat_get_backend_start(i), 'infinity') >= {since} "
+    "OR pid = ANY(%(listed)s::int4[])) AS picked "
+    "FROM (SELECT i, pg_stat_get_backend_pid(i) AS pid FROM pg_stat_get_backend_idset() i OFFSET 0) x")
+
+
 def backends_sql(f: Features) -> str:
     """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
     pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
-    in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing; 200 idle
-    connections cost the tick little); background processes always (their state is NULL). The
-    tick's only read of pg_stat_activity: the wait sample is made from these rows."""
+    in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing; 1,000 idle
+    connections cost the tick little, see BACKEND_CANDIDATES); background processes always (their
+    state is NULL). The tick's only read of pg_stat_activity's source: the wait sample is made from
+    these rows. %(listed)s: the pids the previous tick listed, NULL for a full scan."""
+    since = "(SELECT statement_timestamp() - make_interval(secs => %(recent_s)s::float8))"  # once, not per row
     query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
     io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
     lateral = ("LEFT JOIN LATERAL (SELECT sum(read_bytes)::float8 AS r, sum(write_bytes)::float8 AS w "
                "FROM pg_stat_get_backend_io(a.pid)) b ON true " if f.backend_io else "")
-    return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, a.datname, a.state, "
-            "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
-            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io}, "
-            f"CASE WHEN a.backend_type = 'autovacuum worker' THEN left(a.query, {AUTOVACUUM_CHARS}) END)) "
-            f"FROM pg_stat_activity a {lateral}"
-            "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
-            "OR a.state IS DISTINCT FROM 'idle' "
-            "OR a.state_change >= statement_timestamp() - make_interval(secs => %(recent_s)s::float8))")
+
+    def rows(source: str) -> str:  # pg_stat_activity's columns from its own function and pg_database
+        return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, d.datname, a.state, "
+                "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
+                f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io}, "
+                f"CASE WHEN a.backend_type = 'autovacuum worker' THEN left(a.query, {AUTOVACUUM_CHARS}) END)) "
+                f"FROM {source} LEFT JOIN pg_database d ON d.oid = a.datid {lateral}"
+                "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
+                f"OR a.state IS DISTINCT FROM 'idle' OR a.state_change >= {since})")
+
+    picked = (f"(WITH c AS MATERIALIZED ({BACKEND_CANDIDATES.format(since=since)}) SELECT CASE WHEN "
+              f"(SELECT count(*) FILTER (WHERE picked) * {BACKENDS_PICK_SHARE} <= count(*) FROM c) THEN "
+              f"({rows('c CROSS JOIN LATERAL pg_stat_get_activity(c.pid) a')} AND c.picked) ELSE "
+              f"({rows('pg_stat_get_activity(NULL) a')}) END)")
+    return (f"SELECT CASE WHEN %(listed)s::int4[] IS NULL THEN ({rows('pg_stat_get_activity(NULL) a')}) "
+            f"ELSE {picked} END")
 
 
 # pg_stat_io's cumulative columns per row, in frame.IO_FIELDS order (times in ms, as the view has them).
@@ -187,8 +222,8 @@ def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
 
 
 def aios_sql() -> str:
-    """18+: asynchronous I/O handles in use, by state and operation."""
-    return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
+    """18+: asynchronous I/O handles in use, by state and operation ([] when none)."""
+    return ("SELECT coalesce(json_agg(json_build_array(state, operation, n)), '[]') FROM "
             "(SELECT state::text, operation::text, count(*) AS n FROM pg_aios GROUP BY 1, 2) x")
 
 
