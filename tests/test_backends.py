@@ -13,7 +13,7 @@ from fixture_recording import synthetic_frames, write_fixture
 from pgio_tui import metrics as M
 from pgio_tui.frame import BACKENDS_TOP, Frame
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources.backends import BACKENDS_FULL_S, BACKENDS_PICK_SHARE, LOCAL, ROW, BackendPick, BackendTracker, io_key
+from pgio_tui.sources.backends import BACKENDS_FULL_S, LOCAL, ROW, BackendPick, BackendTracker, io_key
 from pgio_tui.sources.pg_counters import AIO_WAITS, wait_name
 from pgio_tui.sources.tick_sql import backends_sql
 from pgio_tui.store.reader import Recording
@@ -138,10 +138,8 @@ def test_picked_backends_equal_a_full_scan(pg_cluster):
     f = Sampler(pg_cluster.conninfo(), interval=1.0).pg  # only its features and connection
     f.open()
     sql = backends_sql(f.features)
-    share = f"* {BACKENDS_PICK_SHARE} <="
-    assert sql.count(share) == 1
-    forced = sql.replace(share, "* 0 <=").replace("%(listed)s", "%(listed2)s")  # picks, however many
-    both = f"SELECT ({sql}), ({forced}), ({sql.replace('%(listed)s', '%(listed2)s')})"
+    picks = sql.replace("%(listed)s", "%(listed2)s")
+    both = f"SELECT ({sql}), ({picks}), ({picks.replace('%(pick_max)s', '%(pick_few)s')})"
     conns = [pg_cluster.connect(autocommit=True) for _ in range(6)]
     try:
         conns[0].execute("SELECT 1")  # conns[1] and conns[5] never ran a query
@@ -151,7 +149,7 @@ def test_picked_backends_equal_a_full_scan(pg_cluster):
         sleeper = threading.Thread(target=conns[3].execute, args=("SELECT pg_sleep(1.5)",))
         sleeper.start()
         time.sleep(0.3)
-        full = f.conn.execute(f"SELECT ({sql})", {"recent_s": 1.0, "listed": None}).fetchone()[0]
+        full = f.conn.execute(f"SELECT ({sql})", {"recent_s": 1.0, "listed": None, "pick_max": 0}).fetchone()[0]
         listed = [r[0] for r in full]
         assert conns[3].info.backend_pid in listed and conns[0].info.backend_pid not in listed
         sleeper.join()  # conns[3]: idle since now, its query began before the window
@@ -160,8 +158,9 @@ def test_picked_backends_equal_a_full_scan(pg_cluster):
         late = pg_cluster.connect(autocommit=True)  # just connected
         conns.append(late)
         for pick, expect_sleeper in ((listed, True), ([], False)):
-            whole, picked, kept = f.conn.execute(both, {"recent_s": 1.0, "listed": None, "listed2": pick}).fetchone()
-            assert kept == whole  # a test cluster's few processes: a pick would be no cheaper, the scan is full
+            whole, picked, kept = f.conn.execute(both, {"recent_s": 1.0, "listed": None, "listed2": pick,
+                                                        "pick_max": 1000, "pick_few": 2}).fetchone()
+            assert kept == whole  # more picked than pick_max: the scan is full
             pids = {r[0] for r in whole}
             assert {c.info.backend_pid for c in conns[2:5]} | {late.info.backend_pid} <= pids
             assert not {c.info.backend_pid for c in (*conns[:2], conns[5])} & pids
@@ -186,7 +185,8 @@ def _settled(row: list) -> list:
 
 def test_backend_pick_scans_in_full_when_it_cannot_tell():
     """The pids listed last are sent while that tick is within the recent window, a full scan is
-    not older than BACKENDS_FULL_S and few enough were listed; else None (a full scan)."""
+    not older than BACKENDS_FULL_S and no more were listed than pick_max (one process in
+    BACKENDS_PICK_SHARE); else None (a full scan)."""
     pick = BackendPick()
     assert pick.listed(0.0, 3.0) is None  # nothing seen yet
     rows = [[p, "client backend"] for p in (11, 12)] + [[p, "checkpointer"] for p in (1, 2)]
@@ -195,8 +195,9 @@ def test_backend_pick_scans_in_full_when_it_cannot_tell():
     assert pick.listed(12.5, 3.0) is None  # the last tick is too far back for the window
     pick.seen(rows, 100, 11.0, False)
     assert pick.listed(10.0 + BACKENDS_FULL_S, 3.0) is None  # a full scan is due
-    pick.seen(rows, 40, 12.0, False)  # 4 listed of 42 processes: more than one in BACKENDS_PICK_SHARE
-    assert pick.listed(13.0, 3.0) is None
+    assert pick.pick_max == 102 // 16
+    pick.seen(rows, 40, 12.0, False)  # 4 listed of 42 processes: more than one in BACKENDS_PICK_SHARE (16)
+    assert pick.pick_max == 2 and pick.listed(13.0, 3.0) is None
 
 
 def test_wait_names_mark_aio():

@@ -297,7 +297,7 @@ class PostgresSource:
             listed = self._pick.listed(now, self.recent_s)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
                       "pgss": statements, "texts": list(texts), "bufcache": bufcache, "aios": aios,
-                      "recent_s": self.recent_s, "listed": listed, **(known or _NO_ENTRIES),
+                      "recent_s": self.recent_s, "listed": listed, "pick_max": self._pick.pick_max, **(known or _NO_ENTRIES),
                       "conf_t": self._conf_t if now - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
             cur.execute(sql, [params[k] for k in order])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from pgio_tui.sources.backends import AUTOVACUUM_CHARS, BACKENDS_PICK_SHARE
+from pgio_tui.sources.backends import AUTOVACUUM_CHARS
 from pgio_tui.sources.pgfeatures import OWN_QUERY_ID_SQL, Features, own
 from pgio_tui.sources.statements_sql import statement_rows_sql, statement_texts_sql, statements_sql
 
@@ -148,31 +148,33 @@ def tick_sql(f: Features) -> str:
 # 1,000 processes, nearly all of them idle clients the tick leaves out. The per-process functions
 # over pg_stat_get_backend_idset() read the same snapshot of the status array (taken once per
 # statement) for a fraction of that, so they pick the processes that may be listed
-# (BACKEND_CANDIDATES), and only those get a full row, a pg_stat_get_activity(pid) each (about
-# 13 us: the function's result type is built at each call). So the full scan stays where the pick
-# cannot be told (%(listed)s NULL: sources/backends.BackendPick) or is no cheaper: more than one
-# process in BACKENDS_PICK_SHARE picked.
+# (BACKEND_PICKED), and only those get a full row, a pg_stat_get_activity(pid) each (about 15 us:
+# the function's result type is built at each call). The full scan stays where the pick cannot be
+# told or would be no cheaper (sources/backends.BackendPick: %(listed)s NULL), and when more than
+# %(pick_max)s processes are picked.
+#
 # A process may be listed (backends_sql's filter) unless it is a client idle since before the
 # recent window: so it is picked when it is in a transaction, began a query or started (with no
 # query yet) within the window, is hidden from this role (NULL times: its row says no more), or
 # was listed at the previous tick (%(listed)s: background processes, which are always listed, and
 # clients that were busy, whose going idle the window shows). A state change that starts no query
 # and no transaction is missed until the next full scan: none does but a fast-path function call,
-# which runs in a transaction of its own (picked while it runs). Columns: pid, picked.
-BACKEND_CANDIDATES = (
-    "SELECT pid, (pg_stat_get_backend_xact_start(i) IS NOT NULL "
+# which runs in a transaction of its own (picked while it runs).
+BACKEND_PICKED = (
+    "SELECT pg_stat_get_backend_pid(i) FROM pg_stat_get_backend_idset() i "
+    "WHERE pg_stat_get_backend_xact_start(i) IS NOT NULL "
     "OR coalesce(pg_stat_get_backend_activity_start(i), pg_stat_get_backend_start(i), 'infinity') >= {since} "
-    "OR pid = ANY(%(listed)s::int4[])) AS picked "
-    "FROM (SELECT i, pg_stat_get_backend_pid(i) AS pid FROM pg_stat_get_backend_idset() i OFFSET 0) x")
+    "OR pg_stat_get_backend_pid(i) = ANY(%(listed)s::int4[]) LIMIT %(pick_max)s::int + 1")
 
 
 def backends_sql(f: Features) -> str:
     """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
     pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
     in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing; 1,000 idle
-    connections cost the tick little, see BACKEND_CANDIDATES); background processes always (their
+    connections cost the tick little, see BACKEND_PICKED); background processes always (their
     state is NULL). The tick's only read of pg_stat_activity's source: the wait sample is made from
-    these rows. %(listed)s: the pids the previous tick listed, NULL for a full scan."""
+    these rows. %(listed)s: the pids the previous tick listed, NULL for a full scan; %(pick_max)s:
+    the most processes read one by one."""
     since = "(SELECT statement_timestamp() - make_interval(secs => %(recent_s)s::float8))"  # once, not per row
     query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
     io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
@@ -188,12 +190,12 @@ def backends_sql(f: Features) -> str:
                 "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
                 f"OR a.state IS DISTINCT FROM 'idle' OR a.state_change >= {since})")
 
-    picked = (f"(WITH c AS MATERIALIZED ({BACKEND_CANDIDATES.format(since=since)}) SELECT CASE WHEN "
-              f"(SELECT count(*) FILTER (WHERE picked) * {BACKENDS_PICK_SHARE} <= count(*) FROM c) THEN "
-              f"({rows('c CROSS JOIN LATERAL pg_stat_get_activity(c.pid) a')} AND c.picked) ELSE "
-              f"({rows('pg_stat_get_activity(NULL) a')}) END)")
-    return (f"SELECT CASE WHEN %(listed)s::int4[] IS NULL THEN ({rows('pg_stat_get_activity(NULL) a')}) "
-            f"ELSE {picked} END")
+    full = rows("pg_stat_get_activity(NULL) a")
+    # OFFSET 0: x is not pulled up, so the pick runs once (not once for each use of x.p)
+    picked = (f"(SELECT CASE WHEN cardinality(x.p) <= %(pick_max)s::int "
+              f"THEN ({rows('unnest(x.p) c(pid) CROSS JOIN LATERAL pg_stat_get_activity(c.pid) a')}) "
+              f"ELSE ({full}) END FROM (SELECT ARRAY({BACKEND_PICKED.format(since=since)}) AS p OFFSET 0) x)")
+    return f"SELECT CASE WHEN %(listed)s::int4[] IS NULL THEN ({full}) ELSE {picked} END"
 
 
 # pg_stat_io's cumulative columns per row, in frame.IO_FIELDS order (times in ms, as the view has them).
