@@ -73,10 +73,12 @@ def part_cost(sampler: Sampler) -> dict[str, list[float]]:
     f, conn = sampler.pg.features, sampler.pg.conn
     ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
     backends = f"SELECT ({backends_sql(f)}), {ms}"
-    params = {"recent_s": sampler.pg.recent_s, "listed": None, "pick_max": sampler.pg._pick.pick_max}
+    pick = getattr(sampler.pg, "_pick", None)  # None: a tree before the pick (full scans only)
+    params = {"recent_s": sampler.pg.recent_s, "listed": None, "pick_max": pick.pick_max if pick else 0}
     listed = [r[0] for r in conn.execute(backends, params).fetchone()[0]]
-    runs: dict[str, tuple[str, dict]] = {"full scan": (backends, params),
-                                         "pick": (backends, {**params, "listed": listed})}
+    runs: dict[str, tuple[str, dict]] = {"full scan": (backends, params)}
+    if pick:
+        runs["pick"] = (backends, {**params, "listed": listed})
     if f.aios:
         runs["pg_aios"] = (f"SELECT ({aios_sql()}), {ms}", {})
     out: dict[str, list[float]] = {name: [] for name in runs}
@@ -155,7 +157,7 @@ def main() -> None:
     print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
           f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
     print(f"per-process parts ({PART_RUNS} runs each, alternating; pg_aios read every "
-          f"{sampler.pg.aios_every} tick(s)): " + "; ".join(
+          f"{getattr(sampler.pg, 'aios_every', 1)} tick(s)): " + "; ".join(
               f"{name} median {statistics.median(v):.3f} ms, mean {statistics.mean(v):.3f}" for name, v in part.items()))
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f} "
