@@ -66,25 +66,18 @@ def read_of(kind: int, texts: bool) -> str:
 
 def part_cost(sampler: Sampler) -> dict[str, list[float]]:
     """Server ms of the tick's per-process parts, run alternately on the sampler's connection so
-    that the machine's load weighs on all alike: the backends part as a full scan of
-    pg_stat_get_activity's rows and as the pick (the processes that may be listed, and those the
-    last full scan listed: tick_sql.backends_sql), and on 18 pg_aios (every handle)."""
+    that the machine's load weighs on both alike: the backends part (pg_stat_activity, a row made
+    for every process) and on 18 pg_aios (every AIO handle visited)."""
     from pgio_tui.sources.tick_sql import aios_sql, backends_sql
     f, conn = sampler.pg.features, sampler.pg.conn
     ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
-    backends = f"SELECT ({backends_sql(f)}), {ms}"
-    pick = getattr(sampler.pg, "_pick", None)  # None: a tree before the pick (full scans only)
-    params = {"recent_s": sampler.pg.recent_s, "listed": None, "pick_max": pick.pick_max if pick else 0}
-    listed = [r[0] for r in conn.execute(backends, params).fetchone()[0]]
-    runs: dict[str, tuple[str, dict]] = {"full scan": (backends, params)}
-    if pick:
-        runs["pick"] = (backends, {**params, "listed": listed})
+    runs = {"backends part": (f"SELECT ({backends_sql(f)}), {ms}", {"recent_s": sampler.pg.recent_s})}
     if f.aios:
         runs["pg_aios"] = (f"SELECT ({aios_sql()}), {ms}", {})
     out: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(PART_RUNS):
-        for name, (sql, p) in runs.items():
-            out[name].append(conn.execute(sql, p).fetchone()[-1])
+        for name, (sql, params) in runs.items():
+            out[name].append(conn.execute(sql, params).fetchone()[-1])
     return out
 
 

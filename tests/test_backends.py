@@ -13,9 +13,8 @@ from fixture_recording import synthetic_frames, write_fixture
 from pgio_tui import metrics as M
 from pgio_tui.frame import BACKENDS_TOP, Frame
 from pgio_tui.sampler import Sampler
-from pgio_tui.sources.backends import BACKENDS_FULL_S, LOCAL, ROW, BackendPick, BackendTracker, io_key
+from pgio_tui.sources.backends import LOCAL, ROW, BackendTracker, io_key
 from pgio_tui.sources.pg_counters import AIO_WAITS, wait_name
-from pgio_tui.sources.tick_sql import backends_sql
 from pgio_tui.store.reader import Recording
 from pgio_tui.store.writer import Recorder
 
@@ -127,77 +126,6 @@ def test_aio_in_flight_and_wait_names_on_18(pg_cluster):
             "HANDED_OUT", "DEFINED", "STAGED", "SUBMITTED", "COMPLETED_IO", "COMPLETED_SHARED", "COMPLETED_LOCAL"}
     finally:
         sampler.close()
-
-
-@pytest.mark.matrix
-def test_picked_backends_equal_a_full_scan(pg_cluster):
-    """The backends part's pick (pg_stat_activity rows of the processes that may be listed, and of
-    those listed at the previous tick) lists what a full scan lists, in one statement (one snapshot
-    of the status array): idle clients long idle, never used, lately idle after a query that began
-    before the window, idle in a transaction, running, just connected; background processes."""
-    f = Sampler(pg_cluster.conninfo(), interval=1.0).pg  # only its features and connection
-    f.open()
-    sql = backends_sql(f.features)
-    picks = sql.replace("%(listed)s", "%(listed2)s")
-    both = f"SELECT ({sql}), ({picks}), ({picks.replace('%(pick_max)s', '%(pick_few)s')})"
-    conns = [pg_cluster.connect(autocommit=True) for _ in range(6)]
-    try:
-        conns[0].execute("SELECT 1")  # conns[1] and conns[5] never ran a query
-        time.sleep(1.2)  # they are idle since before the window
-        conns[2].execute("BEGIN")
-        conns[2].execute("SELECT 1")  # idle in transaction
-        sleeper = threading.Thread(target=conns[3].execute, args=("SELECT pg_sleep(1.5)",))
-        sleeper.start()
-        time.sleep(0.3)
-        full = f.conn.execute(f"SELECT ({sql})", {"recent_s": 1.0, "listed": None, "pick_max": 0}).fetchone()[0]
-        listed = [r[0] for r in full]
-        assert conns[3].info.backend_pid in listed and conns[0].info.backend_pid not in listed
-        sleeper.join()  # conns[3]: idle since now, its query began before the window
-        time.sleep(0.1)
-        conns[4].execute("SELECT 1")  # lately idle
-        late = pg_cluster.connect(autocommit=True)  # just connected
-        conns.append(late)
-        for pick, expect_sleeper in ((listed, True), ([], False)):
-            whole, picked, kept = f.conn.execute(both, {"recent_s": 1.0, "listed": None, "listed2": pick,
-                                                        "pick_max": 1000, "pick_few": 2}).fetchone()
-            assert kept == whole  # more picked than pick_max: the scan is full
-            pids = {r[0] for r in whole}
-            assert {c.info.backend_pid for c in conns[2:5]} | {late.info.backend_pid} <= pids
-            assert not {c.info.backend_pid for c in (*conns[:2], conns[5])} & pids
-            assert {r[1] for r in whole} >= {"checkpointer", "client backend"}
-            if expect_sleeper:  # the same rows, but for what is read live (wait events, I/O bytes)
-                assert sorted(map(_settled, picked)) == sorted(map(_settled, whole))
-            else:  # without the previous tick's list, what only it tells is missed: a query that began
-                got = {r[0] for r in picked}  # before the window, the background processes started before it
-                assert got < pids and conns[3].info.backend_pid not in got and "checkpointer" not in {r[1] for r in picked}
-                assert {c.info.backend_pid for c in (conns[2], conns[4], late)} <= got
-    finally:
-        for c in conns:
-            c.close()
-        f.close()
-
-
-def _settled(row: list) -> list:
-    """A backends row without what pg_stat_activity reads live rather than from its snapshot."""
-    live = {ROW.index(c) for c in ("wait_event_type", "wait_event", "pg_read_bytes", "pg_write_bytes")}
-    return [None if i in live else v for i, v in enumerate(row)]
-
-
-def test_backend_pick_scans_in_full_when_it_cannot_tell():
-    """The pids listed last are sent while that tick is within the recent window, a full scan is
-    not older than BACKENDS_FULL_S and no more were listed than pick_max (one process in
-    BACKENDS_PICK_SHARE); else None (a full scan)."""
-    pick = BackendPick()
-    assert pick.listed(0.0, 3.0) is None  # nothing seen yet
-    rows = [[p, "client backend"] for p in (11, 12)] + [[p, "checkpointer"] for p in (1, 2)]
-    pick.seen(rows, 100, 10.0, True)
-    assert pick.listed(11.0, 3.0) == [11, 12, 1, 2]
-    assert pick.listed(12.5, 3.0) is None  # the last tick is too far back for the window
-    pick.seen(rows, 100, 11.0, False)
-    assert pick.listed(10.0 + BACKENDS_FULL_S, 3.0) is None  # a full scan is due
-    assert pick.pick_max == 102 // 16
-    pick.seen(rows, 40, 12.0, False)  # 4 listed of 42 processes: more than one in BACKENDS_PICK_SHARE (16)
-    assert pick.pick_max == 2 and pick.listed(13.0, 3.0) is None
 
 
 def test_wait_names_mark_aio():

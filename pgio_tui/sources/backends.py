@@ -91,47 +91,6 @@ def activity_of(rows: list[list] | None) -> tuple[list[list[Any]] | None, int | 
     return [[*k, n] for k, n in counts.items()], checkpointer
 
 
-# The tick's backends part reads pg_stat_activity's rows of the processes it picks, those listed at
-# the previous tick among them (tick_sql.backends_sql): that tick must be within the recent window
-# (PostgresSource.recent_s) for the pick to miss nothing, else the scan is full; and full this
-# often all the same, so that a process the pick cannot see (tick_sql.BACKEND_PICKED) is listed
-# within this many seconds.
-BACKENDS_FULL_S = 60.0
-BACKENDS_PICK_SHARE = 16  # a pick of more than one process in this many is no cheaper than a full scan
-
-
-class BackendPick:
-    """What the next tick's backends part is told: %(listed)s, the pids the last tick listed (None
-    for a full scan), and %(pick_max)s, the most processes it reads one by one (one in
-    BACKENDS_PICK_SHARE of the server's; more picked: a full scan). Scans in full at once when the
-    last tick listed more than that, rather than after a pick that would come to it (both paid)."""
-
-    def __init__(self) -> None:
-        self._listed: list[int] | None = None  # None: the next tick scans in full
-        self._at = 0.0  # monotonic time of the tick that listed them
-        self._full_at = -BACKENDS_FULL_S  # and of the last full scan
-        self.pick_max = 0
-
-    def listed(self, now: float, recent_s: float) -> list[int] | None:
-        listed = self._listed
-        if (listed is None or now - self._full_at >= BACKENDS_FULL_S
-                or now - self._at > recent_s - 1  # a second's margin for the server's clock
-                or len(listed) > self.pick_max):
-            return None
-        return listed
-
-    def seen(self, rows: list[list] | None, db_backends: int | None, now: float, full: bool) -> None:
-        """A tick's rows (`full`: of a full scan) and pg_stat_database's backends of the same tick
-        (the processes connected to a database; the others are all listed)."""
-        rows = rows or []
-        self._listed = [r[0] for r in rows if r and isinstance(r[0], int)]
-        processes = (db_backends or 0) + sum(1 for r in rows if len(r) > 1 and r[1] != "client backend")
-        self.pick_max = processes // BACKENDS_PICK_SHARE
-        self._at = now
-        if full:
-            self._full_at = now
-
-
 def proc_io_mode(server_pid: int | None, proc: str = "/proc") -> str:
     """LOCAL when this process may read a server process's /proc/<pid>/io (our own connection's
     backend tells), else DENIED."""

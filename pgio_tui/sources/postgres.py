@@ -21,7 +21,7 @@ from psycopg.types.json import set_json_loads
 
 from pgio_tui.safe_text import LINE_CHARS, capped
 from pgio_tui.secrets import scrub_secrets
-from pgio_tui.sources.backends import BackendPick, activity_of
+from pgio_tui.sources.backends import activity_of
 from pgio_tui.sources.pg_counters import relation_totals
 from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.locallog import LogTail
@@ -35,9 +35,10 @@ STATEMENT_TIMEOUT_MS = 2000
 # does not show (a reload the session applied with an error, a setting changed by other means) is
 # followed within this many seconds. 60 us per full fingerprint.
 FULL_FINGERPRINT_S = 10.0
-# pg_aios (18) visits every AIO handle, max_connections x io_max_concurrency of them: 0.1 ms with
-# 200 connections, 0.5-0.7 with 1,000. It is read every tick while one read costs at most this,
-# else every PostgresSource.aios_every ticks, so that it costs the tick about this much on average.
+# pg_aios (18) visits every AIO handle, in use or not: (max_connections + auxiliary processes) x
+# io_max_concurrency of them (0.07-0.09 ms a read with 1,060 connections, bench/tick_cost.py). It is
+# read every tick while one read costs at most this, else every PostgresSource.aios_every ticks, so
+# that it costs the tick about this much on average.
 AIOS_TICK_MS = 0.1
 # The tick statement's parameters choose what it reads (the pg_stat_statements parts run only under
 # a CASE), so PostgreSQL's default plan choice finds the generic plan dearer and plans the whole
@@ -197,7 +198,6 @@ class PostgresSource:
         self._settings_md5: str | None = None  # the settings' fingerprint taken then
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
-        self._pick = BackendPick()  # which processes the backends part reads in full
         self.aios_every = 1  # pg_aios read every this many ticks (AIOS_TICK_MS)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._ran_merged = 0  # size of pgfeatures.ran() when last merged into _skip_queryids
@@ -218,7 +218,6 @@ class PostgresSource:
             self._sql, self._names = tick_sql(self.features), None
             self._raw = positional(self._sql)
             self._conf_t = self._settings_md5 = None  # a new session: its settings fingerprinted anew
-            self._pick = BackendPick()  # and its processes scanned in full
             self.aios_every = self._aios_every()
             self._start_log()
         except psycopg.Error as exc:
@@ -293,19 +292,16 @@ class PostgresSource:
             cur = self._cursor
             if cur is None or cur.connection is not self.conn:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
-            now = time.monotonic()
-            listed = self._pick.listed(now, self.recent_s)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
                       "pgss": statements, "texts": list(texts), "bufcache": bufcache, "aios": aios,
-                      "recent_s": self.recent_s, "listed": listed, "pick_max": self._pick.pick_max, **(known or _NO_ENTRIES),
-                      "conf_t": self._conf_t if now - self._fingerprint_t < FULL_FINGERPRINT_S else None}
+                      "recent_s": self.recent_s, **(known or _NO_ENTRIES),
+                      "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
             cur.execute(sql, [params[k] for k in order])
             names = self._names
             if names is None:  # cur.description makes a Column object per column: once, not every tick
                 names = self._names = tuple(d.name for d in cur.description or ())
             raw: dict[str, Any] = dict(zip(names, one_row(cur)))
-            self._pick.seen(raw.get("backends"), (raw["db"] or {}).get("backends"), now, listed is None)
             self._ran(raw.pop("own_query_id", None))
             conf_t = raw.pop("conf_t")
             if raw["settings_md5"] is None:  # no reload since the last fingerprint: unchanged

@@ -63,8 +63,8 @@ def _json_row(sql: str) -> str:
 
 def tick_sql(f: Features) -> str:
     """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, %(conf_t)s
-    (the settings' fingerprint, below), %(recent_s)s (backends_sql) and those of the
-    pg_stat_statements part (below)."""
+    (the settings' fingerprint, below), %(recent_s)s (backends_sql), %(bufcache)s, %(aios)s and
+    those of the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -143,59 +143,26 @@ def tick_sql(f: Features) -> str:
 
 
 
-# The backends part at scale. pg_stat_get_activity(NULL) makes a row of 30-odd columns for every
-# process and finds each one's PGPROC by a walk of the process array: quadratic, 0.6-0.8 ms with
-# 1,000 processes, nearly all of them idle clients the tick leaves out. The per-process functions
-# over pg_stat_get_backend_idset() read the same snapshot of the status array (taken once per
-# statement) for a fraction of that, so they pick the processes that may be listed
-# (BACKEND_PICKED), and only those get a full row, a pg_stat_get_activity(pid) each (about 15 us:
-# the function's result type is built at each call). The full scan stays where the pick cannot be
-# told or would be no cheaper (sources/backends.BackendPick: %(listed)s NULL), and when more than
-# %(pick_max)s processes are picked.
-#
-# A process may be listed (backends_sql's filter) unless it is a client idle since before the
-# recent window: so it is picked when it is in a transaction, began a query or started (with no
-# query yet) within the window, is hidden from this role (NULL times: its row says no more), or
-# was listed at the previous tick (%(listed)s: background processes, which are always listed, and
-# clients that were busy, whose going idle the window shows). A state change that starts no query
-# and no transaction is missed until the next full scan: none does but a fast-path function call,
-# which runs in a transaction of its own (picked while it runs).
-BACKEND_PICKED = (
-    "SELECT pg_stat_get_backend_pid(i) FROM pg_stat_get_backend_idset() i "
-    "WHERE pg_stat_get_backend_xact_start(i) IS NOT NULL "
-    "OR coalesce(pg_stat_get_backend_activity_start(i), pg_stat_get_backend_start(i), 'infinity') >= {since} "
-    "OR pg_stat_get_backend_pid(i) = ANY(%(listed)s::int4[]) LIMIT %(pick_max)s::int + 1")
-
-
 def backends_sql(f: Features) -> str:
     """Per process (sources/backends.ROW): who it is, its state and wait, and on 18 its cumulative
     pg_stat_get_backend_io bytes. Client backends only when not idle or when their state changed
-    in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing; 1,000 idle
-    connections cost the tick little, see BACKEND_PICKED); background processes always (their
-    state is NULL). The tick's only read of pg_stat_activity's source: the wait sample is made from
-    these rows. %(listed)s: the pids the previous tick listed, NULL for a full scan; %(pick_max)s:
-    the most processes read one by one."""
+    in the last %(recent_s)s seconds (an idle client does no I/O and waits on nothing); background
+    processes always (their state is NULL). The tick's only read of pg_stat_activity: the wait
+    sample is made from these rows. pg_stat_activity makes a row for every process before the
+    filter (and finds each one's PGPROC by a walk of the process array): 0.2 ms with 200 idle
+    clients, 0.7 with 1,000 (docs/performance.md)."""
     since = "(SELECT statement_timestamp() - make_interval(secs => %(recent_s)s::float8))"  # once, not per row
     query_id = "a.query_id" if f.activity_query_id else "NULL::int8"
     io = "b.r, b.w" if f.backend_io else "NULL::float8, NULL::float8"
     lateral = ("LEFT JOIN LATERAL (SELECT sum(read_bytes)::float8 AS r, sum(write_bytes)::float8 AS w "
                "FROM pg_stat_get_backend_io(a.pid)) b ON true " if f.backend_io else "")
-
-    def rows(source: str) -> str:  # pg_stat_activity's columns from its own function and pg_database
-        return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, d.datname, a.state, "
-                "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
-                f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io}, "
-                f"CASE WHEN a.backend_type = 'autovacuum worker' THEN left(a.query, {AUTOVACUUM_CHARS}) END)) "
-                f"FROM {source} LEFT JOIN pg_database d ON d.oid = a.datid {lateral}"
-                "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
-                f"OR a.state IS DISTINCT FROM 'idle' OR a.state_change >= {since})")
-
-    full = rows("pg_stat_get_activity(NULL) a")
-    # OFFSET 0: x is not pulled up, so the pick runs once (not once for each use of x.p)
-    picked = (f"(SELECT CASE WHEN cardinality(x.p) <= %(pick_max)s::int "
-              f"THEN ({rows('unnest(x.p) c(pid) CROSS JOIN LATERAL pg_stat_get_activity(c.pid) a')}) "
-              f"ELSE ({full}) END FROM (SELECT ARRAY({BACKEND_PICKED.format(since=since)}) AS p OFFSET 0) x)")
-    return f"SELECT CASE WHEN %(listed)s::int4[] IS NULL THEN ({full}) ELSE {picked} END"
+    return ("SELECT json_agg(json_build_array(a.pid, a.backend_type, a.application_name, a.datname, a.state, "
+            "a.wait_event_type, a.wait_event, extract(epoch FROM a.query_start)::float8, "
+            f"{query_id}, extract(epoch FROM a.backend_start)::float8, {io}, "
+            f"CASE WHEN a.backend_type = 'autovacuum worker' THEN left(a.query, {AUTOVACUUM_CHARS}) END)) "
+            f"FROM pg_stat_activity a {lateral}"
+            "WHERE a.pid <> pg_backend_pid() AND (a.backend_type IS DISTINCT FROM 'client backend' "
+            f"OR a.state IS DISTINCT FROM 'idle' OR a.state_change >= {since})")
 
 
 # pg_stat_io's cumulative columns per row, in frame.IO_FIELDS order (times in ms, as the view has them).
