@@ -149,8 +149,7 @@ def main() -> None:
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
     print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
           f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
-    print(f"per-process parts ({PART_RUNS} runs each, alternating; pg_aios read every "
-          f"{getattr(sampler.pg, 'aios_every', 1)} tick(s)): " + "; ".join(
+    print(f"per-process parts ({PART_RUNS} runs each, alternating): " + "; ".join(
               f"{name} median {statistics.median(v):.3f} ms, mean {statistics.mean(v):.3f}" for name, v in part.items()))
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f} "

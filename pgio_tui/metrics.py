@@ -513,9 +513,7 @@ CATALOG: tuple[Metric, ...] = (
        label="lock wait", ref=VIEW, prom=gauge("sessions_lock_wait")),
     _m(AIO_IN_FLIGHT, "count", "gauge", "waits",
        "Asynchronous I/O handles in use (defined, staged, submitted or completed, not yet reclaimed); the "
-       "Backends view (B) splits them by state and operation. pg_aios visits every handle (max_connections x "
-       "io_max_concurrency): where one read costs over 0.1 ms it is read every few ticks, null in between.",
-       "18+ pg_aios (needs pg_read_all_stats)",
+       "Backends view (B) splits them by state and operation.", "18+ pg_aios (needs pg_read_all_stats)",
        label="AIO in flight", ref=VIEW, prom=gauge("aio_in_flight")),
     # --- observer --------------------------------------------------------------------------
     _m(OBSERVER_COLLECT_MS, "ms", "gauge", "observer", "Wall time the tick's collection took.", "sampler clock",

@@ -19,6 +19,5 @@ def backends_tick(backends: BackendTracker, raw: RawSample, dt: float | None, fr
         frame.events.append(Event("note", DENIED_NOTE))
     frame.events.extend(Event("autovacuum", text) for text in backends.vacuums(raw.get("backends")))
     frame.aio = sorted((str(st), str(op), int(n)) for st, op, n in raw.get("aios") or ())
-    # pg_aios is read every few ticks with many connections (PostgresSource.aios_every): unknown in between
-    frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if aios and raw.get("aios") is not None else None
+    frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if aios else None
     return [b["query_id"] for b in frame.backends[:BACKENDS_TOP] if b.get("query_id")]

@@ -59,7 +59,6 @@ class PostgresTick:
         self._reconnect_try = 0
         self._down_since_tick: int | None = None
         self._bufcache_next = 0.0  # clock time from which the next tick reads pg_buffercache_summary()
-        self._aios_next = 0  # tick from which the next one reads pg_aios (PostgresSource.aios_every)
         self._stmt_kind = 0  # what this tick reads of pg_stat_statements
         self._stmt_texts: list[int] = []  # queryids whose text this tick asks for
         self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
@@ -106,14 +105,11 @@ class PostgresTick:
         self._stmt_texts = texts
         try:
             bufcache = self.clock() >= self._bufcache_next
-            aios = tick >= self._aios_next
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None, bufcache, aios)
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None, bufcache)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
             return None
-        if aios:
-            self._aios_next = tick + self.pg.aios_every
         if bufcache:
             self._bufcache_next = self.clock() + max(BUFCACHE_EVERY_S, self.interval) - self.interval / 2
         return raw

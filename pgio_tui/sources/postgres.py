@@ -8,7 +8,6 @@ prepared statements with a generic plan, so the tick query is planned once.
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import time
@@ -27,7 +26,7 @@ from pgio_tui.sources import pgfeatures
 from pgio_tui.sources.locallog import LogTail
 from pgio_tui.sources.pgfeatures import Features
 from pgio_tui.sources.statements_sql import skip_queryids_sql, statement_texts_sql, statements_sql
-from pgio_tui.sources.tick_sql import RawSample, aios_sql, dirty_buffers_sql, tick_sql
+from pgio_tui.sources.tick_sql import RawSample, dirty_buffers_sql, tick_sql
 
 STATEMENT_TIMEOUT_MS = 2000
 # The settings fingerprint is skipped while the session's pg_conf_load_time() stays as last seen
@@ -35,11 +34,6 @@ STATEMENT_TIMEOUT_MS = 2000
 # does not show (a reload the session applied with an error, a setting changed by other means) is
 # followed within this many seconds. 60 us per full fingerprint.
 FULL_FINGERPRINT_S = 10.0
-# pg_aios (18) visits every AIO handle, in use or not: (max_connections + auxiliary processes) x
-# io_max_concurrency of them (0.07-0.09 ms a read with 1,060 connections, bench/tick_cost.py). It is
-# read every tick while one read costs at most this, else every PostgresSource.aios_every ticks, so
-# that it costs the tick about this much on average.
-AIOS_TICK_MS = 0.1
 # The tick statement's parameters choose what it reads (the pg_stat_statements parts run only under
 # a CASE), so PostgreSQL's default plan choice finds the generic plan dearer and plans the whole
 # statement afresh at every tick: 0.7 ms of the server's CPU a tick, in the Bind message, before
@@ -198,7 +192,6 @@ class PostgresSource:
         self._settings_md5: str | None = None  # the settings' fingerprint taken then
         self._fingerprint_t = 0.0  # monotonic time of the last full fingerprint
         self.recent_s = 3.0  # backends: idle clients whose state changed this long ago are listed (interval + 2 s)
-        self.aios_every = 1  # pg_aios read every this many ticks (AIOS_TICK_MS)
         self._skip_queryids: list[int] = []  # utility statements and ours: not in statement latency
         self._ran_merged = 0  # size of pgfeatures.ran() when last merged into _skip_queryids
         self._pgss_entries: int | None = None  # entries when _skip_queryids was made
@@ -218,7 +211,6 @@ class PostgresSource:
             self._sql, self._names = tick_sql(self.features), None
             self._raw = positional(self._sql)
             self._conf_t = self._settings_md5 = None  # a new session: its settings fingerprinted anew
-            self.aios_every = self._aios_every()
             self._start_log()
         except psycopg.Error as exc:
             self.close()
@@ -278,13 +270,13 @@ class PostgresSource:
 
     # -- per tick ---------------------------------------------------------------------------
     def sample(self, statements: int = 1, texts: list[int] | tuple = (),
-               known: dict | None = None, bufcache: bool = False, aios: bool = True) -> RawSample:
+               known: dict | None = None, bufcache: bool = False) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (bit flags: 1 the sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
         (StatementTracker.known()), so that only changed ones come back; `bufcache`: read
-        pg_buffercache_summary() this tick; `aios`: read pg_aios this tick (18).
+        pg_buffercache_summary() this tick.
         """
         if self.conn is None:
             raise SourceError("not connected")
@@ -293,7 +285,7 @@ class PostgresSource:
             if cur is None or cur.connection is not self.conn:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
-                      "pgss": statements, "texts": list(texts), "bufcache": bufcache, "aios": aios,
+                      "pgss": statements, "texts": list(texts), "bufcache": bufcache,
                       "recent_s": self.recent_s, **(known or _NO_ENTRIES),
                       "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw
@@ -326,16 +318,6 @@ class PostgresSource:
         if self.local_log is not None:
             raw["log_lines"] = self.local_log.lines()
         return cast(RawSample, raw)  # the columns of tick_sql(), as RawSample declares them
-
-    def _aios_every(self) -> int:
-        """Ticks between reads of pg_aios: its cost on this server (the least of three reads, so a
-        busy moment does not make it rarer) over AIOS_TICK_MS."""
-        if not self.features.aios:
-            return 1
-        sql = pgfeatures.own("aios", f"SELECT ({aios_sql()}), (extract(epoch FROM clock_timestamp() - "
-                                     "statement_timestamp()) * 1000)::float8")
-        ms = min(self._own(sql)[0][1] for _ in range(3))
-        return max(1, math.ceil(ms / AIOS_TICK_MS - 1e-9))
 
     def _consume_log(self, logfile: str | None, chunk: bytes | None) -> list[str]:
         if logfile is None:

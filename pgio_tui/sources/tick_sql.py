@@ -45,7 +45,7 @@ class RawSample(TypedDict):
     statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
-    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable, or not read this tick)
+    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
     server_ms: float  # the server's time for this statement
@@ -63,8 +63,8 @@ def _json_row(sql: str) -> str:
 
 def tick_sql(f: Features) -> str:
     """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, %(conf_t)s
-    (the settings' fingerprint, below), %(recent_s)s (backends_sql), %(bufcache)s, %(aios)s and
-    those of the pg_stat_statements part (below)."""
+    (the settings' fingerprint, below), %(recent_s)s (backends_sql), %(bufcache)s and those of
+    the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
         "extract(epoch FROM pg_postmaster_start_time())::float8 AS postmaster_start",
@@ -110,9 +110,7 @@ def tick_sql(f: Features) -> str:
     # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
     cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
-    # pg_aios visits every AIO handle, in use or not (max_connections x io_max_concurrency of them):
-    # only on ticks that ask (%(aios)s; PostgresSource.aios_every).
-    cols.append(f"CASE WHEN %(aios)s::bool THEN ({aios_sql()}) END AS aios" if f.aios else "NULL::json AS aios")
+    cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:  # pg_current_logfile() reads a file: once (LOGFILE), for the name and the chunk
         cols.append(f"{LOGFILE}.name AS logfile")
         cols.append(f"pg_read_binary_file({LOGFILE}.name, %(log_offset)s, 1048576, true) AS logchunk")
@@ -191,8 +189,8 @@ def io_rows_sql(f: Features, io: str = "pg_stat_io") -> str:
 
 
 def aios_sql() -> str:
-    """18+: asynchronous I/O handles in use, by state and operation ([] when none)."""
-    return ("SELECT coalesce(json_agg(json_build_array(state, operation, n)), '[]') FROM "
+    """18+: asynchronous I/O handles in use, by state and operation."""
+    return ("SELECT json_agg(json_build_array(state, operation, n)) FROM "
             "(SELECT state::text, operation::text, count(*) AS n FROM pg_aios GROUP BY 1, 2) x")
 
 
