@@ -66,12 +66,15 @@ def read_of(kind: int, texts: bool) -> str:
 
 def part_cost(sampler: Sampler) -> dict[str, list[float]]:
     """Server ms of the tick's per-process parts, run alternately on the sampler's connection so
-    that the machine's load weighs on both alike: the backends part (pg_stat_activity, a row made
-    for every process) and on 18 pg_aios (every AIO handle visited)."""
+    that the machine's load weighs on all alike: the backends part (pg_stat_activity, a row made
+    for every process), its floor (the status array copied) and on 18 pg_aios (every AIO handle
+    visited)."""
     from pgio_tui.sources.tick_sql import aios_sql, backends_sql
     f, conn = sampler.pg.features, sampler.pg.conn
     ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
-    runs = {"backends part": (f"SELECT ({backends_sql(f)}), {ms}", {"recent_s": sampler.pg.recent_s})}
+    runs = {"backends part": (f"SELECT ({backends_sql(f)}), {ms}", {"recent_s": sampler.pg.recent_s}),
+            # its floor: any read of a process's status first copies the server's whole status array
+            "status array copy": (f"SELECT (SELECT count(*) FROM pg_stat_get_backend_idset()), {ms}", {})}
     if f.aios:
         runs["pg_aios"] = (f"SELECT ({aios_sql()}), {ms}", {})
     out: dict[str, list[float]] = {name: [] for name in runs}
