@@ -45,12 +45,6 @@ def pct(values: list[float], q: float) -> float:
 
 
 PART_RUNS = 300
-# What the tick read of pg_stat_activity before the backends part replaced it: the wait sample
-# and the checkpointer's pid (two scans), now derived from the backends part's one scan.
-BEFORE = ("(SELECT json_agg(json_build_array(backend_type, wait_event_type, wait_event, state, n)) FROM ("
-          "SELECT backend_type, wait_event_type, wait_event, state, count(*) n FROM pg_stat_activity "
-          "WHERE pid <> pg_backend_pid() GROUP BY 1, 2, 3, 4) x), "
-          "(SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1)")
 
 
 def cpu_ms(pid: int) -> float:
@@ -71,19 +65,23 @@ def read_of(kind: int, texts: bool) -> str:
 
 
 def part_cost(sampler: Sampler) -> dict[str, list[float]]:
-    """Server ms of the tick's pg_stat_activity part before (wait sample and checkpointer pid) and
-    now (the backends part: per process, 18: pg_stat_get_backend_io and pg_aios), run alternately
-    on the sampler's connection so that the machine's load weighs on both alike."""
+    """Server ms of the tick's per-process parts, run alternately on the sampler's connection so
+    that the machine's load weighs on all alike: the backends part (pg_stat_activity, a row made
+    for every process), its floor (the status array copied) and on 18 pg_aios (every AIO handle
+    visited)."""
     from pgio_tui.sources.tick_sql import aios_sql, backends_sql
-    f = sampler.pg.features
+    f, conn = sampler.pg.features, sampler.pg.conn
     ms = "(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8"
-    now = f"({backends_sql(f)})" + (f", ({aios_sql()})" if f.aios else "")
-    runs = {"before": [], "now": []}
+    runs = {"backends part": (f"SELECT ({backends_sql(f)}), {ms}", {"recent_s": sampler.pg.recent_s}),
+            # its floor: any read of a process's status first copies the server's whole status array
+            "status array copy": (f"SELECT (SELECT count(*) FROM pg_stat_get_backend_idset()), {ms}", {})}
+    if f.aios:
+        runs["pg_aios"] = (f"SELECT ({aios_sql()}), {ms}", {})
+    out: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(PART_RUNS):
-        for name, sql in (("before", f"SELECT {BEFORE}, {ms}"), ("now", f"SELECT {now}, {ms}")):
-            row = sampler.pg.conn.execute(sql, {"recent_s": sampler.pg.recent_s}).fetchone()
-            runs[name].append(row[-1])
-    return runs
+        for name, (sql, params) in runs.items():
+            out[name].append(conn.execute(sql, params).fetchone()[-1])
+    return out
 
 
 def main() -> None:
@@ -154,10 +152,8 @@ def main() -> None:
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
     print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
           f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
-    e, b = part["before"], part["now"]
-    print(f"pg_stat_activity part ({PART_RUNS} runs each, alternating): now (backends, one scan) median "
-          f"{statistics.median(b):.3f} ms, mean {statistics.mean(b):.3f}; before (wait sample + checkpointer pid, "
-          f"two scans) median {statistics.median(e):.3f} ms, mean {statistics.mean(e):.3f}")
+    print(f"per-process parts ({PART_RUNS} runs each, alternating): " + "; ".join(
+              f"{name} median {statistics.median(v):.3f} ms, mean {statistics.mean(v):.3f}" for name, v in part.items()))
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "
           f"client CPU ms per tick: mean {statistics.mean(cpu):.2f} "
           f"({statistics.mean(cpu) / (10 * args.interval):.2f} % of a core: the sampler only, no screen)")
