@@ -37,18 +37,25 @@ def run_one_line_error(cmd: list[str], rc: int = 1, **kw) -> str:
     return lines[0]
 
 
-def wait_for_ticks(path: Path, n: int, timeout: float = 30) -> None:
+def wait_for_ticks(path: Path, n: int, timeout: float = 60, proc: subprocess.Popen | None = None) -> None:
+    """Until the file being written holds n ticks; says why not (the reader's last error, the
+    recorder's exit and its stderr) when it does not."""
     deadline = time.monotonic() + timeout
+    last: object = "no file"
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the recorder exited ({proc.returncode}) before {n} ticks: "
+                                 f"{proc.stderr.read() if proc.stderr else ''}")
         if path.exists():
             try:
                 with Recording(path) as rec:
+                    last = f"{rec.tick_count} ticks"
                     if rec.tick_count >= n:
                         return
-            except Exception:
-                pass
+            except Exception as e:  # a file being written may not read yet
+                last = repr(e)
         time.sleep(0.1)
-    raise AssertionError(f"{path} never reached {n} ticks")
+    raise AssertionError(f"{path} never reached {n} ticks in {timeout} s (last read: {last})")
 
 
 def wait_for_event(path: Path, kind: str, timeout: float = 60) -> None:
@@ -105,7 +112,7 @@ def test_server_stop_and_restart_mid_recording(make_cluster, tmp_path):
     cluster = make_cluster()
     out = tmp_path / "restart.pgio"
     proc = subprocess.Popen(record_cmd(conn_args(cluster), out, "--quiet"), stderr=subprocess.PIPE, text=True)
-    wait_for_ticks(out, 10)
+    wait_for_ticks(out, 10, proc=proc)
     cluster.stop("immediate")
     time.sleep(3)
     cluster.start()
