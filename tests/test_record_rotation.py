@@ -156,19 +156,25 @@ def test_systemd_unit_matches_the_docs(capsys):
     assert "--print-systemd-unit" not in exec_start and f"ReadWritePaths={Path('rec').absolute()}" in out
 
 
+def synthetic_folder(folder: Path, n: int = 60) -> list[Path]:
+    """A folder of rotated files (10 s each) holding the fixture's n synthetic ticks, 0.5 s apart."""
+    from fixture_recording import START_T, synthetic_frames
+
+    from pgio_tui.store.rotation import RotatingRecorder
+    rec = RotatingRecorder(folder, Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
+    for f in synthetic_frames(n, interval=0.5, incidents=False):
+        rec.write(f)
+    rec.close("stopped")
+    return rotated_files(folder)
+
+
 @pytest.mark.asyncio
 async def test_the_replay_screen_plays_across_files(tmp_path):
     """The TUI's replay of a folder: one scrubber, the ticks of every file in turn, moments found."""
-    from fixture_recording import START_T, synthetic_frames
     from tui_support import wait_for
 
-    from pgio_tui.store.rotation import RotatingRecorder
     from pgio_tui.tui.replay import ReplayApp
-    frames = list(synthetic_frames(60, interval=0.5, incidents=False))
-    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
-    for f in frames:
-        rec.write(f)
-    rec.close("stopped")
+    synthetic_folder(tmp_path / "f")
     with Timeline(tmp_path / "f") as t:
         assert len(t.files) >= 3
         assert [f.tick for f in t.frames()] == list(range(60))
@@ -184,15 +190,10 @@ async def test_the_replay_screen_plays_across_files(tmp_path):
 def test_a_damaged_file_is_left_out_with_a_note(tmp_path, capsys):
     """Untrusted files in the folder: one that is not a recording is skipped (said in `note`),
     the others still read as one timeline; a folder of nothing readable is one clear error."""
-    from fixture_recording import START_T, synthetic_frames
+    from fixture_recording import START_T
 
     from pgio_tui.store.reader import RecordingError
-    from pgio_tui.store.rotation import RotatingRecorder
-    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
-    for f in synthetic_frames(60, interval=0.5, incidents=False):
-        rec.write(f)
-    rec.close("stopped")
-    files = rotated_files(tmp_path / "f")
+    files = synthetic_folder(tmp_path / "f")
     inside = name_time(files[1]) + 1
     with Timeline(tmp_path / "f", inside, inside + 1) as t:  # a window opens the files it reaches
         assert t.files == [files[1]]
@@ -312,15 +313,8 @@ async def test_findings_read_the_rotated_files_as_one(make_cluster, tmp_path, ca
 def test_whose_io_over_a_folder_is_the_sum_of_its_files(tmp_path):
     """Timeline.io_bytes (what own_io_shares reads for a rotated folder) sums each file's bytes over
     the part of the range it holds; a range inside one file reads that file alone."""
-    from fixture_recording import START_T, synthetic_frames
-
     from pgio_tui.store.reader import Recording
-    from pgio_tui.store.rotation import RotatingRecorder
-    rec = RotatingRecorder(tmp_path / "f", Rotation(10.0), meta={"interval_s": 0.5}, now=lambda: START_T)
-    for f in synthetic_frames(60, interval=0.5, incidents=False):
-        rec.write(f)
-    rec.close("stopped")
-    files = rotated_files(tmp_path / "f")
+    files = synthetic_folder(tmp_path / "f")
     with Timeline(tmp_path / "f") as t:
         devices = list(t.devices)
         whole = t.io_bytes(devices)
