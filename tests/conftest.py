@@ -65,7 +65,7 @@ def make_cluster(pg_bindir):
 def _machine_share(request):
     """Under pytest-xdist (the README's test command), a test marked `solo` runs with no other test
     at once (tests/machine_share.py says why); run alone, pytest needs no lock."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    run = _xdist_run(request.config)
     if not run:
         yield
         return
@@ -73,8 +73,15 @@ def _machine_share(request):
         yield
 
 
+def _xdist_run(config) -> str | None:
+    """The run's id in a pytest-xdist worker (not from the environment: a pytest a test starts in a
+    subprocess inherits it, and must not take the lock its parent holds)."""
+    worker = getattr(config, "workerinput", None)
+    return worker.get("testrunuid") if worker else None
+
+
 def pytest_sessionfinish(session):
-    if run := os.environ.get("PYTEST_XDIST_TESTRUNUID"):
+    if run := _xdist_run(session.config):
         remove_locks(run)
 
 
