@@ -481,10 +481,10 @@ def reads_do_not_fit(s: Scope) -> list[Finding]:
         metrics.append(M.disk(data, M.DISK_RKB_S))
         # The device's reads bound the server's from above: few, and the page cache served the rest.
         # Many, on a device whose reads were mostly other programs': they say nothing of the server's.
-        own = own_io_shares(s.rec, s.win, {"PGDATA": data}).get("PGDATA", {}).get("read")
         if share < th("disk_read_share_pct"):
             text += f"; the page cache served most of them ({data} delivered {shown(share, '%')} %)"
-        elif own is not None and own < SHARED_BELOW_PCT:
+        elif (own := own_io_shares(s.rec, s.win, {"PGDATA": data}).get("PGDATA", {}).get("read")) is not None \
+                and own < SHARED_BELOW_PCT:
             figures[f"the server's share of {data}'s reads"] = fig(own, "%")
             text += (f"; {data} is shared: the server's processes read at most {shown(own, '%')} % of its bytes, "
                      "so its reads do not say whether the page cache served the server's")
