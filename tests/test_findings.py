@@ -138,8 +138,12 @@ def test_read_set_larger_than_shared_buffers_gives_the_reads_finding(make_cluste
     shared = tmp_path / "shared.pgio"
     shared.write_bytes(path.read_bytes())
     with sqlite3.connect(shared) as db:
-        db.execute("UPDATE disk SET rkb_s = rkb_s + ? WHERE device_id IN (SELECT id FROM devices WHERE name = ?)",
-                   (2 * 8 * read / win.length, data))
+        # the disk table has a row only for the ticks the device was seen in: spread over the window's
+        dev, ticks = "device_id IN (SELECT id FROM devices WHERE name = ?)", "tick BETWEEN ? AND ?"
+        span = (data, win.start_tick, win.end_tick)
+        (seconds,) = db.execute(f"SELECT total(dt) FROM ticks WHERE tick IN (SELECT tick FROM disk WHERE {dev} AND "
+                                f"{ticks})", span).fetchone()
+        db.execute(f"UPDATE disk SET rkb_s = rkb_s + ? WHERE {dev} AND {ticks}", (2 * 8 * read / seconds, *span))
     g = found(shared)[0]["reads_do_not_fit"]
     assert g.figure("device share of reads") > 100 and 0 <= g.figure(f"the server's share of {data}'s reads") < 50
     assert "is shared" in g.text and "nor does the page cache" not in g.text and "the page cache served most" not in g.text
