@@ -181,7 +181,8 @@ async def test_the_replay_screen_plays_across_files(tmp_path):
         app = ReplayApp(t, speed=64.0, playing=True)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: app.player.at_end and app.history.last.tick == 59, timeout=20)
-            await wait_for(pilot, lambda: bool(app.player.moments), timeout=60)  # a worker process: slow on a loaded machine
+            # the moments come from a worker process: slow on a loaded machine
+            await wait_for(pilot, lambda: bool(app.player.moments), timeout=60)
             ticks = app.history.ticks
             assert ticks == list(range(ticks[0], 60))
             assert {m.kind for m in app.player.moments} >= {"checkpoint_start"}
