@@ -1,9 +1,10 @@
 """Truth: every view-kind metric against the view's own columns, read apart from the sampler.
 
 Counters: a recording of driven ticks over pgbench runs, a CHECKPOINT, a sort spilling to a
-temporary file and a last CHECKPOINT (the background writer then has nothing left to write); each counter's recorded rate x dt summed over the recording against the view's delta
-read by hand (its own SQL here, not the sampler's) once the statistics settled before the first tick
-and after the last (tests/view_counters.py's pattern: the last tick pays out every spread burst).
+temporary file and a last CHECKPOINT (the background writer then has nothing left to write); each
+counter's recorded rate x dt summed over the recording against the view's delta read by hand (its
+own SQL here, not the sampler's) once the statistics settled before the first tick and after the
+last (tests/view_counters.py's pattern: the last tick pays out every spread burst).
 Statements: pg_stat_statements read by hand at every tick (the reading session untracked), each top
 statement's figures over each window against that window's delta. Gauges: in a quiet moment
 (nothing runs, nothing changes between the reads around the tick) the tick's value against the view.
