@@ -21,6 +21,8 @@ from textual.widget import Widget
 
 
 class PaneTabs(Widget, can_focus=False):
+    """A label per pane, `active` the one shown; never focused (the number keys and tab drive it)."""
+
     DEFAULT_CSS = """
     PaneTabs {
         width: 100%;
@@ -101,7 +103,7 @@ class PaneTabs(Widget, can_focus=False):
         else:
             return Strip.blank(width, base)
         offset = self._offset(width)
-        return Strip(segments, total).crop(offset, offset + width)
+        return Strip(segments).crop_extend(offset, offset + width, base)
 
     def _index_at(self, x: int) -> int | None:
         x += self._offset(self.size.width)
