@@ -29,10 +29,11 @@ from pgio_tui.tui import textual_private
 ROOT = Path(__file__).resolve().parent.parent
 
 # The server's library and what reads the server: live's connection thread imports them after the first paint.
-SERVER = ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres", "pgio_tui.sources.pgfeatures"]
+SERVER = ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres", "pgio_tui.sources.pgfeatures",
+          "pgio_tui.sources.checkpoint"]
 
 # Behind a key, a command or an option of their own: none is drawn in the first frame.
-LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._data_table",
+LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._data_table", "textual.widgets._tabs",
          "pgio_tui.tui.screens.statements", "pgio_tui.tui.screens.backends", "pgio_tui.tui.screens.checkpoints",
          "pgio_tui.tui.screens.io_view", "pgio_tui.tui.screens.view_screen", "pgio_tui.tui.screens.dialogs",
          "pgio_tui.tui.screens.workload_dialog", "pgio_tui.tui.screens.picker", "pgio_tui.tui.diff_screen",

@@ -138,6 +138,32 @@ async def test_annotation_goes_into_the_next_frame_and_the_recording(tmp_path):
     assert [e.event.text for e in notes] == ["raised clients to 64"]
 
 
+async def test_a_click_on_a_tab_shows_its_pane(tmp_path):
+    """The compact layout's tabs (one widget, widgets/pane_tabs.py): a click on a label, or on the
+    bar under it, shows that pane and moves the bar; on a terminal too narrow for every label the
+    active one stays in view."""
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: len(app.history) >= 3)
+        scr = monitor(app)
+        tabs = scr.query_one("#tabs")
+        row = lambda y: "".join(s.text for s in tabs.render_line(y))  # noqa: E731
+        labels = row(0)
+        for i in (2, 5, 0):
+            label = labels.split()[2 * i] + " " + labels.split()[2 * i + 1]  # "3 Dirty"
+            x = labels.index(label)
+            await pilot.click("#tabs", offset=(x + 1, 1 if i == 5 else 0))
+            await pilot.pause(0.5)  # the bar slides for 0.3 s
+            assert scr.active == i and not scr.panes[i].has_class("-hidden"), (i, label)
+            assert [p.id for p in scr.panes if not p.has_class("-hidden")] == [scr.panes[i].id]
+            bar = row(1)
+            assert bar[x:x + len(label)] == "━" * len(label) and bar[x - 1] == "╸", (bar, label)
+        await pilot.resize_terminal(40, 24)
+        await pilot.press("6")
+        await pilot.pause(0.5)
+        assert scr.layout_name == "compact" and "6 Waits" in row(0) and len(row(0)) == 40
+
+
 async def test_resize_from_80x24_to_200x60_shows_every_pane(tmp_path):
     app = live_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

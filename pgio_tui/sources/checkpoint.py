@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from dataclasses import dataclass, field
 
 from pgio_tui import metrics as M
+from pgio_tui.sources.checkpoint_rows import TOO_FREQUENT
 
 _START = re.compile(r"\b(?P<what>checkpoint|restartpoint) starting:(?P<flags>(?: [a-z-]+)*)\s*$")
 _COMPLETE = re.compile(
@@ -32,14 +33,6 @@ _COMPLETE = re.compile(
     r"sync files=(?P<files>\d+), longest=(?P<longest>[\d.]+) s, average=(?P<average>[\d.]+) s; "
     r"distance=(?P<distance>\d+) kB, estimate=(?P<estimate>\d+) kB"
     r"(?:; lsn=(?P<lsn>[0-9A-F]+/[0-9A-F]+), redo lsn=(?P<redo>[0-9A-F]+/[0-9A-F]+))?")
-_TOO_FREQUENT = re.compile(r"checkpoints are occurring too frequently \((?P<s>\d+) seconds? apart\)")
-
-
-def too_frequent(text: str) -> int | None:
-    """Seconds apart, when an event's text is the server's "checkpoints are occurring too
-    frequently" warning (a `note` event of the tracker), else None."""
-    m = _TOO_FREQUENT.search(text)
-    return int(m["s"]) if m else None
 
 
 def kind_from_flags(flags: str) -> str:
@@ -67,7 +60,7 @@ def parse_log_line(line: str) -> tuple[str, dict] | None:
                      "distance_kb": int(d["distance"]),
                      "estimate_kb": int(d["estimate"]), "lsn": d["lsn"], "redo_lsn": d["redo"]}
         return "complete", out
-    if m := _TOO_FREQUENT.search(line):
+    if m := TOO_FREQUENT.search(line):
         return "too_frequent", {"seconds": int(m["s"])}
     return None
 
@@ -89,12 +82,6 @@ def log_time(line: str, server_t: float, window: float) -> float | None:
     offset = round((naive - server_t) / 900) * 900
     stamp = naive - offset
     return stamp if server_t - window - 5 <= stamp <= server_t + 1 else None
-
-
-def checkpoint_buffers(row: dict) -> int | None:
-    """Buffers a finished checkpoint wrote: the server log's own figure when it had the line (it
-    is what the checkpointer counted; 14-17 include SLRU pages), else the statistics counters'."""
-    return row.get("log_buffers") if row.get("log_buffers") is not None else row.get("buffers")
 
 
 def lsn_to_int(lsn: str | None) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from pgio_tui import metrics as M
 from pgio_tui.frame import IO_OPS, TIMED_OPS, Event, Frame, Value
 from pgio_tui.ratios import per_op_ms
-from pgio_tui.sources.checkpoint import too_frequent
+from pgio_tui.sources.checkpoint_rows import too_frequent
 
 BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
 CHECKPOINTS_KEPT = 20  # finished checkpoints (and too-frequent warnings) kept for the history screen

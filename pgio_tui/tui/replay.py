@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from pgio_tui.store.moments import Moment, find_moments
-from pgio_tui.sources.checkpoint import too_frequent
+from pgio_tui.sources.checkpoint_rows import too_frequent
 from pgio_tui.store.player import Player, hms, parse_jump, speed_label
 from pgio_tui.store.schema import RecordingError
 from pgio_tui.store.window_frames import WindowFrames

@@ -11,7 +11,7 @@ from typing import Any
 
 from pgio_tui.interfaces import SamplerLike
 from pgio_tui.naming import server_name
-from pgio_tui.sources.checkpoint import too_frequent
+from pgio_tui.sources.checkpoint_rows import too_frequent
 from pgio_tui.workload_facts import workload_progress
 
 OS_NOTE = ("OS metrics only on the database host: run pgio-tui there, "

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 
 from pgio_tui import format as fmt
 from pgio_tui.safe_text import plain_text
-from pgio_tui.sources.checkpoint import checkpoint_buffers
+from pgio_tui.sources.checkpoint_rows import checkpoint_buffers
 from pgio_tui.tui.screens.view_screen import TableScreen
 
 WIDE_AT = 120

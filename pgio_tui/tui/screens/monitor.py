@@ -19,7 +19,6 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Tab, Tabs
 
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.panes import KEYS_SHOWN, PANES, pane_key
@@ -28,6 +27,7 @@ from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
 from pgio_tui.tui.widgets.footer import Footer
 from pgio_tui.tui.widgets.lines import one_paint
 from pgio_tui.tui.widgets.pane import Pane, View
+from pgio_tui.tui.widgets.pane_tabs import PaneTabs
 from pgio_tui.tui.widgets.status import HeaderState, StatusBar, Vitals, WorkloadStrip
 
 PANE_KEYS = "show / focus a pane: " + " ".join(f"{pane_key(i)} {cls.SPEC.short}" for i, cls in enumerate(PANES))
@@ -60,10 +60,6 @@ def grid_css() -> str:
     """The grid layouts' rules (monitor.tcss has the rest): their sizes follow from the panes."""
     return "\n".join(f"MonitorScreen.-{name} #panes {{ layout: grid; grid-size: {cols} {grid_rows(cols)}; "
                      f"grid-gutter: 0; }}" for name, cols in GRIDS.items())
-
-
-class PaneTabs(Tabs, can_focus=False):
-    """Tabs for the compact layout; the number keys and tab drive them, so they never take focus."""
 
 
 class MonitorScreen(Screen):
@@ -108,8 +104,7 @@ class MonitorScreen(Screen):
         if self.session.source == "live" and self.session.notes:  # without notes it would never show
             yield DegradedBanner(self.session.notes, id="degraded")
         yield Vitals(id="vitals")
-        yield PaneTabs(*(Tab(f"{pane_key(i)} {cls.SPEC.short}", id=f"tab-{cls.SPEC.name}")
-                         for i, cls in enumerate(PANES)), id="tabs")
+        yield PaneTabs([f"{pane_key(i)} {cls.SPEC.short}" for i, cls in enumerate(PANES)], self.active, id="tabs")
         # the layout's classes before anything is mounted: styled once, not again in on_mount
         compact = self._layout_classes(self.app.size.width, self.app.size.height) == "compact"
         with Container(id="panes"):
@@ -180,10 +175,7 @@ class MonitorScreen(Screen):
         compact = self.layout_name == "compact"
         for i, pane in enumerate(self.panes):
             pane.set_class(compact and i != self.active, "-hidden")
-        tabs = self.query_one(PaneTabs)
-        tab_id = f"tab-{PANES[self.active].SPEC.name}"
-        if tabs.active != tab_id:
-            tabs.active = tab_id
+        self.query_one(PaneTabs).active = self.active
 
     def set_workload(self, workload) -> None:
         """A workload launched from the dialog: its strip shows from now on."""
@@ -209,11 +201,9 @@ class MonitorScreen(Screen):
                 current = i
         self.action_show_pane(current + step)
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
-        key = (event.tab.id or "").removeprefix("tab-")
-        for i, cls in enumerate(PANES):
-            if cls.SPEC.name == key and i != self.active:
-                self.action_show_pane(i)
+    def on_pane_tabs_chosen(self, event: PaneTabs.Chosen) -> None:
+        if event.index != self.active:
+            self.action_show_pane(event.index)
 
     def on_descendant_focus(self, event) -> None:
         for i, pane in enumerate(self.panes):

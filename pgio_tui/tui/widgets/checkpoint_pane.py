@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgio_tui.sources.checkpoint import checkpoint_buffers
+from pgio_tui.sources.checkpoint_rows import checkpoint_buffers
 from pgio_tui import format as fmt
 from pgio_tui import metrics as M
 from pgio_tui.tui import drawing
