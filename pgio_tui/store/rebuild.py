@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import fields as dataclass_fields
 from itertools import chain
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import DEVICE_FIELDS, IO_FIELDS, SOURCE_FIELDS, Frame, relation_sums
@@ -37,15 +37,12 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     `deferred`: DeferredFrames, whose pg_stat_io rows, statements and backends are decoded when read."""
 
     def by_tick(sql: str, numeric: bool = False) -> dict[int, list[tuple]]:
-        """Rows by tick; `numeric`: the values after (tick, id) as number() reads them, the whole
-        fetch tested at once (all_numbers) and only a fetch that fails decoded value by value."""
-        rows = conn.execute(sql, span).fetchall()  # kept whole anyway: one bounded fetch, not one a row
-        if numeric and not all_numbers(list(chain.from_iterable(rows))):
-            rows = [(*row[:2], *map(number, row[2:])) for row in rows]
-        out: dict[int, list[tuple]] = {}
-        for row in rows:
-            out.setdefault(row[0], []).append(row[1:])
-        return out
+        return _grouped(conn.execute(sql, span).fetchall(), numeric)
+
+    def by_tick_later(sql: str, numeric: bool = False) -> _ByTick:
+        """by_tick() of the deferred parts' tables: fetched now (a damaged file fails at the move,
+        which ends replay with its line), grouped and tested when a Frame first decodes them."""
+        return _ByTick(conn.execute(sql, span).fetchall(), numeric)
 
     disk = by_tick(f"SELECT tick, device_id, {', '.join(c for _, c, _ in disk_layout)} FROM disk "
                    "WHERE tick BETWEEN ? AND ?", numeric=True)
@@ -54,8 +51,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     flush_cols = ", ".join(schema.flush_expr(x, "f", flush_layout) for x in schema.FLUSH_FIELDS)
     flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
                     "WHERE f.tick BETWEEN ? AND ?", numeric=True) if disk_flush else {}
-    io = by_tick(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-    io_rows = by_tick(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
+    io = by_tick_later(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
+    io_rows = by_tick_later(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
                       numeric=True) if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
@@ -63,12 +60,12 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         if latency_hist else {}
     cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                   "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
-    stmts = by_tick(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
+    stmts = by_tick_later(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
                     "WHERE tick BETWEEN ? AND ?")
     present = backends if backends is not None and backends.present else None
     backend_sql, aio_sql = present.select() if present else ("", "")
-    backend_io = by_tick(backend_sql) if present else {}
-    aio = by_tick(aio_sql) if present else {}
+    backend_io = by_tick_later(backend_sql) if present else {}
+    aio = by_tick_later(aio_sql) if present else {}
     device_names = {id_: name for name, (id_, _, _) in devices.items()}
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
     zero_dev: dict[str, float | None] = dict.fromkeys(  # no table: unknown
@@ -76,7 +73,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     device_tables = ((disk, schema.DISK_COLUMNS, disk_scales),
                      (flush, schema.FLUSH_FIELDS, (1,) * len(schema.FLUSH_FIELDS)))
     decode_values = _values_decoder(columns, types, scales)
-    parts = _Parts(sources, io_keys or {}, io_layout, statements, present)
+    parts = _Parts(sources, io_keys or {}, io_layout, statements, present,
+                   tables=(io, io_rows, stmts, backend_io, aio))
     make = DeferredFrame if deferred else Frame
     for row in ticks:
         tick = row[0]
@@ -98,9 +96,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             checkpoints=[checkpoint_row(c) for c in cps.get(tick, ())],
             latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
         )
-        stored = _Stored(tick, row[1], dt, io.get(tick, ()), io_rows.get(tick, ()), stmts.get(tick, ()),
-                         number(row[4 + columns.index(_WINDOW)]) if _WINDOW in columns else None,
-                         backend_io.get(tick), aio.get(tick))
+        stored = _Stored(tick, row[1], dt, number(row[4 + columns.index(_WINDOW)]) if _WINDOW in columns else None)
         if deferred:
             frame.defer(parts, stored)
         else:
@@ -109,18 +105,39 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
         yield frame
 
 
+def _grouped(rows: list[tuple], numeric: bool) -> dict[int, list[tuple]]:
+    """Rows by tick; `numeric`: the values after (tick, id) as number() reads them, the whole
+    fetch tested at once (all_numbers) and only a fetch that fails decoded value by value."""
+    if numeric and not all_numbers(list(chain.from_iterable(rows))):
+        rows = [(*row[:2], *map(number, row[2:])) for row in rows]
+    out: dict[int, list[tuple]] = {}
+    for row in rows:
+        out.setdefault(row[0], []).append(row[1:])
+    return out
+
+
+class _ByTick:
+    """One fetch's rows by tick (_grouped), grouped when first asked for."""
+
+    __slots__ = ("_rows", "_numeric", "_by_tick")
+
+    def __init__(self, rows: list[tuple], numeric: bool):
+        self._rows, self._numeric, self._by_tick = rows, numeric, None
+
+    def get(self, tick: int, default: Any = None) -> Any:
+        if self._by_tick is None:
+            self._by_tick, self._rows = _grouped(self._rows, self._numeric), []
+        return self._by_tick.get(tick, default)
+
+
 class _Stored(NamedTuple):
-    """A tick's stored rows of the parts decoded on demand (tick: the file's own, before a Timeline's offset)."""
+    """What a tick's deferred parts are decoded with besides the batch's rows (tick: the file's
+    own, before a Timeline's offset)."""
 
     tick: int
     t: float
     dt: float | None
-    io: list  # io table (files before io_rows): (source_id, *SOURCE_FIELDS)
-    io_rows: list  # (key_id, *io_layout.columns), numbers already checked
-    statements: list  # (statement_id, *STATEMENT_COLUMNS)
     window: float | None  # the statement window's seconds
-    backend_io: list | None
-    aio: list | None
 
 
 class _Parts:
@@ -128,32 +145,35 @@ class _Parts:
     .statement_texts) and backends (.backends, .aio) from its stored rows, with the file's name tables."""
 
     def __init__(self, sources: dict, io_keys: dict, io_layout: schema.IoLayout, statements: dict,
-                 backends: StoredBackends | None):
+                 backends: StoredBackends | None, tables: tuple):
         self.sources, self.io_keys, self.io_layout = sources, io_keys, io_layout
         self.names, self.backends_table = statements, backends
+        # the batch's rows by tick: io (files before io_rows), io_rows, statement_stats, backend_io, aio
+        self.io_src, self.io_rows, self.stmts, self.backend_io, self.aio = tables
         self.zero_src: dict[str, float | None] = dict.fromkeys(SOURCE_FIELDS, 0.0)
         self.zero_io: dict[str, float | None] = dict.fromkeys(IO_FIELDS, 0.0)
 
     def io(self, frame: Frame, s: _Stored) -> None:
         sources, keys, zero_src, zero_io = self.sources, self.io_keys, self.zero_src, self.zero_io
         tick_sources = {bt: dict(zero_src) for bt, first in sources.values() if first <= s.tick}
-        for id_, *vals in s.io:
+        for id_, *vals in self.io_src.get(s.tick, ()):
             if id_ in sources:
                 tick_sources[sources[id_][0]] = {f: number(v) or 0.0 for f, v in zip(SOURCE_FIELDS, vals)}
         tick_io = {key: dict(zero_io) for key, first in keys.values() if first <= s.tick}
         tick_io.update({keys[id_][0]: schema.io_fields(vals, s.dt, self.io_layout)
-                        for id_, *vals in s.io_rows if id_ in keys})
+                        for id_, *vals in self.io_rows.get(s.tick, ()) if id_ in keys})
         if tick_io:  # the writer keeps pg_stat_io once: the sums by backend type are made from its rows
             tick_sources.update(relation_sums(tick_io))
         frame.sources, frame.io = tick_sources, tick_io
 
     def statements(self, frame: Frame, s: _Stored) -> None:
-        fields = statement_fields(s.statements, s.window, self.names)
+        fields = statement_fields(self.stmts.get(s.tick, ()), s.window, self.names)
         frame.statements, frame.statement_texts = fields.get("statements", []), fields.get("statement_texts", {})
 
     def backends(self, frame: Frame, s: _Stored) -> None:
         present = self.backends_table
-        fields = present.fields(s.t, s.dt, s.backend_io, s.aio, self.names) if present else {}
+        fields = present.fields(s.t, s.dt, self.backend_io.get(s.tick), self.aio.get(s.tick), self.names) \
+            if present else {}
         frame.backends, frame.aio = fields.get("backends", []), fields.get("aio", [])
 
 
@@ -179,8 +199,8 @@ class DeferredFrame(Frame):
     def stored_rows(self, group: str) -> bool:
         """Whether the tick had stored rows of a group ("statements", "backends"): a decoded one may
         still be empty (rows without their statement or backend)."""
-        s = self._stored
-        return bool(s.statements) if group == "statements" else bool(s.backend_io or s.aio)
+        p, tick = self._parts, self._stored.tick
+        return bool(p.stmts.get(tick)) if group == "statements" else bool(p.backend_io.get(tick) or p.aio.get(tick))
 
     def __getattr__(self, name: str):  # only for a field not decoded yet
         group = _GROUP_OF.get(name)
