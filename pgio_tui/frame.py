@@ -134,6 +134,11 @@ class Frame:
     # (store/rebuild.py's DeferredFrame); FrameHistory then keeps them undecoded until asked for.
     deferred = False
 
+    def may_hold(self, group: str) -> bool:
+        """Whether the tick may have statements ("statements") or backends or AIO rows ("backends"):
+        here whether it has; a deferred Frame answers from its stored rows, which may decode to none."""
+        return bool(self.statements) if group == "statements" else bool(self.backends or self.aio)
+
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""
         if name in self.values:

@@ -52,7 +52,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
                     "WHERE f.tick BETWEEN ? AND ?", numeric=True) if disk_flush else {}
     io = by_tick_later(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-    io_rows = by_tick_later(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
+    io_rows: _ByTick | dict = by_tick_later(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
                       numeric=True) if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
@@ -64,8 +64,8 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
                     "WHERE tick BETWEEN ? AND ?")
     present = backends if backends is not None and backends.present else None
     backend_sql, aio_sql = present.select() if present else ("", "")
-    backend_io = by_tick_later(backend_sql) if present else {}
-    aio = by_tick_later(aio_sql) if present else {}
+    backend_io: _ByTick | dict = by_tick_later(backend_sql) if present else {}
+    aio: _ByTick | dict = by_tick_later(aio_sql) if present else {}
     device_names = {id_: name for name, (id_, _, _) in devices.items()}
     roles = {name: role for name, (_, role, _) in devices.items() if role is not None}
     zero_dev: dict[str, float | None] = dict.fromkeys(  # no table: unknown
@@ -97,7 +97,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
             latency_buckets={b: n for b, n in hist.get(tick, ()) if isinstance(b, int) and isinstance(n, int)},
         )
         stored = _Stored(tick, row[1], dt, number(row[4 + columns.index(_WINDOW)]) if _WINDOW in columns else None)
-        if deferred:
+        if isinstance(frame, DeferredFrame):
             frame.defer(parts, stored)
         else:
             for group in _GROUPS:
@@ -122,12 +122,15 @@ class _ByTick:
     __slots__ = ("_rows", "_numeric", "_by_tick")
 
     def __init__(self, rows: list[tuple], numeric: bool):
-        self._rows, self._numeric, self._by_tick = rows, numeric, None
+        self._rows, self._numeric = rows, numeric
+        self._by_tick: dict[int, list[tuple]] | None = None
 
     def get(self, tick: int, default: Any = None) -> Any:
-        if self._by_tick is None:
-            self._by_tick, self._rows = _grouped(self._rows, self._numeric), []
-        return self._by_tick.get(tick, default)
+        by_tick = self._by_tick
+        if by_tick is None:
+            by_tick = self._by_tick = _grouped(self._rows, self._numeric)
+            self._rows = []
+        return by_tick.get(tick, default)
 
 
 class _Stored(NamedTuple):
@@ -196,9 +199,9 @@ class DeferredFrame(Frame):
             delattr(self, name)  # unset: the first read comes to __getattr__
         self._parts, self._stored = parts, stored
 
-    def stored_rows(self, group: str) -> bool:
-        """Whether the tick had stored rows of a group ("statements", "backends"): a decoded one may
-        still be empty (rows without their statement or backend)."""
+    def may_hold(self, group: str) -> bool:
+        """Whether the tick had stored rows of a group ("statements", "backends"), decoded or not:
+        they may decode to none (rows without their statement or backend)."""
         p, tick = self._parts, self._stored.tick
         return bool(p.stmts.get(tick)) if group == "statements" else bool(p.backend_io.get(tick) or p.aio.get(tick))
 

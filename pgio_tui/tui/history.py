@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import IO_OPS, TIMED_OPS, Event, Frame, Value
@@ -125,10 +125,10 @@ class FrameHistory:
             self._texts_pending.append(frame)
         else:
             self._statement_texts.update(frame.statement_texts)
-        if frame.stored_rows("statements") if deferred else frame.statements:
+        if frame.may_hold("statements"):
             self._statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S),
                                      frame if deferred else frame.statements))
-        if frame.stored_rows("backends") if deferred else frame.backends or frame.aio:
+        if frame.may_hold("backends"):
             self._backends.append((frame.t, frame, None) if deferred else (frame.t, frame.backends, frame.aio))
             if len(self._backends) > BACKEND_TICKS + 64 and len(self.backends) > BACKEND_TICKS + 64:
                 del self._backends[:-BACKEND_TICKS]  # counted as decoded: the ticks that hold some
@@ -167,21 +167,21 @@ class FrameHistory:
         """Per tick: pg_stat_io rows by backend type (Frame.sources)."""
         for k in range(len(self._sources)):
             _part(self._sources, k, "sources")
-        return self._sources
+        return cast(list, self._sources)  # every one decoded
 
     @property
     def io(self) -> list[dict[tuple[str, str, str], dict[str, float | None]]]:
         """Per tick: Frame.io (16+)."""
         for k in range(len(self._io)):
             _part(self._io, k, "io")
-        return self._io
+        return cast(list, self._io)
 
     @property
     def statements(self) -> list[tuple[float, Value, list[dict[str, Any]]]]:
         """The ticks with statements: (t, window s, top rows)."""
         for i in reversed(range(len(self._statements))):
             self._statement_entry(i)
-        return self._statements
+        return cast(list, self._statements)
 
     @property
     def statement_texts(self) -> dict[int, str]:
@@ -197,7 +197,7 @@ class FrameHistory:
         """The ticks with backends or AIO rows: (t, backends sorted by I/O, aio rows)."""
         for i in reversed(range(len(self._backends))):
             self._backend_entry(i)
-        return self._backends  # type: ignore[return-value]
+        return cast(list, self._backends)
 
     def _statement_entry(self, i: int) -> tuple | None:
         """_statements[i] decoded; None (and taken out) when its rows decode to none."""
