@@ -52,8 +52,9 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     flush = by_tick(f"SELECT f.tick, f.device_id, {flush_cols} FROM disk_flush f JOIN ticks ON ticks.tick = f.tick "
                     "WHERE f.tick BETWEEN ? AND ?", numeric=True) if disk_flush else {}
     io = by_tick_later(f"SELECT tick, source_id, {', '.join(SOURCE_FIELDS)} FROM io WHERE tick BETWEEN ? AND ?")
-    io_rows: _ByTick | dict = by_tick_later(f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
-                      numeric=True) if io_keys else {}
+    io_rows: _ByTick | dict = by_tick_later(
+        f"SELECT tick, key_id, {', '.join(io_layout.columns)} FROM io_rows WHERE tick BETWEEN ? AND ?",
+        numeric=True) if io_keys else {}
     waits = by_tick("SELECT tick, wait_id, count FROM waits WHERE tick BETWEEN ? AND ?")
     events = by_tick("SELECT tick, kind, text, data FROM events WHERE tick BETWEEN ? AND ? ORDER BY id")
     hist = by_tick(f"SELECT tick, bucket, count FROM latency_hist WHERE tick BETWEEN ? AND ? AND {HIST_ROWS}") \
@@ -61,7 +62,7 @@ def rebuild_frames(conn, ticks: list[tuple], columns: list[str], types: list[str
     cps = by_tick(f"SELECT end_tick, {', '.join(schema.CHECKPOINT_COLUMNS)}, extra FROM checkpoints "
                   "WHERE end_tick BETWEEN ? AND ? ORDER BY id")
     stmts = by_tick_later(f"SELECT tick, statement_id, {', '.join(schema.STATEMENT_COLUMNS)} FROM statement_stats "
-                    "WHERE tick BETWEEN ? AND ?")
+                          "WHERE tick BETWEEN ? AND ?")
     present = backends if backends is not None and backends.present else None
     backend_sql, aio_sql = present.select() if present else ("", "")
     backend_io: _ByTick | dict = by_tick_later(backend_sql) if present else {}
