@@ -130,6 +130,14 @@ class Frame:
     backends: list[dict[str, Any]] = field(default_factory=list)
     # Asynchronous I/O handles in use (pg_aios, 18+): (state, operation, count).
     aio: list[tuple[str, str, int]] = field(default_factory=list)
+    # Not a field: a replayed Frame may decode its io, sources, statements and backends when first read
+    # (store/rebuild.py's DeferredFrame); FrameHistory then keeps them undecoded until asked for.
+    deferred = False
+
+    def may_hold(self, group: str) -> bool:
+        """Whether the tick may have statements ("statements") or backends or AIO rows ("backends"):
+        here whether it has; a deferred Frame answers from its stored rows, which may decode to none."""
+        return bool(self.statements) if group == "statements" else bool(self.backends or self.aio)
 
     def get(self, name: str, default: Value = None) -> Value:
         """A metric by its public name, including `disk.<device>.<field>`."""

@@ -54,9 +54,9 @@ def counted(app) -> list[tuple[int, int]]:
     reads: list[tuple[int, int]] = []
     frames = app.rec.frames
 
-    def reading(first=None, last=None):
+    def reading(first=None, last=None, **kw):
         reads.append((first, last))
-        return frames(first, last)
+        return frames(first, last, **kw)
     app.rec.frames = reading
     return reads
 
@@ -95,7 +95,7 @@ def test_window_frames_reads_only_what_it_does_not_hold(recording, monkeypatch):
     with Recording(recording) as rec:
         reads = []
         frames = rec.frames
-        monkeypatch.setattr(rec, "frames", lambda a, b: reads.append((a, b)) or frames(a, b))
+        monkeypatch.setattr(rec, "frames", lambda a, b, **kw: reads.append((a, b)) or frames(a, b, **kw))
         w = WindowFrames(rec, kept=400)
         assert w.read(300, 600) == list(frames(300, 600)) and reads == [(300, 600)]
         assert w.read(250, 580) == list(frames(250, 580)) and reads[1:] == [(250, 299)]

@@ -511,9 +511,11 @@ class Recording:
             return f
         raise KeyError(f"no tick {tick} in {self.path}")
 
-    def frames(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[Frame]:
+    def frames(self, start_tick: int | None = None, end_tick: int | None = None, *,
+               deferred: bool = False) -> Iterator[Frame]:
         """Frames in tick order, rebuilt in full, a few queries per BATCH_TICKS ticks (up to the
-        last tick seen by refresh())."""
+        last tick seen by refresh()); `deferred`: their pg_stat_io rows, statements and backends
+        decoded when first read (store/rebuild.py's DeferredFrame)."""
         conn = self.conn
         columns = list(self._columns)
         sel = ", ".join(quote(c) for c in ("tick", "t", "elapsed", "dt", *columns))
@@ -534,7 +536,7 @@ class Recording:
                                       statements=self._statements, latency_hist=self._has_latency_hist,
                                       backends=self._backends, disk_flush=self._has_disk_flush,
                                       io_keys=self._io_keys, io_layout=self._io_layout,
-                                      flush_layout=self._flush_layout)
+                                      flush_layout=self._flush_layout, deferred=deferred)
             lo = b + 1
 
     def statement_texts(self) -> dict[int, str]:

@@ -315,10 +315,11 @@ class Timeline:
                end_tick: int | None = None) -> list[tuple[int, float, Any]]:
         return [(tick, t, v) for tick, t, _, v in self.rows([metric], start_tick, end_tick)]
 
-    def frames(self, start_tick: int | None = None, end_tick: int | None = None) -> Iterator[Frame]:
+    def frames(self, start_tick: int | None = None, end_tick: int | None = None, *,
+               deferred: bool = False) -> Iterator[Frame]:
         for p, a, b in self._spans(start_tick, end_tick):
             i = self._parts.index(p)
-            for f in p.rec.frames(a, b):
+            for f in p.rec.frames(a, b, deferred=deferred):
                 f.tick += p.offset
                 f.events = [e for e in f.events if self._kept(i, e)]
                 yield f

@@ -3,7 +3,8 @@
 Textual-free. A step back, a jump of a few seconds, a zoom or an event nearby moves the window by
 a few ticks, yet a seek rebuilt all of it (301 Frames at 5 min, ~40 ms on a week). A tick's Frame
 never changes once written (a followed file only grows at its end), so the Frames the new window
-shares with the one held are reused and only the ticks before and after them are read.
+shares with the one held are reused and only the ticks before and after them are read. They are
+read deferred (store/rebuild.py's DeferredFrame): what no pane asks for is never decoded.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ class WindowFrames:
         held = self.frames
         if held and held[0].tick <= last and held[-1].tick >= first:
             ticks = [f.tick for f in held]
-            before = list(self.rec.frames(first, held[0].tick - 1)) if first < held[0].tick else []
-            after = list(self.rec.frames(held[-1].tick + 1, last)) if last > held[-1].tick else []
+            before = list(self.rec.frames(first, held[0].tick - 1, deferred=True)) if first < held[0].tick else []
+            after = list(self.rec.frames(held[-1].tick + 1, last, deferred=True)) if last > held[-1].tick else []
             frames = before + held[bisect_left(ticks, first):bisect_right(ticks, last)] + after
         else:
-            frames = list(self.rec.frames(first, last))
+            frames = list(self.rec.frames(first, last, deferred=True))
         self.frames = frames if len(frames) <= self.kept else []
         return frames
 

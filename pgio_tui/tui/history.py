@@ -4,13 +4,17 @@ Textual-free on purpose: the live view, replay and diff fill it from a sampler o
 the widgets only read it, so no pane knows where its data comes from. Series are column lists
 aligned on one time list (None where a tick lacked the metric), so a window is two bisects and a
 slice, and a gap between ticks is visible as a jump in tick numbers.
+
+A replayed Frame may be deferred (store/rebuild.py's DeferredFrame): its pg_stat_io rows, statements
+and backends are kept here undecoded, as the Frame, and decoded when a pane or a screen first reads
+them, so a seek that rebuilds the window pays only for what is drawn.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pgio_tui import metrics as M
 from pgio_tui.frame import IO_OPS, TIMED_OPS, Event, Frame, Value
@@ -58,17 +62,23 @@ class FrameHistory:
         self.ticks: list[int] = []
         self.series: dict[str, list[Any]] = {}
         self.waits: list[list[tuple[str, str, str, int]]] = []
-        self.sources: list[dict[str, dict[str, float | None]]] = []  # per tick: pg_stat_io rows by backend type
-        self.io: list[dict[tuple[str, str, str], dict[str, float | None]]] = []  # per tick: Frame.io (16+)
+        # Per tick, Frame.sources (pg_stat_io rows by backend type) and Frame.io (16+), or a deferred Frame
+        # to read them from (_part): read through sources and io, or _part for one tick.
+        self._sources: list[dict[str, dict[str, float | None]] | Frame] = []
+        self._io: list[dict[tuple[str, str, str], dict[str, float | None]] | Frame] = []
         self.events: list[TimedEvent] = []
         self.spans: list[Span] = []
         self.checkpoints: list[dict[str, Any]] = []  # finished, oldest first (the last CHECKPOINTS_KEPT)
         self.checkpoint_warnings: list[tuple[float, str]] = []  # (t, "checkpoints are occurring too frequently ...")
         self.devices: dict[str, str | None] = {}  # name -> role, in order of appearance
-        self.statements: list[tuple[float, Value, list[dict[str, Any]]]] = []  # (t, window s, top rows)
-        self.statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
-        # Ticks with backends or AIO rows (the last BACKEND_TICKS): (t, backends sorted by I/O, aio rows).
-        self.backends: list[tuple[float, list[dict[str, Any]], list[tuple[str, str, int]]]] = []
+        # (t, window s, top rows), or (t, window s, deferred Frame) for a tick that stored rows (which may
+        # decode to none): read through statements, or statements_at.
+        self._statements: list[tuple[float, Value, list[dict[str, Any]] | Frame]] = []
+        self._statement_texts: dict[int, str] = {}  # queryid -> query text (untrusted: plain text only)
+        self._texts_pending: list[Frame] = []  # Frames whose texts are not in _statement_texts yet, in order
+        # Ticks with backends or AIO rows (the last BACKEND_TICKS): (t, backends sorted by I/O, aio rows),
+        # or (t, deferred Frame, None) for a tick that stored rows: read through backends, or backends_at.
+        self._backends: list[tuple[float, list[dict[str, Any]] | Frame, list[tuple[str, str, int]] | None]] = []
         self.last: Frame | None = None
         self.version = 0  # bumped on every change: views redraw when it moved
         # Kept between calls, so that a redraw costs the ticks that arrived, not the whole history:
@@ -102,21 +112,26 @@ class FrameHistory:
         for dev, role in frame.device_roles.items():
             self.devices[dev] = role
         self.waits.append(list(frame.waits))
-        self.sources.append(frame.sources)
-        self.io.append(frame.io)
+        deferred = frame.deferred
+        self._sources.append(frame if deferred else frame.sources)
+        self._io.append(frame if deferred else frame.io)
         for e in frame.events:
             if e.kind in EVENT_KINDS_SHOWN:
                 self.events.append(TimedEvent(frame.t, frame.tick, e))
             elif e.kind == "note" and too_frequent(e.text) is not None:
                 self.checkpoint_warnings = (self.checkpoint_warnings + [(frame.t, e.text)])[-CHECKPOINTS_KEPT:]
         self._track_checkpoint(frame)
-        self.statement_texts.update(frame.statement_texts)
-        if frame.statements:
-            self.statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S), frame.statements))
-        if frame.backends or frame.aio:
-            self.backends.append((frame.t, frame.backends, frame.aio))
-            if len(self.backends) > BACKEND_TICKS + 64:
-                del self.backends[:-BACKEND_TICKS]
+        if deferred or self._texts_pending:  # texts are added in push order
+            self._texts_pending.append(frame)
+        else:
+            self._statement_texts.update(frame.statement_texts)
+        if frame.may_hold("statements"):
+            self._statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S),
+                                     frame if deferred else frame.statements))
+        if frame.may_hold("backends"):
+            self._backends.append((frame.t, frame, None) if deferred else (frame.t, frame.backends, frame.aio))
+            if len(self._backends) > BACKEND_TICKS + 64 and len(self.backends) > BACKEND_TICKS + 64:
+                del self._backends[:-BACKEND_TICKS]  # counted as decoded: the ticks that hold some
         if frame.checkpoints:
             self.checkpoints = (self.checkpoints + list(frame.checkpoints))[-CHECKPOINTS_KEPT:]
         self.last = frame
@@ -134,7 +149,7 @@ class FrameHistory:
             self.spans[-1] = Span(self.spans[-1].start, frame.t)
 
     def _trim(self, k: int) -> None:
-        del self.t[:k], self.ticks[:k], self.waits[:k], self.sources[:k], self.io[:k]
+        del self.t[:k], self.ticks[:k], self.waits[:k], self._sources[:k], self._io[:k]
         for col in self.series.values():
             del col[:k]
         self._trimmed += k
@@ -142,8 +157,67 @@ class FrameHistory:
         t0 = self.t[0]
         self.events = [e for e in self.events if e.t >= t0]
         self.spans = [s for s in self.spans if s.end is None or s.end >= t0]
-        self.statements = [s for s in self.statements if s[0] >= t0]
-        self.backends = [b for b in self.backends if b[0] >= t0]
+        self._statements = [s for s in self._statements if s[0] >= t0]
+        self._backends = [b for b in self._backends if b[0] >= t0]
+
+    # --- deferred parts, decoded when read --------------------------------------------------------
+
+    @property
+    def sources(self) -> list[dict[str, dict[str, float | None]]]:
+        """Per tick: pg_stat_io rows by backend type (Frame.sources)."""
+        for k in range(len(self._sources)):
+            _part(self._sources, k, "sources")
+        return cast(list, self._sources)  # every one decoded
+
+    @property
+    def io(self) -> list[dict[tuple[str, str, str], dict[str, float | None]]]:
+        """Per tick: Frame.io (16+)."""
+        for k in range(len(self._io)):
+            _part(self._io, k, "io")
+        return cast(list, self._io)
+
+    @property
+    def statements(self) -> list[tuple[float, Value, list[dict[str, Any]]]]:
+        """The ticks with statements: (t, window s, top rows)."""
+        for i in reversed(range(len(self._statements))):
+            self._statement_entry(i)
+        return cast(list, self._statements)
+
+    @property
+    def statement_texts(self) -> dict[int, str]:
+        """queryid -> query text, of every statement pushed (untrusted: plain text only)."""
+        if self._texts_pending:
+            for f in self._texts_pending:
+                self._statement_texts.update(f.statement_texts)
+            self._texts_pending = []
+        return self._statement_texts
+
+    @property
+    def backends(self) -> list[tuple[float, list[dict[str, Any]], list[tuple[str, str, int]]]]:
+        """The ticks with backends or AIO rows: (t, backends sorted by I/O, aio rows)."""
+        for i in reversed(range(len(self._backends))):
+            self._backend_entry(i)
+        return cast(list, self._backends)
+
+    def _statement_entry(self, i: int) -> tuple | None:
+        """_statements[i] decoded; None (and taken out) when its rows decode to none."""
+        t, window, rows = self._statements[i]
+        if isinstance(rows, Frame):
+            if not rows.statements:
+                del self._statements[i]
+                return None
+            self._statements[i] = (t, window, rows.statements)
+        return self._statements[i]
+
+    def _backend_entry(self, i: int) -> tuple | None:
+        """_backends[i] decoded; None (and taken out) when its rows decode to none."""
+        t, backends, _ = entry = self._backends[i]
+        if isinstance(backends, Frame):
+            if not (backends.backends or backends.aio):
+                del self._backends[i]
+                return None
+            entry = self._backends[i] = (t, backends.backends, backends.aio)
+        return entry
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -202,15 +276,22 @@ class FrameHistory:
 
     def statements_at(self, at: float | None = None) -> tuple[float, float | None, list[dict[str, Any]]] | None:
         """The latest statement window ending at or before `at`: (t, window s, rows)."""
-        for entry in reversed(self.statements):
-            if at is None or entry[0] <= at:
-                return entry
+        for i in reversed(range(len(self._statements))):
+            if at is None or self._statements[i][0] <= at:
+                entry = self._statement_entry(i)
+                if entry is not None:
+                    return entry
         return None
 
     def backends_at(self, at: float | None = None) -> tuple[float, list[dict[str, Any]], list] | None:
         """The latest tick with backends at or before `at` (None: the newest): (t, backends, aio)."""
-        i = bisect_right([b[0] for b in self.backends], float("inf") if at is None else at)
-        return self.backends[i - 1] if i else None
+        i = bisect_right([b[0] for b in self._backends], float("inf") if at is None else at)
+        while i:
+            i -= 1
+            entry = self._backend_entry(i)
+            if entry is not None:
+                return entry
+        return None
 
     def sources_summary(self, t0: float, t1: float) -> dict[str, dict[str, float]]:
         """pg_stat_io per backend type over the window: each field's mean per second (rate x tick
@@ -219,7 +300,7 @@ class FrameHistory:
         sums: dict[str, dict[str, float]] = {}
         for k in range(i + 1, j):  # each tick's rate covers the time since the one before (as total())
             dt = self.t[k] - self.t[k - 1]
-            for btype, row in self.sources[k].items():
+            for btype, row in _part(self._sources, k, "sources").items():
                 acc = sums.setdefault(btype, {})
                 for fld, v in row.items():
                     acc[fld] = acc.get(fld, 0.0) + (v or 0.0) * dt
@@ -239,7 +320,7 @@ class FrameHistory:
         sums: dict[tuple, dict[str, float]] = {}
         for k in range(i + 1, j):
             dt = self.t[k] - self.t[k - 1]
-            for key, row in self.io[k].items():
+            for key, row in _part(self._io, k, "io").items():
                 acc = sums.setdefault(key, {})
                 for op in IO_OPS:
                     acc[op] = acc.get(op, 0.0) + (row.get(op) or 0.0) * dt
@@ -312,6 +393,14 @@ class FrameHistory:
             return sums
         self._waits_window = (i + off, j + off, counts)
         return {key: c[0] for key, c in counts.items()}
+
+
+def _part(rows: list, k: int, name: str) -> Any:
+    """rows[k]: a deferred Frame's part `name` decoded, and kept in its place, when first read."""
+    row = rows[k]
+    if isinstance(row, Frame):
+        row = rows[k] = getattr(row, name)
+    return row
 
 
 class _NotCounts(Exception):

@@ -233,8 +233,8 @@ class ReplayApp(MonitorApp):
         """After the position changed: push the ticks played over, or reload the window."""
         p = self.player
         if old_tick < p.tick <= old_tick + MAX_PUSH and len(self.history):
-            self.history.extend(self._window_frames.extend(self.rec.frames(old_tick + 1, p.tick),
-                                                           p.tick_since(p.t - self.window_s)))
+            played = self.rec.frames(old_tick + 1, p.tick, deferred=True)  # decoded where a pane reads them
+            self.history.extend(self._window_frames.extend(played, p.tick_since(p.t - self.window_s)))
         else:  # back, far, or a seek to where we are (after a zoom): read the window again
             self._load_window()
         self.request_redraw(now=now)
