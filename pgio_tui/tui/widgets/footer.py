@@ -146,6 +146,11 @@ class FooterBar(Widget, can_focus=False):
             self.hover = None
         self.refresh()
 
+    def notify_style_update(self) -> None:
+        """Restyled (a theme, the style sheet, a pseudo-class): the keys' cells are drawn again."""
+        super().notify_style_update()
+        self._rendered.clear()
+
     def watch_hover(self, hover: int | None) -> None:
         self.tooltip = self.keys[hover].tooltip or None if hover is not None else None
         self.refresh()
@@ -157,7 +162,7 @@ class FooterBar(Widget, can_focus=False):
 
     def _key_strip(self, i: int, hovered: bool) -> Strip:
         """Key `i` as Textual's FooterKey draws it: its text styled by the same rules, in order."""
-        styles_key = (self.app._css_update_count, self._pseudo_classes_cache_key)
+        styles_key = self.rich_style  # what the footer's ancestors give it (restyling clears the rest)
         if styles_key != self._styles_key:
             self._styles_key = styles_key
             self._rendered.clear()
