@@ -194,7 +194,7 @@ async def test_the_footer_draws_as_textuals(tmp_path, monkeypatch, size):
         drawn = [bottom_cells(app)]
         await pilot.hover(FooterBar, offset=(10, 0))  # "space Pause"
         await pilot.pause(0.2)
-        assert ours.hover == 1 and ours.tooltip
+        assert ours.hover == 1 and ours.tooltip and ours.styles.pointer == "pointer"
         drawn.append(bottom_cells(app))
         await pilot.hover("#status")
         await ours.remove()

@@ -153,6 +153,7 @@ class FooterBar(Widget, can_focus=False):
 
     def watch_hover(self, hover: int | None) -> None:
         self.tooltip = self.keys[hover].tooltip or None if hover is not None else None
+        self.styles.pointer = "default" if hover is None else "pointer"  # FooterKey:hover's
         self.refresh()
 
     def watch_scroll(self) -> None:
