@@ -6,12 +6,13 @@ before the first frame, and all of them unmounted and mounted again when the key
 130 M of the instructions from exec to the first frame (`bench/first_frame_split.py`). This draws
 the same row from one widget: each key as Textual's FooterKey renders it (its text, its styles
 folded from the same rules in the same order: the footer's, the key's, its `:hover` and
-`-disabled` ones, the key and description parts), the palette's key pinned right with its `vkey`
-border. It shows the keys Textual's would (the screen's shown bindings, one per action, the
-palette's key last) and redraws when the screen's bindings signal says they changed, as Textual's
-recomposes. A press on a key runs it (`simulate_key`; a disabled one rings the bell), the key under
-the pointer is lit and gives its tooltip, and the wheel scrolls the keys sideways when they do not
-fit. Textual's binding groups (pgio-tui has none) would show as plain keys.
+`-disabled` ones, the key and description parts), the palette's key pinned right over the keys it
+covers, with its `vkey` border. It shows the keys Textual's would (the screen's shown bindings, one
+per action, the palette's key last) and redraws when the screen's bindings signal says they
+changed, as Textual's recomposes. A press on a key runs it (`simulate_key`; a disabled one rings
+the bell), the key under the pointer is lit and gives its tooltip and a hand pointer, and the wheel
+scrolls the keys sideways when they do not fit (not animated). Not drawn: Textual's compact footer
+and its binding groups (pgio-tui uses neither; a group's keys would show as plain keys).
 """
 
 from __future__ import annotations
