@@ -34,6 +34,7 @@ SERVER = ["psycopg", "pgio_tui.sampler", "pgio_tui.sources.postgres", "pgio_tui.
 
 # Behind a key, a command or an option of their own: none is drawn in the first frame.
 LATER = ["sqlite_utils", "numpy", "pgio_tui.store.writer", "textual.widgets._data_table", "textual.widgets._tabs",
+         "textual.widgets._footer",
          "pgio_tui.tui.screens.statements", "pgio_tui.tui.screens.backends", "pgio_tui.tui.screens.checkpoints",
          "pgio_tui.tui.screens.io_view", "pgio_tui.tui.screens.view_screen", "pgio_tui.tui.screens.dialogs",
          "pgio_tui.tui.screens.workload_dialog", "pgio_tui.tui.screens.picker", "pgio_tui.tui.diff_screen",

@@ -7,6 +7,7 @@ duck-typed sampler that yields synthetic frames every 50 ms, so these tests need
 from __future__ import annotations
 
 import pytest
+from textual import events
 from tui_support import FakeSampler, StubWorkload, text_of, wait_for
 
 from pgio_tui.store.reader import Recording
@@ -162,6 +163,87 @@ async def test_a_click_on_a_tab_shows_its_pane(tmp_path):
         await pilot.press("6")
         await pilot.pause(0.5)
         assert scr.layout_name == "compact" and "6 Waits" in row(0) and len(row(0)) == 40
+
+
+def bottom_cells(app) -> list[tuple[str, object]]:
+    """The screen's last row as the compositor draws it: each cell's character and style."""
+    strip = app.screen._compositor.render_strips()[app.size.height - 1]
+    return [(ch, seg.style) for seg in strip for ch in seg.text]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50), (40, 20)])
+async def test_the_footer_draws_as_textuals(tmp_path, monkeypatch, size):
+    """The footer (one widget, widgets/footer.py) against Textual's Footer on the same screen: the
+    same keys (display, description, disabled, tooltip), the same cells with the same styles, keys
+    past the edge cut where Textual's cuts them, the palette's key pinned right; with the pointer
+    over a key (lit, its tooltip given), and with a key disabled (dim)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from pgio_tui.tui.widgets.footer import FooterBar
+
+    app = live_app(tmp_path)
+    check_action = app.check_action
+    monkeypatch.setattr(app, "check_action",  # None: shown, disabled (what Textual dims)
+                        lambda action, parameters: None if action == "help" else check_action(action, parameters))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: len(app.history) >= 3)
+        scr = monitor(app)
+        ours = scr.query_one(FooterBar)
+        await pilot.pause(0.2)
+        drawn = [bottom_cells(app)]
+        await pilot.hover(FooterBar, offset=(10, 0))  # "space Pause"
+        await pilot.pause(0.2)
+        assert ours.hover == 1 and ours.tooltip and ours.styles.pointer == "pointer"
+        drawn.append(bottom_cells(app))
+        await pilot.hover("#status")
+        await ours.remove()
+        await scr.mount(Footer())
+        scr.refresh_bindings()
+        await pilot.pause(0.3)
+        textuals = [bottom_cells(app)]
+        await pilot.hover(Footer, offset=(10, 0))
+        await pilot.pause(0.2)
+        textuals.append(bottom_cells(app))
+        textual_keys = [(k.key, k.key_display, k.description, k._disabled, k.tooltip)
+                        for k in scr.query_one(Footer).query(FooterKey)]
+    assert textual_keys == [(k.key, k.display, k.description, k.disabled, k.tooltip or None) for k in ours.keys]
+    text = "".join(ch for ch, _ in drawn[0])
+    assert "Quit" in text and "Help" in text and "^p palette" in text and text.rstrip().endswith("palette")
+    assert drawn[0] != drawn[1]  # the hovered key is lit
+    assert drawn[0] == textuals[0]
+    assert drawn[1] == textuals[1]
+
+
+async def test_a_click_on_a_footer_key_runs_it(tmp_path):
+    """A press on a footer key runs its binding (the help, the palette's key on the right); the
+    wheel scrolls the keys that do not fit, and a key scrolled into view is pressed where it is."""
+    from textual.command import CommandPalette
+
+    from pgio_tui.tui.widgets.footer import FooterBar
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: len(app.history) >= 3)
+        footer = monitor(app).query_one(FooterBar)
+        row = lambda: "".join(ch for ch, _ in bottom_cells(app))  # noqa: E731
+        await pilot.click(FooterBar, offset=(row().index("Help"), 0))
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is monitor(app))
+        await pilot.click(FooterBar, offset=(row().index("palette"), 0))
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is monitor(app))
+        assert "Theme" not in row()
+        for _ in range(20):
+            footer.post_message(events.MouseScrollDown(footer, 1, 0, 0, 1, 0, False, False, False))
+            await pilot.pause()
+        assert footer.scroll > 0 and "t Theme" in row()
+        before = app.theme
+        await pilot.click(FooterBar, offset=(row().index("Theme"), 0))
+        await pilot.pause(0.3)
+        assert app.theme != before
 
 
 async def test_resize_from_80x24_to_200x60_shows_every_pane(tmp_path):

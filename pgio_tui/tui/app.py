@@ -214,9 +214,6 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
 
     def _first_frame_drawn(self) -> None:
         self.source.ui_ready()
-        screen = self.monitor
-        if screen is not None:
-            screen.first_frame_drawn()
         self.set_timer(GC_SETTLE_S, self._settle_gc)
         path = os.environ.get("PGIO_TUI_FIRST_FRAME_FILE")  # bench/tui_cpu.py measures start-up
         if path:

@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Callable
 
 from textual.app import ComposeResult
-from textual.widgets import Footer
 
 from pgio_tui.experiments.progress import Progress
 from pgio_tui.interfaces import SamplerLike
@@ -29,6 +28,7 @@ from pgio_tui.tui.feed import FeedStatus, Notice
 from pgio_tui.tui.screens.monitor import MonitorScreen
 from pgio_tui.tui.session import session_from_sampler
 from pgio_tui.tui.widgets.experiment_strip import ExperimentStrip
+from pgio_tui.tui.widgets.footer import FooterBar
 
 STRIP_HZ = 1.0  # the strip's clock (elapsed, ETA) moves between frames and between runs too
 
@@ -145,7 +145,7 @@ class ExperimentScreen(MonitorScreen):
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
-            if isinstance(widget, Footer):
+            if isinstance(widget, FooterBar):
                 yield ExperimentStrip(id="experiment")
             yield widget
 

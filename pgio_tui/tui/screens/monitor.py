@@ -24,7 +24,7 @@ from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.panes import KEYS_SHOWN, PANES, pane_key
 from pgio_tui.tui.session import SessionInfo
 from pgio_tui.tui.widgets.degraded import DISMISS_KEY, DegradedBanner
-from pgio_tui.tui.widgets.footer import Footer
+from pgio_tui.tui.widgets.footer import FooterBar
 from pgio_tui.tui.widgets.lines import one_paint
 from pgio_tui.tui.widgets.pane import Pane, View
 from pgio_tui.tui.widgets.pane_tabs import PaneTabs
@@ -112,17 +112,12 @@ class MonitorScreen(Screen):
                 pane = cls(id=cls.SPEC.name, key=pane_key(i))
                 yield pane.set_class(compact and i != self.active, "-hidden", update=False)
         yield WorkloadStrip(id="workload", classes="-on" if self.workload is not None else "")
-        yield Footer(defer_hidden=True)
+        yield FooterBar()
 
     def show_notes(self) -> None:
         """The session's notes, known only once connected when the screen was composed before."""
         if self.session.source == "live" and self.session.notes and not self.query(DegradedBanner):
             self.mount(DegradedBanner(self.session.notes, id="degraded"), after=self._status)
-
-    def first_frame_drawn(self) -> None:
-        """What waited for the first frame: the footer's keys past the right edge."""
-        for footer in self.query(Footer):
-            footer.show_rest()
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Textual styles a screen's every widget again when it is shown. Shown the first time, just
