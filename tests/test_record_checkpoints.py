@@ -13,6 +13,7 @@ import threading
 from datetime import datetime
 
 import pytest
+from log_ticks import ticks_for
 from view_counters import raw_writes, settled_writes
 
 from pgio_tui.sampler import Sampler
@@ -49,10 +50,6 @@ def log_checkpoints(text: str) -> list[dict]:
             out.append(cur)
             cur = None
     return out
-
-
-def first_tick_at_or_after(ticks: list[tuple[int, float]], t: float) -> int:
-    return next(tick for tick, tt in ticks if tt >= t)
 
 
 @pytest.fixture
@@ -121,8 +118,8 @@ def test_checkpoints_and_writes_match_the_server(busy_cluster, tmp_path):
 
     for row, c in zip(rows, in_window):
         # The tick that first follows the log's start/end time is where the recording puts them.
-        assert row["start_tick"] == first_tick_at_or_after(ticks, c["start"])
-        assert row["end_tick"] == first_tick_at_or_after(ticks, c["end"])
+        assert row["start_tick"] in ticks_for(ticks, c["start"]), (row, c)
+        assert row["end_tick"] in ticks_for(ticks, c["end"]), (row, c)
         for tick in range(row["start_tick"], row["end_tick"] + 1):
             assert active[tick] == 1, (tick, row)
         assert active[row["start_tick"] - 1] == 0
