@@ -76,6 +76,7 @@ def test_old_recording_shows_no_password(tmp_path, capsys):
 
 
 @pytest.mark.pg
+@pytest.mark.solo  # with both cores busy the ALTER ROLEs fell out of the recorded statements (3 of 4 here)
 def test_another_roles_password_never_stored(make_cluster, tmp_path, capsys):
     """Another role runs `alter role evil password 'evilpw'` while an experiment records: the
     recordings, experiment.json and both HTML reports hold no 'evilpw' (each byte of every file
