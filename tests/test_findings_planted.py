@@ -94,6 +94,10 @@ def record_on_a_slow_device(pg_bindir, path) -> str:
         return device.name
 
 
+# Solo: the throttled device's dirty pages count against the kernel's dirty limits, which throttle
+# every writer on the machine (a recorder beside it never wrote a tick in 60 s), and the other
+# worker's I/O would blur the device's figures.
+@pytest.mark.solo
 def test_a_slow_device_gives_the_checkpoint_device_and_autovacuum_findings(pg_bindir, tmp_path):
     path = tmp_path / "slow.pgio"
     name = record_on_a_slow_device(pg_bindir, path)
