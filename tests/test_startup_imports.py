@@ -69,8 +69,7 @@ CASES = {
                "from pgio_tui.store.reader import Recording\n"
                "from pgio_tui.tui.replay import ReplayApp\n"
                "ReplayApp(Recording({recording!r}))",
-               [m for m in LATER if m != "pgio_tui.tui.screens.dialogs"]
-               + OTHER_COMMANDS + REPORTS + RESOURCES
+               LATER + OTHER_COMMANDS + REPORTS + RESOURCES
                + SERVER),
 }
 OLDER_SCHEMA = ROOT / "tests" / "data" / "recordings" / "fixture-v2.sqlite"  # migrated in memory on open

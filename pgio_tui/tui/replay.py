@@ -36,7 +36,6 @@ from pgio_tui.store.player import Player, hms, parse_jump, speed_label
 from pgio_tui.store.schema import RecordingError
 from pgio_tui.store.window_frames import WindowFrames
 from pgio_tui.tui.app import MonitorApp
-from pgio_tui.tui.screens.dialogs import PromptScreen
 from pgio_tui.tui.screens.monitor import DEFAULT_WINDOW, MonitorScreen
 from pgio_tui.tui.session import session_from_recording
 from pgio_tui.tui.sources import Recorded
@@ -366,6 +365,8 @@ class ReplayApp(MonitorApp):
         self._moved(old, now=True)
 
     def action_jump(self) -> None:
+        from pgio_tui.tui.screens.dialogs import PromptScreen  # behind a key: not in the first frame's imports
+
         self.push_screen(PromptScreen("Jump to", "", hint=JUMP_HINT, placeholder="e.g. +5m"), self._jump)
 
     def _jump(self, text: str | None) -> None:
