@@ -279,6 +279,44 @@ async def test_a_rows_changed_span_is_where_its_cells_differ(monkeypatch):
 
 
 @pytest.mark.asyncio
+async def test_a_rows_changed_spans_cover_every_changed_cell_and_only_split_at_gaps(monkeypatch):
+    """lines.changed_spans on the rows of a live session at 80x24 (the vitals line, the pane's text
+    and chart): every cell outside the spans is the same character in the same style; spans are in
+    order and apart by SPAN_GAP equal cells or more; a span split off begins and ends on a changed
+    cell. Then the screen is what a full repaint shows (the other tests here check that per tick)."""
+    from pgio_tui.tui.widgets import lines
+    pairs = []
+    spans_of = lines.changed_spans
+
+    def recorded(a, b):
+        got = spans_of(a, b)
+        pairs.append((a, b, got))
+        return got
+
+    monkeypatch.setattr(lines, "changed_spans", recorded)
+    screen, reference, _sent = await run((80, 24), ticks=12)
+    assert screen.cells == reference.cells
+
+    def cells(segments):
+        return [(ch, style) for text, style, _ in segments for ch in text]
+
+    split = 0
+    assert len(pairs) > 50
+    for a, b, spans in pairs:
+        ca, cb = cells(a), cells(b)
+        assert len(ca) == len(cb)
+        inside = {x for start, end in spans for x in range(start, end)}
+        assert all(ca[x] == cb[x] for x in range(len(ca)) if x not in inside)
+        assert (ca == cb) == (not spans)
+        for (_s1, e1), (s2, _e2) in zip(spans, spans[1:]):
+            assert s2 - e1 >= lines.SPAN_GAP
+        if len(spans) > 1:
+            split += 1
+            assert all(ca[s] != cb[s] and ca[e - 1] != cb[e - 1] for s, e in spans)
+    assert split, "no row changed in places far apart (the vitals line does every tick)"
+
+
+@pytest.mark.asyncio
 async def test_a_tick_without_a_column_shift_sends_little():
     """Between two column shifts a chart's newest cells change, not its rows. And after 30 ticks
     sent directly with no other render between them, a full repaint still shows what was sent

@@ -92,6 +92,45 @@ def changed_span(a: list[Segment], b: list[Segment]) -> tuple[int, int]:
     return start, max(start, end)
 
 
+SPAN_GAP = 8  # equal cells that split a row's change in two: about what a cursor move and a colour cost
+
+
+def changed_spans(a: list[Segment], b: list[Segment]) -> list[tuple[int, int]]:
+    """The cells [start, end) where two rows differ, as spans apart by SPAN_GAP equal cells or more:
+    a line whose figures change here and there (the vitals line, a pane's text) sends those
+    figures, not the row between the first and the last of them."""
+    start, end = changed_span(a, b)
+    if end - start <= 2 * SPAN_GAP:
+        return [(start, end)] if start < end else []
+    ca, cb = _cells(a, start, end), _cells(b, start, end)
+    differ = [k for k in range(end - start) if ca[k] != cb[k]]
+    if not differ:  # the same cells, split into other segments
+        return []
+    spans: list[tuple[int, int]] = []
+    first = last = differ[0]
+    for k in differ[1:]:
+        if k - last > SPAN_GAP:
+            spans.append((start + first, start + last + 1))
+            first = k
+        last = k
+    spans.append((start + first, start + last + 1))
+    return spans
+
+
+def _cells(segments: list[Segment], start: int, end: int) -> list[tuple[str, Style | None]]:
+    """(character, style) of cells [start, end) of a row of one-cell characters."""
+    out: list[tuple[str, Style | None]] = []
+    x = 0
+    for text, style, _ in segments:
+        n = len(text)
+        if x + n > start:
+            out += [(ch, style) for ch in text[max(0, start - x):end - x]]
+        x += n
+        if x >= end:
+            break
+    return out
+
+
 def merge_rows(rows: list[Region]) -> list[Region]:
     """Join changed spans of adjacent lines into rectangles while that does not repaint much more
     than changed: the compositor's cost grows with the number of regions and with their area."""
@@ -247,12 +286,10 @@ class LinesView(Widget):
             shown, segs[y] = segs[y], None
             now = self.content_segments(y, width) if shown is not None and y < height else None
             if shown is not None and now is not None:  # both rows as segments: what differs
-                start, end = changed_span(shown, now)
-                if start == end:
-                    continue
+                spans = changed_spans(shown, now)
             else:  # not shown as segments (not yet, or fitted by render_line), or no longer: all of it
-                start, end = 0, width
-            changed.append(Region(start, y, max(1, end - start), 1))
+                spans = [(0, width)]
+            changed += [Region(start, y, max(1, end - start), 1) for start, end in spans]
         if changed:
             regions = merge_rows(changed)
             painting = _painting
