@@ -24,12 +24,13 @@ TOKEN = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|(\n)|(.)", re.S)
 
 
 class Screen:
-    """Cursor moves, SGR and text: all a Textual update uses."""
+    """Cursor moves, SGR and text: all a Textual update uses. SGR codes add to what is in force, as
+    a terminal takes them (0 resets), so a cell holds its look, not the sequence that gave it."""
 
     def __init__(self, width: int, height: int):
-        self.cells = [[(" ", "")] * width for _ in range(height)]
+        self.cells = [[(" ", LOOK)] * width for _ in range(height)]
         self.x = self.y = 0
-        self.sgr = ""
+        self.look = LOOK
 
     def feed(self, data: str) -> None:
         for y, x, sgr, nl, ch in TOKEN.findall(data):
@@ -38,10 +39,45 @@ class Screen:
             elif nl:
                 self.y, self.x = self.y + 1, 0
             elif ch:
-                self.cells[self.y][self.x] = (ch, self.sgr)
+                self.cells[self.y][self.x] = (ch, self.look)
                 self.x += 1
             else:
-                self.sgr = "" if sgr in ("", "0") else sgr
+                self.look = sgr_look(self.look, sgr)
+
+
+LOOK = (None, None, frozenset())  # foreground, background, attributes: the terminal's default
+
+
+def sgr_look(look: tuple, sgr: str) -> tuple:
+    """The look after an SGR's codes: colours as their codes (38;5;n, 38;2;r;g;b, 31...), 0 resets,
+    22-29 take attributes off, 39 and 49 the colours; any other code is an attribute."""
+    fg, bg, attrs = look
+    attrs = set(attrs)
+    codes = sgr.split(";") if sgr else ["0"]
+    i = 0
+    while i < len(codes):
+        code = int(codes[i] or 0)
+        if code in (38, 48):
+            n = 5 if codes[i + 1] == "2" else 3
+            colour, i = ";".join(codes[i:i + n]), i + n
+            fg, bg = (colour, bg) if code == 38 else (fg, colour)
+            continue
+        if code == 0:
+            fg, bg, attrs = None, None, set()
+        elif 30 <= code <= 37 or 90 <= code <= 97:
+            fg = str(code)
+        elif 40 <= code <= 47 or 100 <= code <= 107:
+            bg = str(code)
+        elif code == 39:
+            fg = None
+        elif code == 49:
+            bg = None
+        elif 22 <= code <= 29:
+            attrs -= {1, 2} if code == 22 else {5, 6} if code == 25 else {code - 20}
+        else:
+            attrs.add(code)
+        i += 1
+    return fg, bg, frozenset(attrs)
 
 
 def full_repaint(app, size) -> Screen:
@@ -250,6 +286,42 @@ async def test_focus_panes_and_a_dialog_over_the_panes_show_what_a_full_repaint_
             assert got == want, f"{size} line {y}"
         assert all(seen[k] == ["DirectUpdate"] for k in (0, 1, 2, 14, 15)), seen  # 13: the repaint after it
         assert not any("Direct" in name for k in (10, 11, 12) for name in seen[k]), seen  # the dialog's on top
+
+
+@pytest.mark.parametrize("system", [ColorSystem.STANDARD, ColorSystem.EIGHT_BIT, ColorSystem.TRUECOLOR])
+def test_cells_rendered_in_fewer_codes_look_as_each_run_rendered_whole(system):
+    """terminal.render_cells sets only the colour that differs between runs that set both colours
+    alone, and resets before anything else: on the emulator its cells look exactly as the runs
+    rendered one by one (each its whole style and a reset), for random rows of styles with and
+    without attributes, one colour only, no style at all and a link, cut anywhere."""
+    import random
+
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    rng = random.Random(7)
+    colours = ["red", "#102030", "color(200)", "bright_blue", "default", "#ffffff"]
+    styles = [Style(color=rng.choice(colours), bgcolor=rng.choice(colours)) for _ in range(8)]
+    styles += [Style(bold=True, color="red", bgcolor="black"), Style(color="green"), Style(bgcolor="blue"),
+               Style(underline=True), Style(), None, Style(italic=True, reverse=True, bgcolor="#334455"),
+               Style(link="https://example.invalid/", color="red", bgcolor="black")]
+    saved = 0
+    for _ in range(400):
+        row = [Segment("".join(rng.choice("ab ⣿·") for _ in range(rng.randint(1, 6))), rng.choice(styles))
+               for _ in range(rng.randint(1, 12))]
+        width = sum(len(seg.text) for seg in row)
+        start = rng.randrange(width)
+        end = rng.randint(start + 1, width)
+        whole = "".join(text if style is None else Strip.render_style(style, text, system)
+                        for text, style, _ in Strip(row).crop(start, end))
+        fewer = terminal.render_cells(row, start, end, system)
+        got, want = Screen(width + 2000, 1), Screen(width + 2000, 1)  # a link's sequence takes cells here
+        got.feed(fewer)
+        want.feed(whole)
+        assert got.cells == want.cells and got.look == want.look == LOOK, (row, start, end)
+        saved += len(whole) - len(fewer)
+    assert saved > 0
 
 
 @pytest.mark.asyncio

@@ -38,7 +38,9 @@ terminal emulator and compares every cell with a full repaint (full repaints are
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from rich.color import ColorSystem
 from rich.console import Console
@@ -91,23 +93,63 @@ def render_segments(self, console: Console) -> str:
 
 def render_cells(strip: Iterable[Segment], start: int, end: int, color_system: ColorSystem) -> str:
     """Cells [start, end) of a strip (or a list of segments) of single-width characters as terminal
-    sequences: what strip.crop(start, end).render() gives, without building the cropped Strip (a
-    Strip costs seven caches; a tick crops dozens)."""
+    sequences, without building the cropped Strip (a Strip costs seven caches; a tick crops dozens).
+
+    The terminal shows what strip.crop(start, end).render() gives, in fewer bytes: that writes each
+    run as its whole style and a reset after it. Here a run in the style before it is written
+    without either, and from one style that sets only the two colours to another such (the charts'
+    dots, a pane's figures) only the colour that differs is set; anything else (attributes, a link,
+    no style) starts from a reset. The cells end with a reset, as Textual's runs do."""
     out: list[str] = []
-    render = Strip.render_style
+    ansi_of = Strip.render_ansi
     pos = 0
+    shown = ""  # the codes in force: "" is the terminal's default (where every update's runs leave it)
+    colours: tuple[str, str] | None = None  # shown's (foreground, background) when it sets only those
     for text, style, control in strip:
         n = len(text)
-        if control or pos + n <= start:
+        if control or not n or pos + n <= start:
             pos += n
             continue
         if pos >= end:
             break
         if pos < start or pos + n > end:
             text = text[max(0, start - pos):end - pos]
-        out.append(text if style is None else render(style, text, color_system))
         pos += n
+        if style is None or style._link:  # plain text, or a link: written whole from the default
+            if shown:
+                out.append("\x1b[0m")
+                shown, colours = "", None
+            out.append(text if style is None else Strip.render_style(style, text, color_system))
+            continue
+        ansi = style._ansi
+        if ansi is None:
+            ansi = ansi_of(style, color_system)
+        if ansi != shown:
+            now = _colours_only(ansi)
+            if colours is not None and now is not None:
+                out.append(f"\x1b[{';'.join(c for c, was in zip(now, colours) if c != was)}m")
+            else:
+                if shown:
+                    out.append("\x1b[0m")
+                if ansi:
+                    out.append(f"\x1b[{ansi}m")
+            shown, colours = ansi, now
+        out.append(text)
+    if shown:
+        out.append("\x1b[0m")
     return "".join(out)
+
+
+# An SGR that sets a foreground and a background colour and nothing else (no bold, no underline...)
+_COLOURS_ONLY = re.compile(r"(3[0-79]|9[0-7]|38;5;\d+|38;2;\d+;\d+;\d+);(4[0-79]|10[0-7]|48;5;\d+|48;2;\d+;\d+;\d+)")
+
+
+@lru_cache(maxsize=4096)
+def _colours_only(ansi: str) -> tuple[str, str] | None:
+    """An SGR's (foreground, background) codes when it sets those two alone, else None: only then
+    does setting the colour that differs give its look."""
+    m = _COLOURS_ONLY.fullmatch(ansi)
+    return (m[1], m[2]) if m else None
 
 
 def render_partial_update(self):
@@ -246,6 +288,8 @@ def misfit() -> str | None:
     if not isinstance(getattr(Compositor, "visible_widgets", None), property) \
             or "_dirty_regions" not in Compositor.update_widgets.__code__.co_names:
         return "Compositor.update_widgets"
+    if not callable(getattr(Strip, "render_ansi", None)) or not callable(getattr(Strip, "render_style", None)):
+        return "Strip.render_ansi"
     if "_repaint_regions" not in Widget._exchange_repaint_regions.__code__.co_names:
         return "Widget._exchange_repaint_regions"
     if not all(n in Compositor.render_partial_update.__code__.co_names for n in _PARTIAL_NAMES) \
