@@ -104,7 +104,6 @@ def render_cells(strip: Iterable[Segment], start: int, end: int, color_system: C
     ansi_of = Strip.render_ansi
     pos = 0
     shown = ""  # the codes in force: "" is the terminal's default (where every update's runs leave it)
-    colours: tuple[str, str] | None = None  # shown's (foreground, background) when it sets only those
     for text, style, control in strip:
         n = len(text)
         if control or not n or pos + n <= start:
@@ -118,22 +117,15 @@ def render_cells(strip: Iterable[Segment], start: int, end: int, color_system: C
         if style is None or style._link:  # plain text, or a link: written whole from the default
             if shown:
                 out.append("\x1b[0m")
-                shown, colours = "", None
+                shown = ""
             out.append(text if style is None else Strip.render_style(style, text, color_system))
             continue
         ansi = style._ansi
         if ansi is None:
             ansi = ansi_of(style, color_system)
         if ansi != shown:
-            now = _colours_only(ansi)
-            if colours is not None and now is not None:
-                out.append(f"\x1b[{';'.join(c for c, was in zip(now, colours) if c != was)}m")
-            else:
-                if shown:
-                    out.append("\x1b[0m")
-                if ansi:
-                    out.append(f"\x1b[{ansi}m")
-            shown, colours = ansi, now
+            out.append(_switch(shown, ansi))
+            shown = ansi
         out.append(text)
     if shown:
         out.append("\x1b[0m")
@@ -145,11 +137,14 @@ _COLOURS_ONLY = re.compile(r"(3[0-79]|9[0-7]|38;5;\d+|38;2;\d+;\d+;\d+);(4[0-79]
 
 
 @lru_cache(maxsize=4096)
-def _colours_only(ansi: str) -> tuple[str, str] | None:
-    """An SGR's (foreground, background) codes when it sets those two alone, else None: only then
-    does setting the colour that differs give its look."""
-    m = _COLOURS_ONLY.fullmatch(ansi)
-    return (m[1], m[2]) if m else None
+def _switch(shown: str, ansi: str) -> str:
+    """The sequence from the codes in force to others: between two that set only the two colours,
+    the colour that differs (then the look is the new codes' whole); else a reset (if anything is
+    in force) and the new codes."""
+    was, now = _COLOURS_ONLY.fullmatch(shown), _COLOURS_ONLY.fullmatch(ansi)
+    if was and now:
+        return f"\x1b[{';'.join(c for c, old in zip(now.groups(), was.groups()) if c != old)}m"
+    return ("\x1b[0m" if shown else "") + (f"\x1b[{ansi}m" if ansi else "")
 
 
 def render_partial_update(self):

@@ -100,35 +100,43 @@ def changed_spans(a: list[Segment], b: list[Segment]) -> list[tuple[int, int]]:
     a line whose figures change here and there (the vitals line, a pane's text) sends those
     figures, not the row between the first and the last of them."""
     start, end = changed_span(a, b)
-    if end - start <= 2 * SPAN_GAP:
+    g, n = SPAN_GAP, end - start
+    if n <= 2 * g:
         return [(start, end)] if start < end else []
-    ca, cb = _cells(a, start, end), _cells(b, start, end)
-    differ = [k for k in range(end - start) if ca[k] != cb[k]]
-    if not differ:  # the same cells, split into other segments
+    # Compared SPAN_GAP cells at a time (slices compare in C): the characters first, as most wide
+    # changes (a chart that scrolled) leave no chunk the same; then the styles of those that are.
+    ta, tb = _text(a)[start:end], _text(b)[start:end]
+    if all(ta[c:c + g] != tb[c:c + g] for c in range(g, n - g, g)):
+        return [(start, end)]
+    sa, sb = _styles(a)[start:end], _styles(b)[start:end]
+    chunks = [c for c in range(0, n, g) if ta[c:c + g] != tb[c:c + g] or sa[c:c + g] != sb[c:c + g]]
+    if not chunks:  # the same cells, split into other segments
         return []
+
+    def differs(k: int) -> bool:
+        return ta[k] != tb[k] or sa[k] is not sb[k] and sa[k] != sb[k]
+
     spans: list[tuple[int, int]] = []
-    first = last = differ[0]
-    for k in differ[1:]:
-        if k - last > SPAN_GAP:
-            spans.append((start + first, start + last + 1))
-            first = k
-        last = k
-    spans.append((start + first, start + last + 1))
+    first = chunks[0]
+    for prev, c in zip(chunks, chunks[1:] + [n + g]):
+        if c - prev > g:  # an unchanged chunk between: the span ends in `prev`'s chunk
+            lo = next(k for k in range(first, min(first + g, n)) if differs(k))
+            hi = next(k for k in reversed(range(prev, min(prev + g, n))) if differs(k))
+            spans.append((start + lo, start + hi + 1))
+            first = c
     return spans
 
 
-def _cells(segments: list[Segment], start: int, end: int) -> list[tuple[str, Style | None]]:
-    """(character, style) of cells [start, end) of a row of one-cell characters."""
-    out: list[tuple[str, Style | None]] = []
-    x = 0
+def _text(segments: list[Segment]) -> str:
+    return "".join([text for text, _, _ in segments])
+
+
+def _styles(segments: list[Segment]) -> list[Style | None]:
+    """Each cell's style, of a row of one-cell characters."""
+    styles: list[Style | None] = []
     for text, style, _ in segments:
-        n = len(text)
-        if x + n > start:
-            out += [(ch, style) for ch in text[max(0, start - x):end - x]]
-        x += n
-        if x >= end:
-            break
-    return out
+        styles += [style] * len(text)
+    return styles
 
 
 def merge_rows(rows: list[Region]) -> list[Region]:
