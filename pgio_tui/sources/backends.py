@@ -46,21 +46,25 @@ DENIED_NOTE = ("backend read/write bytes: /proc/<pid>/io is readable by root and
 
 
 # Processes up to which the tick reads pg_stat_activity every tick. pg_stat_get_activity() makes a
-# row for every process, and finds each one's PGPROC by a walk of the process array, before any
-# filter: the backends part's server time grows about as the square of the processes. Measured on
-# 18 (idle clients, 300 runs each, median ms): 100 0.05, 200 0.09, 300 0.14, 500 0.50, 700 0.75,
-# 1,000 1.19, 1,400 1.83. Above this count backends_every() spaces the reads so that the part's
-# mean per tick stays near its cost here (1,000 processes: every 12th tick, 0.10 ms a tick).
+# row for every process (linear) and finds each one's PGPROC by a walk of the process array
+# (quadratic) before any filter. The backends part's server time, measured on 18 (idle clients, 300
+# runs each, median ms): 100 0.09, 200 0.12, 300 0.16, 500 0.25, 700 0.38, 1,000 0.63, 1,400 1.00;
+# n·(1 + n/WALK_EQUALS_ROWS_AT) fits it (15 grows faster: 0.14 ms at 300, 1.19 at 1,000). Above
+# this count backends_every() spaces the reads so that the part's mean per tick stays at most its
+# cost here: 1,000 processes every 4th tick, 1,400 every 7th.
 BACKENDS_EVERY_TICK_UP_TO = 300
+WALK_EQUALS_ROWS_AT = 3200  # processes where the quadratic walk costs what the rows cost (fitted above)
 
 
 def backends_every(processes: float | None) -> int:
-    """Read pg_stat_activity every k-th tick (1: every tick), k = (processes / BACKENDS_EVERY_TICK_UP_TO)²
-    rounded up. `processes`: the connected backends (pg_stat_database.numbackends summed, which the
-    tick reads anyway); None: unknown (read now)."""
+    """Read pg_stat_activity every k-th tick (1: every tick), k the part's cost with `processes`
+    over its cost at BACKENDS_EVERY_TICK_UP_TO, rounded up. `processes`: the connected backends
+    (pg_stat_database.numbackends summed, which the tick reads anyway); None: unknown (read now)."""
     if not processes or processes <= BACKENDS_EVERY_TICK_UP_TO:
         return 1
-    return math.ceil((processes / BACKENDS_EVERY_TICK_UP_TO) ** 2)
+    def cost(n: float) -> float:
+        return n * (1 + n / WALK_EQUALS_ROWS_AT)
+    return math.ceil(cost(processes) / cost(BACKENDS_EVERY_TICK_UP_TO))
 
 
 def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
