@@ -130,7 +130,7 @@ class FrameHistory:
         if frame.may_hold("statements"):
             self._statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S),
                                      frame if deferred else frame.statements))
-        if frame.may_hold("backends"):
+        if frame.may_hold("backends") and M.waits_sampled(frame.values):  # a tick that read the processes
             self._backends.append((frame.t, frame, None) if deferred else (frame.t, frame.backends, frame.aio))
             if len(self._backends) > BACKEND_TICKS + 64 and len(self.backends) > BACKEND_TICKS + 64:
                 del self._backends[:-BACKEND_TICKS]  # counted as decoded: the ticks that hold some

@@ -1,4 +1,5 @@
-"""Waits: what sessions wait on, sampled each tick from pg_stat_activity, as bars over the window."""
+"""Waits: what sessions wait on, sampled each tick from pg_stat_activity (every few ticks with many
+processes: sources/backends.backends_every), as bars over the window."""
 
 from __future__ import annotations
 
@@ -37,7 +38,11 @@ class WaitsPane(ChartPane):
         return [] if io is None else [("IO wait ", "muted"), (str(io), "warn" if io else None)]
 
     def subtitle(self, view: View) -> str:
-        return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"
+        parts = [] if view.session.read_all_stats else ["own sessions only: needs pg_monitor"]
+        sampled, ticks = view.history.waits_sampled(view.t0, view.t1)
+        if sampled and ticks >= 1.5 * sampled:  # many processes: pg_stat_activity read every few ticks
+            parts.append(f"sampled every {fmt.duration(ticks / sampled * view.session.interval)}")
+        return "; ".join(parts)
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
         return self.bar_lines(view, width, height)
@@ -46,8 +51,10 @@ class WaitsPane(ChartPane):
     def bar_lines(view: View, width: int, height: int) -> list[Line]:
         top = view.history.waits_summary(view.t0, view.t1, top=max(1, height - 1))
         if not top:
-            return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(view.session.why_no_waits(),
-                                                                                 max(10, width - 1)))]
+            why = view.session.why_no_waits()
+            if view.session.read_all_stats and not view.history.waits_sampled(view.t0, view.t1)[0]:
+                why = "no wait sample in this window"
+            return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(why, max(10, width - 1)))]
         # Names get the room they need; bars take what is left (at least MIN_BAR).
         labels = [f"{wait_name(wt, ev)} ({SHORT.get(bt, bt)})" for (bt, wt, ev), _, _ in top]
         label_w = max(14, min(max(map(len, labels)), width - 12 - MIN_BAR))
