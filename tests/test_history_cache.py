@@ -113,3 +113,5 @@ def test_waits_means_are_over_the_ticks_that_took_a_sample():
     assert h.waits_summary(100.0, 105.0) == [(io, 9 / 2, 6)]  # the last sampled tick is 3
     assert h.waits_summary(101.0, 102.0) == []  # no sample in the window
     assert h.waits_sampled(100.0, 106.0) == (3, 7)
+    assert h.latest(M.SESSIONS_ACTIVE, 105.0) is None  # the vital's figure: the last sample's
+    assert h.latest(M.SESSIONS_ACTIVE, 105.0, back=1) is None and h.latest(M.SESSIONS_ACTIVE, 105.0, back=2) == 1

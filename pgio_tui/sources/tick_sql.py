@@ -32,7 +32,7 @@ class RawSample(TypedDict):
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
-    # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample()
+    # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample(); None with it
     activity: list[list[Any]] | None
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
@@ -44,7 +44,8 @@ class RawSample(TypedDict):
     statements_tm: float | None  # between its sums and its rows (and texts),
     statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
-    backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
+    # the server's processes: see backends_sql() and sources/backends.py; None on a tick that does not read them
+    backends: list[list[Any]] | None
     aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)

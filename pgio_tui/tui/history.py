@@ -252,14 +252,18 @@ class FrameHistory:
             self._none_upto[metric] = j
         return False
 
-    def latest(self, metric: str, at: float | None = None) -> Any:
-        """The metric at the last tick (at or before `at`); None when that tick lacked it."""
+    def latest(self, metric: str, at: float | None = None, back: int = 0) -> Any:
+        """The metric at the last tick (at or before `at`); None when that tick lacked it, and
+        the `back` ticks before it too (a figure taken every few ticks: M.waits_sampled)."""
         col = self.series.get(metric)
         if not col:
             return None
         t = self.t
         j = len(t) if at is None or at >= t[-1] else bisect_right(t, at)
-        return col[j - 1] if j else None
+        for k in range(j - 1, max(-1, j - 2 - back), -1):
+            if col[k] is not None:
+                return col[k]
+        return None
 
     def frame_index(self, at: float | None) -> int:
         """Index of the last tick at or before `at` (-1 when none)."""

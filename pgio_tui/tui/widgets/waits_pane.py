@@ -23,6 +23,7 @@ SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer"
          "walsender": "walsnd", "background worker": "bgworker", "startup": "startup",
          "logical replication launcher": "logrepl", "io worker": "io-wrk"}
 MIN_BAR = 8
+SAMPLE_LOOKBACK = 60  # ticks the vital looks back for the last wait sample (taken every few ticks, 40 at 5,000 processes)
 TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
               "IPC": "chart-3", "Client": "chart-6", "Buffer": "chart-5", "Extension": "chart-6"}
 
@@ -34,7 +35,7 @@ class WaitsPane(ChartPane):
 
     @staticmethod
     def vital(view: View) -> list[Run]:
-        io = view.now(M.SESSIONS_IO_WAIT)
+        io = view.history.latest(M.SESSIONS_IO_WAIT, view.t1, back=SAMPLE_LOOKBACK)  # the last wait sample
         return [] if io is None else [("IO wait ", "muted"), (str(io), "warn" if io else None)]
 
     def subtitle(self, view: View) -> str:
