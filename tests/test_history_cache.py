@@ -113,5 +113,11 @@ def test_waits_means_are_over_the_ticks_that_took_a_sample():
     assert h.waits_summary(100.0, 105.0) == [(io, 9 / 2, 6)]  # the last sampled tick is 3
     assert h.waits_summary(101.0, 102.0) == []  # no sample in the window
     assert h.waits_sampled(100.0, 106.0) == (3, 7)
-    assert h.latest(M.SESSIONS_ACTIVE, 105.0) is None  # the vital's figure: the last sample's
-    assert h.latest(M.SESSIONS_ACTIVE, 105.0, back=1) is None and h.latest(M.SESSIONS_ACTIVE, 105.0, back=2) == 1
+    assert h.latest(M.SESSIONS_ACTIVE, 105.0) is None
+    assert h.latest_sampled(M.SESSIONS_ACTIVE, 105.0) is None  # no server answer at 4 and 5 (no server_ms)
+    answered = FrameHistory()
+    for tick, active, server_ms in ((0, 3, 1.0), (1, None, 1.0), (2, None, None), (3, None, 1.0)):
+        answered.push(Frame(tick=tick, t=100.0 + tick, elapsed=tick, dt=1.0,
+                            values={M.SESSIONS_ACTIVE: active, M.OBSERVER_SERVER_MS: server_ms}))
+    assert answered.latest_sampled(M.SESSIONS_ACTIVE, 101.0) == 3  # a tick between samples: the last one's
+    assert answered.latest_sampled(M.SESSIONS_ACTIVE) is None  # not past a tick the server did not answer

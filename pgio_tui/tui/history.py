@@ -22,6 +22,7 @@ from pgio_tui.ratios import per_op_ms
 from pgio_tui.sources.checkpoint_rows import too_frequent
 
 BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
+SAMPLE_LOOKBACK = 256  # ticks latest_sampled() looks back (a stride of 40 with 5,000 processes)
 CHECKPOINTS_KEPT = 20  # finished checkpoints (and too-frequent warnings) kept for the history screen
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
 EVENT_KINDS_SHOWN = ("annotation", "gap", "reconnect", "server_restart", "stats_reset", "setting_change",
@@ -252,17 +253,28 @@ class FrameHistory:
             self._none_upto[metric] = j
         return False
 
-    def latest(self, metric: str, at: float | None = None, back: int = 0) -> Any:
-        """The metric at the last tick (at or before `at`); None when that tick lacked it, and
-        the `back` ticks before it too (a figure taken every few ticks: M.waits_sampled)."""
+    def latest(self, metric: str, at: float | None = None) -> Any:
+        """The metric at the last tick (at or before `at`); None when that tick lacked it."""
         col = self.series.get(metric)
         if not col:
             return None
         t = self.t
         j = len(t) if at is None or at >= t[-1] else bisect_right(t, at)
-        for k in range(j - 1, max(-1, j - 2 - back), -1):
-            if col[k] is not None:
+        return col[j - 1] if j else None
+
+    def latest_sampled(self, metric: str, at: float | None = None) -> Any:
+        """A wait sample's figure (sessions.*) at the last tick that took one, at or before `at`:
+        with many processes pg_stat_activity is read every few ticks, and a tick between (the
+        server answered, no sample) says nothing new. None past a tick the server did not answer."""
+        col, answered = self.series.get(metric), self.series.get(M.OBSERVER_SERVER_MS)
+        if not col or not answered:
+            return None
+        j = self.frame_index(at) + 1
+        for k in range(j - 1, max(-1, j - 1 - SAMPLE_LOOKBACK), -1):
+            if self.waits[k] is not None:
                 return col[k]
+            if answered[k] is None:
+                return None
         return None
 
     def frame_index(self, at: float | None) -> int:

@@ -13,17 +13,16 @@ from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
-CHART = ChartSpec(series=(
-    series_of(M.SESSIONS_ACTIVE, "chart-1"),
-    series_of(M.SESSIONS_IO_WAIT, "chart-2"),
-    series_of(M.SESSIONS_LOCK_WAIT, "chart-5"),
+CHART = ChartSpec(series=(  # the figures "now": the last wait sample's (taken every few ticks with many processes)
+    series_of(M.SESSIONS_ACTIVE, "chart-1", wait_sample=True),
+    series_of(M.SESSIONS_IO_WAIT, "chart-2", wait_sample=True),
+    series_of(M.SESSIONS_LOCK_WAIT, "chart-5", wait_sample=True),
 ))
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
          "walsender": "walsnd", "background worker": "bgworker", "startup": "startup",
          "logical replication launcher": "logrepl", "io worker": "io-wrk"}
 MIN_BAR = 8
-SAMPLE_LOOKBACK = 60  # ticks the vital looks back for the last wait sample (taken every few ticks, 40 at 5,000 processes)
 TYPE_STYLE = {"IO": "chart-2", "Lock": "chart-5", "LWLock": "chart-4", "CPU": "chart-1", "Timeout": "chart-6",
               "IPC": "chart-3", "Client": "chart-6", "Buffer": "chart-5", "Extension": "chart-6"}
 
@@ -35,7 +34,7 @@ class WaitsPane(ChartPane):
 
     @staticmethod
     def vital(view: View) -> list[Run]:
-        io = view.history.latest(M.SESSIONS_IO_WAIT, view.t1, back=SAMPLE_LOOKBACK)  # the last wait sample
+        io = view.history.latest_sampled(M.SESSIONS_IO_WAIT, view.t1)
         return [] if io is None else [("IO wait ", "muted"), (str(io), "warn" if io else None)]
 
     def subtitle(self, view: View) -> str:
