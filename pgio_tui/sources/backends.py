@@ -62,9 +62,12 @@ def backends_every(processes: float | None) -> int:
     (pg_stat_database.numbackends summed, which the tick reads anyway); None: unknown (read now)."""
     if not processes or processes <= BACKENDS_EVERY_TICK_UP_TO:
         return 1
-    def cost(n: float) -> float:
-        return n * (1 + n / WALK_EQUALS_ROWS_AT)
-    return math.ceil(cost(processes) / cost(BACKENDS_EVERY_TICK_UP_TO))
+    return math.ceil(_activity_cost(processes) / _activity_cost(BACKENDS_EVERY_TICK_UP_TO))
+
+
+def _activity_cost(processes: float) -> float:
+    """The backends part's cost with so many processes, in units of one row's (see above)."""
+    return processes * (1 + processes / WALK_EQUALS_ROWS_AT)
 
 
 def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:
