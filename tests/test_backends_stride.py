@@ -15,7 +15,11 @@ from pgio_tui.sampler.backends_tick import backends_tick
 from pgio_tui.sources import backends as backends_mod
 from pgio_tui.sources.backends import ROW, BackendTracker, backends_every
 from pgio_tui.sources.postgres import PLAN_CACHE_MODE
-from test_backends import backend_io, proc_io
+from pgio_tui.store.reader import Recording
+from pgio_tui.store.writer import Recorder
+from pgio_tui.tui.history import FrameHistory
+from fixture_recording import synthetic_frames
+from test_backends import measured_insert, new_table
 
 SESSIONS = (M.SESSIONS_ACTIVE, M.SESSIONS_IO_WAIT, M.SESSIONS_LOCK_WAIT)
 
@@ -40,18 +44,10 @@ def test_unsampled_ticks_are_unknown_and_rates_span_the_stride(pg_cluster, monke
         major = sampler.pg.features.major
         with pg_cluster.connect() as work, pg_cluster.connect() as look:
             pid = work.info.backend_pid
-            work.execute("DROP TABLE IF EXISTS stride_io")
-            work.execute("CREATE TABLE stride_io (x int, pad text)")
-            if major >= 18:
-                work.execute("SELECT pg_stat_force_next_flush()")
+            new_table(work, "stride_io", major)
             frame = sampler.sample(0, 0.0)  # the first tick reads: the processes are not known yet
             assert server._prev_raw["backends"] and frame.values[M.SESSIONS_ACTIVE] is not None
-            before, pg_before = proc_io(pid), backend_io(look, pid) if major >= 18 else None
-            work.execute("INSERT INTO stride_io SELECT g, repeat('x', 200) FROM generate_series(1, 40000) g")
-            if major >= 18:
-                work.execute("SELECT pg_stat_force_next_flush()")
-                work.execute("SELECT 1")
-            after, pg_after = proc_io(pid), backend_io(look, pid) if major >= 18 else None
+            before, after, pg_before, pg_after = measured_insert(work, look, "stride_io", major)
             strides, span, tick = [], 0.0, 1
             while len(strides) < 2:
                 k = backends_every(server._processes)
@@ -135,3 +131,26 @@ def test_the_part_is_not_run_on_a_tick_that_does_not_read_it(pg_cluster):
                 assert len(read) == 1 and "never executed" not in read[0] and "rows=" in read[0], read
     finally:
         sampler.close()
+
+
+def test_a_recording_keeps_the_ticks_without_a_wait_sample_unknown(tmp_path):
+    """Recorded and read back, a tick without a wait sample still has none (sessions.* missing, no
+    waits), and the Waits pane's means over the replayed ticks are those over the live ones."""
+    frames = list(synthetic_frames(30, incidents=False))
+    for f in frames[1::3] + frames[2::3]:  # pg_stat_activity read every third tick
+        f.values.update(dict.fromkeys(SESSIONS))
+        f.waits, f.backends = [], []
+    assert all(f.waits for f in frames[::3])
+    path = tmp_path / "stride.pgio"
+    with Recorder(path, meta={"interval_s": 1.0}) as rec:
+        for f in frames:
+            rec.write(f)
+    with Recording(path) as rec:
+        back = list(rec.frames())
+    assert [M.waits_sampled(f.values) for f in back] == [f.tick % 3 == 0 for f in frames]
+    live, replayed = FrameHistory(), FrameHistory()
+    live.extend(frames)
+    replayed.extend(back)
+    t0, t1 = frames[0].t - 5, frames[-1].t + 5
+    assert replayed.waits_sampled(t0, t1) == live.waits_sampled(t0, t1) == (10, 30)
+    assert replayed.waits_summary(t0, t1) == live.waits_summary(t0, t1) != []
