@@ -7,8 +7,9 @@ change every tick, as on a real server), then runs the real Sampler for --ticks 
 observer.server_ms (clock_timestamp() - statement_timestamp() at the end of the tick query), the
 CPU of the sampler's backend (/proc: every statement it ran, the tick's and the occasional
 classification of new statements alike), where the mean goes (ticks without a pg_stat_statements
-read, reads of the sums, of every entry, of query texts), the client's collect time and CPU, and
-the load average. Target (issue 28): server ms mean <= 1.
+read, reads of the sums, of every entry, of query texts), on how many ticks pg_stat_activity was
+read (every k-th with many processes: sources/backends.backends_every), the client's collect time
+and CPU, and the load average. Target (issue 28): server ms mean <= 1.
 
     python bench/tick_cost.py [--ticks 120] [--statements 5000] [--backends 200] [--major 17]
     python bench/tick_cost.py --backends 1000 --statements 20000   # at scale

@@ -47,8 +47,8 @@ DENIED_NOTE = ("backend read/write bytes: /proc/<pid>/io is readable by root and
 
 # Processes up to which the tick reads pg_stat_activity every tick. pg_stat_get_activity() makes a
 # row for every process (linear) and finds each one's PGPROC by a walk of the process array
-# (quadratic) before any filter. The backends part's server time, measured on 18 (idle clients, 300
-# runs each, median ms): 100 0.09, 200 0.12, 300 0.16, 500 0.25, 700 0.38, 1,000 0.63, 1,400 1.00;
+# (quadratic) before any filter. The backends part's server time, measured on 18 (bench/activity_cost.py:
+# idle clients, 300 runs each, median ms): 100 0.09, 200 0.12, 300 0.16, 500 0.25, 700 0.38, 1,000 0.63, 1,400 1.00;
 # n·(1 + n/WALK_EQUALS_ROWS_AT) fits it (15 grows faster: 0.14 ms at 300, 1.19 at 1,000). Above
 # this count backends_every() spaces the reads so that the part's mean per tick stays at most its
 # cost here: 1,000 processes every 4th tick, 1,400 every 7th.
