@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from pgio_tui import metrics as M
 from pgio_tui.export import histograms
-from pgio_tui.frame import Frame
+from pgio_tui.frame import Frame, Value
 from pgio_tui.naming import machine_of
 from pgio_tui.safe_text import printable
 
@@ -140,7 +140,7 @@ class Converter:
         self._latency = histograms.Cumulative()
         # The last wait sample: (session counts, waits). With many processes a tick may take none
         # (M.waits_sampled); a scrape then shows the last one rather than no sessions at all.
-        self._wait_sample: tuple[dict[str, object], list] = ({}, [])
+        self._wait_sample: tuple[dict[str, Value], list] = ({}, [])
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
