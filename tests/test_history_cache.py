@@ -121,3 +121,30 @@ def test_waits_means_are_over_the_ticks_that_took_a_sample():
                             values={M.SESSIONS_ACTIVE: active, M.OBSERVER_SERVER_MS: server_ms}))
     assert answered.latest_sampled(M.SESSIONS_ACTIVE, 101.0) == 3  # a tick between samples: the last one's
     assert answered.latest_sampled(M.SESSIONS_ACTIVE) is None  # not past a tick the server did not answer
+
+
+def test_the_waits_pane_says_how_often_it_samples():
+    """Sampled every 4 ticks at 1 s: its border says so; every tick: nothing; a window without a
+    sample says that, not that no session waits."""
+    from pgio_tui.tui.session import SessionInfo
+    from pgio_tui.tui.widgets.pane import View
+    from pgio_tui.tui.widgets.waits_pane import WaitsPane
+    io = ("client backend", "IO", "DataFileRead")
+    for every, said in ((4, "sampled every 4s"), (1, "")):
+        h = FrameHistory()
+        for tick in range(40):
+            sampled = tick % every == 0
+            h.push(Frame(tick=tick, t=100.0 + tick, elapsed=tick, dt=1.0, waits=[(*io, 2)] if sampled else [],
+                         values={M.SESSIONS_ACTIVE: 2 if sampled else None, M.SESSIONS_IO_WAIT: 2 if sampled else None,
+                                 M.OBSERVER_SERVER_MS: 1.0}))
+        session = SessionInfo(read_all_stats=True)
+        assert WaitsPane.subtitle(None, View(h, session, 100.0, 139.0)) == said  # type: ignore[arg-type]
+        assert WaitsPane.vital(View(h, session, 100.0, 139.0)) == [("IO wait ", "muted"), ("2", "warn")]
+    lines = WaitsPane.bar_lines(View(h, session, 137.5, 138.5), 60, 5)  # every 1: one tick, sampled
+    assert "DataFileRead" in "".join(text for line in lines for text, _ in line)
+    h = FrameHistory()
+    for tick in range(8):
+        h.push(Frame(tick=tick, t=100.0 + tick, elapsed=tick, dt=1.0,
+                     values={M.SESSIONS_ACTIVE: 1 if tick == 0 else None, M.OBSERVER_SERVER_MS: 1.0}))
+    lines = WaitsPane.bar_lines(View(h, session, 103.0, 107.0), 60, 5)
+    assert "no wait sample in this window" in "".join(text for line in lines for text, _ in line)
