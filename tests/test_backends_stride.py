@@ -9,6 +9,8 @@ import pytest
 from psycopg import sql as S
 
 from pgio_tui import metrics as M
+from pgio_tui.analysis.align import window
+from pgio_tui.experiments.figures import waits_over_time
 from pgio_tui.frame import Frame
 from pgio_tui.sampler import Sampler
 from pgio_tui.sampler.backends_tick import backends_tick
@@ -147,6 +149,10 @@ def test_a_recording_keeps_the_ticks_without_a_wait_sample_unknown(tmp_path):
             rec.write(f)
     with Recording(path) as rec:
         back = list(rec.frames())
+        xs, by_type = waits_over_time(rec, window(rec, "start"))  # the experiment report's waits chart
+    client = [sum(n for bt, wt, _, n in f.waits if bt == "client backend" and wt == "IO") for f in frames[::3]]
+    assert xs == pytest.approx([f.t - frames[0].t for f in frames[::3]], abs=2e-3)  # times kept to the ms
+    assert by_type["IO"] == client and len(client) == 10 and sum(client) > 0
     assert [M.waits_sampled(f.values) for f in back] == [f.tick % 3 == 0 for f in frames]
     live, replayed = FrameHistory(), FrameHistory()
     live.extend(frames)
