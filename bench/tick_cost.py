@@ -7,8 +7,9 @@ change every tick, as on a real server), then runs the real Sampler for --ticks 
 observer.server_ms (clock_timestamp() - statement_timestamp() at the end of the tick query), the
 CPU of the sampler's backend (/proc: every statement it ran, the tick's and the occasional
 classification of new statements alike), where the mean goes (ticks without a pg_stat_statements
-read, reads of the sums, of every entry, of query texts), the client's collect time and CPU, and
-the load average. Target (issue 28): server ms mean <= 1.
+read, reads of the sums, of every entry, of query texts), on how many ticks pg_stat_activity was
+read (every k-th with many processes: sources/backends.backends_every), the client's collect time
+and CPU, and the load average. Target (issue 28): server ms mean <= 1.
 
     python bench/tick_cost.py [--ticks 120] [--statements 5000] [--backends 200] [--major 17]
     python bench/tick_cost.py --backends 1000 --statements 20000   # at scale
@@ -105,7 +106,7 @@ def main() -> None:
         conns = [cluster.connect() for _ in range(args.backends)]
         sampler = Sampler(cluster.conninfo(), interval=args.interval)
         sampler.open()
-        server, collect, cpu, pgss, stmt_ticks = [], [], [], [], 0
+        server, collect, cpu, pgss, stmt_ticks, sampled = [], [], [], [], 0, 0
         by_read: dict[str, list[float]] = {}
         backend = sampler.pg.connection.info.backend_pid
         t0 = time.monotonic()
@@ -128,6 +129,7 @@ def main() -> None:
                 if v.get("observer.statements_ms") is not None:
                     pgss.append(v["observer.statements_ms"])
                 stmt_ticks += v.get("statements.mean_ms") is not None
+                sampled += v.get("sessions.active") is not None  # read pg_stat_activity (a wait sample)
             server_cpu = (cpu_ms(backend) - server_cpu0) / len(collect)
             part = part_cost(sampler)
         finally:
@@ -152,6 +154,8 @@ def main() -> None:
               f"the one-time text read): mean {statistics.mean(steady):.2f}, p95 {pct(steady, 0.95):.2f}")
     print(f"of which the pg_stat_statements part: mean {statistics.mean(pgss):.2f} ms; statement latency "
           f"(statements.mean_ms) on {stmt_ticks} of {len(collect)} ticks")
+    print(f"pg_stat_activity read (a wait sample) on {sampled} of {len(collect)} ticks "
+          f"(sources/backends.backends_every: every {len(collect) / max(1, sampled):.1f} ticks)")
     print(f"per-process parts ({PART_RUNS} runs each, alternating): " + "; ".join(
               f"{name} median {statistics.median(v):.3f} ms, mean {statistics.mean(v):.3f}" for name, v in part.items()))
     print(f"client collect ms per tick: mean {statistics.mean(collect):.2f}, p95 {pct(collect, 0.95):.2f}; "

@@ -213,6 +213,15 @@ BUFFERS_EVICTIONS_S = "buffers.evictions_s"
 SESSIONS_ACTIVE = "sessions.active"
 SESSIONS_IO_WAIT = "sessions.io_wait"
 SESSIONS_LOCK_WAIT = "sessions.lock_wait"
+
+
+def waits_sampled(values: dict) -> bool:
+    """Did this tick take a wait sample (read pg_stat_activity)? With many processes the sampler
+    reads it every few ticks (sources/backends.backends_every); a tick without one has no session
+    counts and no waits: unknown, not none. Recordings keep that as SESSIONS_ACTIVE missing."""
+    return values.get(SESSIONS_ACTIVE) is not None
+
+
 OBSERVER_COLLECT_MS = "observer.collect_ms"
 OBSERVER_CPU_MS = "observer.cpu_ms"
 OBSERVER_SERVER_MS = "observer.server_ms"

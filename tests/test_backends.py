@@ -30,6 +30,25 @@ def backend_io(conn, pid: int) -> tuple[float, float]:
                         "FROM pg_stat_get_backend_io(%s)", (pid,)).fetchone()
 
 
+def new_table(work, name: str, major: int) -> None:
+    work.execute(f"DROP TABLE IF EXISTS {name}")
+    work.execute(f"CREATE TABLE {name} (x int, pad text)")
+    if major >= 18:
+        work.execute("SELECT pg_stat_force_next_flush()")  # its statistics published when idle
+
+
+def measured_insert(work, look, name: str, major: int) -> tuple[dict, dict, tuple | None, tuple | None]:
+    """40,000 rows inserted into `name` by `work`; its /proc/<pid>/io before and after, and on 18
+    its pg_stat_get_backend_io (read by `look`) before and after."""
+    pid = work.info.backend_pid
+    before, pg_before = proc_io(pid), backend_io(look, pid) if major >= 18 else None
+    work.execute(f"INSERT INTO {name} SELECT g, repeat('x', 200) FROM generate_series(1, 40000) g")
+    if major >= 18:
+        work.execute("SELECT pg_stat_force_next_flush()")
+        work.execute("SELECT 1")
+    return before, proc_io(pid), pg_before, backend_io(look, pid) if major >= 18 else None
+
+
 def mine(frame: Frame, pid: int) -> dict:
     return next(b for b in frame.backends if b["pid"] == pid)
 
@@ -45,17 +64,9 @@ def test_backend_figures_equal_the_raw_counter_deltas(pg_cluster):
         major = sampler.pg.features.major
         with pg_cluster.connect() as work, pg_cluster.connect() as look:
             pid = work.info.backend_pid
-            work.execute("DROP TABLE IF EXISTS bk_io")
-            work.execute("CREATE TABLE bk_io (x int, pad text)")
-            if major >= 18:
-                work.execute("SELECT pg_stat_force_next_flush()")  # its statistics published when idle
+            new_table(work, "bk_io", major)
             sampler.sample(0, 0.0)  # the first value of every listed process
-            before, pg_before = proc_io(pid), backend_io(look, pid) if major >= 18 else None
-            work.execute("INSERT INTO bk_io SELECT g, repeat('x', 200) FROM generate_series(1, 40000) g")
-            if major >= 18:
-                work.execute("SELECT pg_stat_force_next_flush()")
-                work.execute("SELECT 1")
-            after, pg_after = proc_io(pid), backend_io(look, pid) if major >= 18 else None
+            before, after, pg_before, pg_after = measured_insert(work, look, "bk_io", major)
             frame = sampler.sample(1, 1.0)
         b = mine(frame, pid)
         assert after["write_bytes"] - before["write_bytes"] > 1_000_000  # WAL this backend wrote itself

@@ -126,3 +126,19 @@ def test_progress_follows_the_schedule_while_the_checkpointer_sleeps():
     # elapsed 3.5 s since the mid-tick start, of a 30 s * 0.5 write phase
     assert out.values["checkpoint.progress"] == pytest.approx(3.5 / 15)
     assert out.values["checkpoint.time_progress"] == pytest.approx(3.5 / 30)
+
+
+def test_ticks_that_do_not_see_the_checkpointer_keep_what_it_was_last_seen_doing():
+    """With many processes pg_stat_activity is read every few ticks: between, busy and wait are
+    unknown (None), not idle. A start is still told by busy after idle when last seen, and the
+    progress follows the schedule while the checkpointer was last seen sleeping."""
+    tr = CheckpointTracker(SETTINGS, log_readable=False)
+    tr.update(tick(0, counters(0, 0), busy=False, wait="checkpointermain"))
+    assert not tr.update(tick(1, counters(0, 0))).events  # not seen: nothing told
+    out = tr.update(tick(2, counters(0, 0), busy=True, wait="checkpointwritedelay"))
+    assert out.events[0][0] == "checkpoint_start" and out.values["checkpoint.active"] == 1
+    tr.set_dirty_estimate(1000, 0)  # the buffers would say 4 %, the schedule more
+    out = tr.update(tick(5, counters(0, 40)))  # not seen: it was sleeping on schedule
+    assert out.values["checkpoint.progress"] == pytest.approx(3.5 / 15)
+    out = tr.update(tick(6, counters(0, 50), busy=True, wait=""))  # seen on CPU: behind schedule
+    assert out.values["checkpoint.progress"] == pytest.approx(50 / 1000)

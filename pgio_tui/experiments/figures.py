@@ -129,7 +129,7 @@ GROUP_TITLES = {"latency": "Throughput and latency (transactions)", "sql": "Stat
                 "statements": "Statements (pg_stat_statements: execution time, not transaction latency)",
                 "writes": "Buffers written by source", "memory": "Dirty / Writeback (kernel page cache)",
                 "devices": "Devices", "checkpoints": "Checkpoints", "wal": "WAL", "pgio": "pgio reads",
-                "waits": "Wait events (client backends: share of the samples taken every tick)"}
+                "waits": "Wait events (client backends: share of the wait samples)"}
 LATENCY_UNIT = {"pgio": "pgio's statements (pgio times each one)", "sql": "the statement's executions"}
 TOP_STATEMENTS = 5  # statements in the report: the experiment's top by total time over all runs
 LABEL_WIDTH = 48  # statement text in a figure's label (the HTML shows it whole)
@@ -218,12 +218,13 @@ _CLIENT_WAITS = ("SELECT waits.tick, w.wait_event_type, SUM(waits.count) FROM wa
 
 
 def waits_over_time(rec: Recording, win: Window) -> tuple[list[float], dict[str, list[float]]]:
-    """The window's ticks (x: seconds from its origin) and per wait event type (CPU: active, not
-    waiting) the client backends sampled in it at each tick, busiest type first."""
+    """The window's ticks with a wait sample (x: seconds from its origin) and per wait event type
+    (CPU: active, not waiting) the client backends sampled at each, busiest type first."""
     if win.start_tick is None:
         return [], {}
-    ticks = rec.conn.execute("SELECT tick, t FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick",
-                             (win.start_tick, _last(win))).fetchall()
+    # only the ticks that took a wait sample (many processes: every few ticks; M.waits_sampled)
+    ticks = [(tick, t) for tick, t, _, active in rec.rows([M.SESSIONS_ACTIVE], win.start_tick, win.end_tick)
+             if active is not None] if rec.knows(M.SESSIONS_ACTIVE) else []
     at = {tick: i for i, (tick, _) in enumerate(ticks)}
     out: dict[str, list[float]] = {}
     for tick, wtype, n in rec.conn.execute(_CLIENT_WAITS, (win.start_tick, _last(win))):
@@ -241,7 +242,7 @@ MAX_WAIT_EVENTS = 40  # wait events per run kept as figures (a recording is untr
 
 
 def _waits(out: RunFigures, rec: Recording, win: Window) -> None:
-    """Wait events of the client backends sampled every tick of the run: each type's share of the
+    """Wait events of the client backends in the run's wait samples: each type's share of the
     samples and the busiest events' (CPU:Running: active, not waiting), in %."""
     if win.start_tick is None:
         return

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from pgio_tui import metrics as M
 from pgio_tui.export import histograms
-from pgio_tui.frame import Frame
+from pgio_tui.frame import Frame, Value
 from pgio_tui.naming import machine_of
 from pgio_tui.safe_text import printable
 
@@ -117,6 +117,9 @@ def server_label(meta: dict) -> str:
     return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
+_SESSIONS = (M.SESSIONS_ACTIVE, M.SESSIONS_IO_WAIT, M.SESSIONS_LOCK_WAIT)  # counted at a wait sample
+
+
 class Converter:
     """Frames in tick order -> the samples of each tick. Counters are totals since the first
     Frame this converter saw; a counter series appears at its first known rate and then stays
@@ -135,6 +138,9 @@ class Converter:
         self._scalars = _group(RULES, (self.server,))
         self._groups: dict[tuple, tuple] = {}  # ("dev"|"io"|"wait"|"kind", names...) -> group or labels
         self._latency = histograms.Cumulative()
+        # The last wait sample: (session counts, waits). With many processes a tick may take none
+        # (M.waits_sampled); a scrape then shows the last one rather than no sessions at all.
+        self._wait_sample: tuple[dict[str, Value], list] = ({}, [])
 
     def update(self, frame: Frame) -> list[Sample]:
         self.add(frame)
@@ -150,12 +156,17 @@ class Converter:
         for key, row in frame.io.items():
             self._count(self._io_row(key)[1], row, dt)
         self._latency.add(frame.latency_buckets)
+        if M.waits_sampled(frame.values):
+            self._wait_sample = ({m: frame.values.get(m) for m in _SESSIONS}, frame.waits)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []
         base = (self.server,)
-        values = frame.values
-        out.append((UP, base, 1.0 if values.get(M.OBSERVER_SERVER_MS) is not None else 0.0))
+        values, waits = frame.values, frame.waits
+        up = values.get(M.OBSERVER_SERVER_MS) is not None
+        if up and not M.waits_sampled(values):  # no wait sample this tick: the last one's
+            values, waits = {**values, **self._wait_sample[0]}, self._wait_sample[1]
+        out.append((UP, base, 1.0 if up else 0.0))
         self._sample(self._scalars[0], values, out)
         kind = values.get(M.CHECKPOINT_KIND)
         if isinstance(kind, str) and kind:
@@ -168,7 +179,7 @@ class Converter:
             self._sample(self._source(btype)[0], row, out)
         for key, row in frame.io.items():
             self._sample(self._io_row(key)[0], row, out)
-        for btype, wtype, event, n in frame.waits:
+        for btype, wtype, event, n in waits:
             labels = self._cached(("wait", btype, wtype, event), lambda: base + (
                 ("backend_type", printable(btype)), ("wait_event_type", printable(wtype)),
                 ("wait_event", printable(event))))

@@ -12,12 +12,15 @@ from pgio_tui.sources.tick_sql import RawSample
 def backends_tick(backends: BackendTracker, raw: RawSample, dt: float | None, frame: Frame,
                   aios: bool) -> list[int]:
     """Add the backends and AIO in flight to the frame; returns the queryids the busiest
-    backends run (their texts go out as the top statements' do)."""
-    was = backends.proc_mode
-    frame.backends = backends.update(raw.get("backends"), raw["server_t"], dt)
-    if backends.proc_mode == DENIED and was != DENIED:
-        frame.events.append(Event("note", DENIED_NOTE))
-    frame.events.extend(Event("autovacuum", text) for text in backends.vacuums(raw.get("backends")))
+    backends run (their texts go out as the top statements' do). A tick that did not read the
+    processes (backends None: tick_sql) leaves them out; `dt`: seconds since they were last read."""
+    rows = raw.get("backends")
+    if rows is not None:
+        was = backends.proc_mode
+        frame.backends = backends.update(rows, raw["server_t"], dt)
+        if backends.proc_mode == DENIED and was != DENIED:
+            frame.events.append(Event("note", DENIED_NOTE))
+        frame.events.extend(Event("autovacuum", text) for text in backends.vacuums(rows))
     frame.aio = sorted((str(st), str(op), int(n)) for st, op, n in raw.get("aios") or ())
     frame.values[M.AIO_IN_FLIGHT] = sum(n for _, _, n in frame.aio) if aios else None
     return [b["query_id"] for b in frame.backends[:BACKENDS_TOP] if b.get("query_id")]

@@ -16,7 +16,7 @@ from pgio_tui.publication import Spreader
 from pgio_tui.sampler.backends_tick import backends_tick
 from pgio_tui.sampler.rates import COLUMN_GAUGES, COUNTER_RATES, io_row_rates, rate, sessions_and_waits, statement_latency
 from pgio_tui.sources import logaccess, pg_counters
-from pgio_tui.sources.backends import BackendTracker
+from pgio_tui.sources.backends import BackendTracker, backends_every
 from pgio_tui.sources.checkpoint import CheckpointSettings, CheckpointTracker, TickInput
 from pgio_tui.sources.pgfeatures import is_own
 from pgio_tui.sources.postgres import PendingConnect, PostgresSource, SourceError
@@ -64,6 +64,12 @@ class PostgresTick:
         self._texts_sent: set[int] = set()  # queryids whose text went out in a frame
         self._prev_sums: tuple[dict, float] | None = None  # last statement sums and the server time
         self._prev_rows_t: float | None = None  # server time of the last read of every entry
+        # pg_stat_activity on every k-th tick with many processes (backends_every): the processes
+        # as of the last tick, the ticks since the last read, and the seconds from it to this tick's start.
+        self._processes: int | None = None
+        self._backends_unread = 0
+        self._backends_dt: float | None = 0.0
+        self._checkpointer_pid: int | None = None  # as of the last read (its log lines are told by it)
 
     def open(self, local: bool) -> None:
         """Read the settings and find the server log, once connected (`local`: on this machine)."""
@@ -105,7 +111,9 @@ class PostgresTick:
         self._stmt_texts = texts
         try:
             bufcache = self.clock() >= self._bufcache_next
-            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None, bufcache)
+            read_backends = self._backends_unread + 1 >= backends_every(self._processes)
+            raw = self.pg.sample(kind, texts, self.statements.known() if kind & ROWS else None, bufcache,
+                                 read_backends)
         except SourceError as exc:
             self.pg.close()
             self._down(tick, frame, str(exc))
@@ -181,7 +189,7 @@ class PostgresTick:
         writes = self._rates(raw, prev or {}, dt, frame)
         self._statements(raw, frame)
         sessions_and_waits(raw["activity"], frame)
-        busy = backends_tick(self.backends, raw, dt, frame, self.pg.features.aios)
+        busy = backends_tick(self.backends, raw, self._since_backends(raw, dt), frame, self.pg.features.aios)
         self.statements.want_texts(busy)  # asked for once per queryid, as the top statements' are
         self._send_texts(busy, frame)
         if self.final:  # the session's last tick: what it wanted a text for is read now
@@ -194,7 +202,7 @@ class PostgresTick:
             wait=pg_counters.checkpointer_wait(raw["activity"]), server_t=raw["server_t"],
             checkpoint_lsn=control.get("checkpoint_lsn"), checkpoint_time=control.get("checkpoint_time"),
             redo_lsn=control.get("redo_lsn"), wal_pos=raw["wal_pos"],
-            log_entries=self.checkpoint_log.entries(raw["log_lines"], raw.get("checkpointer_pid")),
+            log_entries=self.checkpoint_log.entries(raw["log_lines"], self._checkpointer_pid),
             dirty_buffers=bufcache.get("buffers_dirty")))
         if out.wants_dirty_scan and pcounters:  # a checkpoint started: how many buffers are dirty now
             written = counters["buffers"] - pcounters["buffers"]
@@ -209,6 +217,19 @@ class PostgresTick:
                 frame.values[M.STATEMENTS_LOG_OVER[ms]] = n
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw, self._prev_derived = raw, (counters, writes)
+        self._processes = (raw["db"] or {}).get("backends")
+
+    def _since_backends(self, raw: RawSample, dt: float | None) -> float | None:
+        """Seconds since pg_stat_activity was last read, when it is read this tick (the per-process
+        rates are over them); counts the ticks that did not read it (backends_every)."""
+        if raw["backends"] is None:  # not read this tick
+            self._backends_unread += 1
+            self._backends_dt = None if dt is None or self._backends_dt is None else self._backends_dt + dt
+            return None
+        since = None if dt is None or self._backends_dt is None else self._backends_dt + dt
+        self._backends_unread, self._backends_dt = 0, 0.0
+        self._checkpointer_pid = raw.get("checkpointer_pid")
+        return since
 
     def _rate(self, name: str, cur, prev, dt: float | None, tick: int, as_written: bool | None = None) -> float | None:
         """Per-second rate of one cumulative counter; backend-published ones spread (publication.py).
@@ -261,6 +282,7 @@ class PostgresTick:
         self._prev_sums = self._prev_rows_t = None
         self.statements.reset()
         self.backends.reset()
+        self._processes = self._checkpointer_pid = None  # pg_stat_activity read at the next tick
 
     def _statements(self, raw: RawSample, frame: Frame) -> None:
         """pg_stat_statements: all-statement latency over the window since the last read of the

@@ -14,6 +14,7 @@ for the first time otherwise has no rate yet.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any, BinaryIO
@@ -42,6 +43,31 @@ LOCAL, DENIED, ELSEWHERE = "local", "denied", "elsewhere"  # can /proc/<pid>/io 
 NOT_LOCAL_NOTE = ("backend read/write bytes (/proc/<pid>/io) only when pgio-tui runs on the database host")
 DENIED_NOTE = ("backend read/write bytes: /proc/<pid>/io is readable by root and the server's OS user "
                "only; run pgio-tui as one of them")
+
+
+# Processes up to which the tick reads pg_stat_activity every tick. pg_stat_get_activity() makes a
+# row for every process (linear) and finds each one's PGPROC by a walk of the process array
+# (quadratic) before any filter. The backends part's server time, measured on 18 (bench/activity_cost.py:
+# idle clients, 300 runs each, median ms): 100 0.09, 200 0.12, 300 0.16, 500 0.25, 700 0.38, 1,000 0.63, 1,400 1.00;
+# n·(1 + n/WALK_EQUALS_ROWS_AT) fits it (15 grows faster: 0.14 ms at 300, 1.19 at 1,000). Above
+# this count backends_every() spaces the reads so that the part's mean per tick stays at most its
+# cost here: 1,000 processes every 4th tick, 1,400 every 7th.
+BACKENDS_EVERY_TICK_UP_TO = 300
+WALK_EQUALS_ROWS_AT = 3200  # processes where the quadratic walk costs what the rows cost (fitted above)
+
+
+def backends_every(processes: float | None) -> int:
+    """Read pg_stat_activity every k-th tick (1: every tick), k the part's cost with `processes`
+    over its cost at BACKENDS_EVERY_TICK_UP_TO, rounded up. `processes`: the connected backends
+    (pg_stat_database.numbackends summed, which the tick reads anyway); None: unknown (read now)."""
+    if not processes or processes <= BACKENDS_EVERY_TICK_UP_TO:
+        return 1
+    return math.ceil(_activity_cost(processes) / _activity_cost(BACKENDS_EVERY_TICK_UP_TO))
+
+
+def _activity_cost(processes: float) -> float:
+    """The backends part's cost with so many processes, in units of one row's (see above)."""
+    return processes * (1 + processes / WALK_EQUALS_ROWS_AT)
 
 
 def read_proc_io(pid: int, proc: str = "/proc") -> tuple[int, int] | None:

@@ -173,18 +173,27 @@ class CheckpointTracker:
         self._finishing: list[_Running] = []  # ended, waiting for counters to catch up
         self._last_start_t: float | None = None
         self._last: dict = {"kind": None}
+        # The checkpointer's busy and wait as last seen: a tick may not see it (no pg_read_all_stats,
+        # or pg_stat_activity read every few ticks with many processes: sources/backends.backends_every).
+        self._seen_busy: bool | None = None
+        self._seen_wait: str | None = None
 
     def reset(self) -> None:
         """After a server restart or reconnect: counters start over, forget the baseline."""
         self._prev = None
         self._running = None
         self._finishing.clear()
+        self._seen_busy = self._seen_wait = None
 
     # -- the step ---------------------------------------------------------------------------
     def update(self, x: TickInput) -> TickOutput:
         events: list[tuple[str, str, dict]] = []
         wants_scan = False
-        prev = self._prev
+        prev, was_busy = self._prev, self._seen_busy
+        if x.busy is not None:
+            self._seen_busy = x.busy
+        if x.wait is not None:
+            self._seen_wait = x.wait
         if prev is None:
             self._prev = x
             self._last_start_t = x.checkpoint_time
@@ -218,7 +227,7 @@ class CheckpointTracker:
             started_rose = c["started"] > pc["started"]
             if self._running is None:
                 real = started_rose and (c["buffers"] > pc["buffers"] or lsn_moved or done_rose)
-                if real or (x.busy and not prev.busy and prev.busy is not None):
+                if real or (x.busy and was_busy is False):  # busy now, idle when last seen
                     kind = "time" if c["timed"] > pc["timed"] else ("requested" if started_rose else "unknown")
                     wants_scan = self._begin(x, prev, kind, "counters", events, (prev.t + x.t) / 2).estimate is None
                 elif started_rose:
@@ -308,7 +317,7 @@ class CheckpointTracker:
 
         The checkpointer sleeps (CheckpointWriteDelay) only while it is on schedule, that is while
         progress * completion_target >= max(elapsed / timeout, WAL since start / trigger); so when
-        it is seen sleeping, that schedule *is* the progress. Otherwise (behind schedule, I/O bound,
+        it is seen sleeping (when last seen), that schedule *is* the progress. Otherwise (behind schedule, I/O bound,
         immediate) count buffers against the dirty buffers at start, which undercounts buffers
         that backends and the bgwriter wrote for it. With checkpoint_completion_target = 0 the
         checkpointer is never on schedule (it writes flat out), so there is no schedule to show.
@@ -323,7 +332,7 @@ class CheckpointTracker:
                 by_wal = (x.wal_pos - r.wal_at_start) / s.wal_trigger_bytes
             schedule = min(1.0, max(elapsed / s.timeout_s, by_wal) / s.completion_target)
         by_buffers = min(1.0, written / r.estimate) if r.estimate else None
-        if schedule is not None and (x.wait == "checkpointwritedelay" or by_buffers is None):
+        if schedule is not None and (self._seen_wait == "checkpointwritedelay" or by_buffers is None):
             return schedule
         return by_buffers
 

@@ -270,13 +270,14 @@ class PostgresSource:
 
     # -- per tick ---------------------------------------------------------------------------
     def sample(self, statements: int = 1, texts: list[int] | tuple = (),
-               known: dict | None = None, bufcache: bool = False) -> RawSample:
+               known: dict | None = None, bufcache: bool = False, backends: bool = True) -> RawSample:
         """One round trip: the raw values (JSON already decoded by psycopg).
 
         `statements`: what to read of pg_stat_statements (bit flags: 1 the sums, 2 every entry);
         `texts`: queryids whose query text is wanted; `known`: the entries the caller knows
         (StatementTracker.known()), so that only changed ones come back; `bufcache`: read
-        pg_buffercache_summary() this tick.
+        pg_buffercache_summary() this tick; `backends`: read pg_stat_activity this tick (else the
+        sample's backends and activity are None: not read).
         """
         if self.conn is None:
             raise SourceError("not connected")
@@ -285,7 +286,7 @@ class PostgresSource:
             if cur is None or cur.connection is not self.conn:
                 cur = self._cursor = psycopg.RawCursor(self.conn)
             params = {"skip_queryids": self._skip_queryids, "log_offset": self._log_offset,
-                      "pgss": statements, "texts": list(texts), "bufcache": bufcache,
+                      "pgss": statements, "texts": list(texts), "bufcache": bufcache, "backends": backends,
                       "recent_s": self.recent_s, **(known or _NO_ENTRIES),
                       "conf_t": self._conf_t if time.monotonic() - self._fingerprint_t < FULL_FINGERPRINT_S else None}
             sql, order = self._raw

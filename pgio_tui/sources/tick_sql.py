@@ -32,7 +32,7 @@ class RawSample(TypedDict):
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
     db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
-    # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample()
+    # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample(); None with it
     activity: list[list[Any]] | None
     control: Row | None  # pg_control_checkpoint(): checkpoint_lsn, redo_lsn, checkpoint_time
     wal_pos: float | None  # bytes since 0/0 (insert position, or replay position on a standby)
@@ -44,7 +44,8 @@ class RawSample(TypedDict):
     statements_tm: float | None  # between its sums and its rows (and texts),
     statements_t1: float  # and after it
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
-    backends: list[list[Any]] | None  # the server's processes: see backends_sql() and sources/backends.py
+    # the server's processes: see backends_sql() and sources/backends.py; None on a tick that does not read them
+    backends: list[list[Any]] | None
     aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
     own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
@@ -63,7 +64,7 @@ def _json_row(sql: str) -> str:
 
 def tick_sql(f: Features) -> str:
     """The one statement run every tick. Parameters: %(skip_queryids)s, %(log_offset)s, %(conf_t)s
-    (the settings' fingerprint, below), %(recent_s)s (backends_sql), %(bufcache)s and those of
+    (the settings' fingerprint, below), %(backends)s and %(recent_s)s (backends_sql), %(bufcache)s and those of
     the pg_stat_statements part (below)."""
     cols = [
         "extract(epoch FROM clock_timestamp())::float8 AS server_t",
@@ -85,8 +86,11 @@ def tick_sql(f: Features) -> str:
         "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
         "sum(blk_write_time) AS blk_write_time, sum(numbackends) AS backends FROM pg_stat_database") + " AS db")
     # pg_stat_activity is read once, per process (backends_sql); the wait sample (activity) and the
-    # checkpointer's pid are derived from those rows (sources/backends.activity_of).
-    cols.append(f"({backends_sql(f)}) AS backends")
+    # checkpointer's pid are derived from those rows (sources/backends.activity_of). Only on the ticks
+    # that ask (%(backends)s: sources/backends.backends_every): the uncorrelated subquery is an InitPlan,
+    # run only when its CASE branch is taken (EXPLAIN ANALYZE of the generic plan on 18: "never
+    # executed" when false). NULL: not read; '[]': read, no process listed.
+    cols.append(f"CASE WHEN %(backends)s::bool THEN coalesce(({backends_sql(f)}), '[]'::json) END AS backends")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")

@@ -22,6 +22,7 @@ from pgio_tui.ratios import per_op_ms
 from pgio_tui.sources.checkpoint_rows import too_frequent
 
 BACKEND_TICKS = 900  # ticks of per-backend rows kept (the live list can be long): 15 min at 1 s
+SAMPLE_LOOKBACK = 256  # ticks latest_sampled() looks back (a stride of 40 with 5,000 processes)
 CHECKPOINTS_KEPT = 20  # finished checkpoints (and too-frequent warnings) kept for the history screen
 DEFAULT_CAPACITY = 7200  # ticks kept: 2 h at 1 s; the longest zoom (1 h) fits at intervals >= 0.5 s
 EVENT_KINDS_SHOWN = ("annotation", "gap", "reconnect", "server_restart", "stats_reset", "setting_change",
@@ -61,7 +62,8 @@ class FrameHistory:
         self.t: list[float] = []
         self.ticks: list[int] = []
         self.series: dict[str, list[Any]] = {}
-        self.waits: list[list[tuple[str, str, str, int]]] = []
+        # Per tick its wait sample, None for a tick that took none (M.waits_sampled: unknown, not "no waits")
+        self.waits: list[list[tuple[str, str, str, int]] | None] = []
         # Per tick, Frame.sources (pg_stat_io rows by backend type) and Frame.io (16+), or a deferred Frame
         # to read them from (_part): read through sources and io, or _part for one tick.
         self._sources: list[dict[str, dict[str, float | None]] | Frame] = []
@@ -84,7 +86,8 @@ class FrameHistory:
         # Kept between calls, so that a redraw costs the ticks that arrived, not the whole history:
         self._trimmed = 0  # ticks dropped from the front so far: index i now was i + _trimmed at push
         self._none_upto: dict[str, int] = {}  # metric -> k: series[metric][:k] holds no value (has())
-        self._waits_window: tuple[int, int, dict] | None = None  # waits_summary's last sums (absolute i, j)
+        # waits_summary's last sums: absolute i, j, key -> [sessions, ticks with the key], sampled ticks
+        self._waits_window: tuple[int, int, dict, int] | None = None
 
     def __len__(self) -> int:
         return len(self.t)
@@ -111,7 +114,7 @@ class FrameHistory:
                 self.devices[dev] = frame.device_roles.get(dev)
         for dev, role in frame.device_roles.items():
             self.devices[dev] = role
-        self.waits.append(list(frame.waits))
+        self.waits.append(list(frame.waits) if M.waits_sampled(frame.values) else None)
         deferred = frame.deferred
         self._sources.append(frame if deferred else frame.sources)
         self._io.append(frame if deferred else frame.io)
@@ -128,7 +131,7 @@ class FrameHistory:
         if frame.may_hold("statements"):
             self._statements.append((frame.t, frame.values.get(M.STATEMENTS_WINDOW_S),
                                      frame if deferred else frame.statements))
-        if frame.may_hold("backends"):
+        if frame.may_hold("backends") and M.waits_sampled(frame.values):  # a tick that read the processes
             self._backends.append((frame.t, frame, None) if deferred else (frame.t, frame.backends, frame.aio))
             if len(self._backends) > BACKEND_TICKS + 64 and len(self.backends) > BACKEND_TICKS + 64:
                 del self._backends[:-BACKEND_TICKS]  # counted as decoded: the ticks that hold some
@@ -259,6 +262,21 @@ class FrameHistory:
         j = len(t) if at is None or at >= t[-1] else bisect_right(t, at)
         return col[j - 1] if j else None
 
+    def latest_sampled(self, metric: str, at: float | None = None) -> Any:
+        """A wait sample's figure (sessions.*) at the last tick that took one, at or before `at`:
+        with many processes pg_stat_activity is read every few ticks, and a tick between (the
+        server answered, no sample) says nothing new. None past a tick the server did not answer."""
+        col, answered = self.series.get(metric), self.series.get(M.OBSERVER_SERVER_MS)
+        if not col or not answered:
+            return None
+        j = self.frame_index(at) + 1
+        for k in range(j - 1, max(-1, j - 1 - SAMPLE_LOOKBACK), -1):
+            if self.waits[k] is not None:
+                return col[k]
+            if answered[k] is None:
+                return None
+        return None
+
     def frame_index(self, at: float | None) -> int:
         """Index of the last tick at or before `at` (-1 when none)."""
         return (len(self.t) if at is None else bisect_right(self.t, at)) - 1
@@ -347,52 +365,52 @@ class FrameHistory:
 
     def waits_summary(self, t0: float, t1: float, top: int = 8) -> list[tuple[tuple[str, str, str], float, int]]:
         """Top wait events over the window: (backend type, wait type, event), mean sampled
-        sessions per tick, sessions at the last tick. Sorted by the mean."""
+        sessions per sampled tick, sessions at the last sampled tick. Sorted by the mean. Ticks
+        without a wait sample (many processes: read every few ticks) count for nothing."""
         i, j = self.index_range(t0, t1)
         if j <= i:
             return []
-        sums = self._waits_sums(i, j)
+        sums, sampled = self._waits_sums(i, j)
+        if not sampled:
+            return []
+        last = next(w for k in range(j - 1, i - 1, -1) if (w := self.waits[k]) is not None)
         now: dict[tuple[str, str, str], int] = {}
-        for bt, wt, ev, n in self.waits[j - 1]:
+        for bt, wt, ev, n in last:
             now[(bt, wt, ev)] = now.get((bt, wt, ev), 0) + n
-        ticks = j - i
         ranked = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-        return [(key, total / ticks, now.get(key, 0)) for key, total in ranked]
+        return [(key, total / sampled, now.get(key, 0)) for key, total in ranked]
 
-    def _waits_sums(self, i: int, j: int) -> dict[tuple[str, str, str], int]:
-        """Sampled sessions per wait over ticks [i, j). The window of the last call is updated by
-        the ticks that entered and left it (counts are integers: the sums are exact), so a redraw
-        costs the ticks since the previous one, not the whole window."""
-        off, last = self._trimmed, self._waits_window
+    def waits_sampled(self, t0: float, t1: float) -> tuple[int, int]:
+        """(ticks with a wait sample, ticks) in the window."""
+        i, j = self.index_range(t0, t1)
+        return (self._waits_sums(i, j)[1], j - i) if j > i else (0, 0)
+
+    def _waits_sums(self, i: int, j: int) -> tuple[dict[tuple[str, str, str], int], int]:
+        """Sampled sessions per wait over ticks [i, j), and the ticks sampled. The window of the
+        last call is updated by the ticks that entered and left it (counts are integers: the sums
+        are exact), so a redraw costs the ticks since the previous one, not the whole window."""
+        off, last, waits = self._trimmed, self._waits_window, self.waits
         try:
             if last is not None and off <= last[0] <= i + off <= last[1] <= j + off:
-                counts = last[2]
+                counts, sampled = last[2], last[3]
                 for k in range(last[1] - off, j):
-                    _add_waits(counts, self.waits[k], 1)
+                    sampled += _add_waits(counts, waits[k], 1)
                 for k in range(last[0] - off, i):
-                    _add_waits(counts, self.waits[k], -1)
+                    sampled -= _add_waits(counts, waits[k], -1)
             else:
-                counts = {}
+                counts, sampled = {}, 0
                 for k in range(i, j):
-                    for bt, wt, ev, n in self.waits[k]:
-                        if n.__class__ is not int:
-                            raise _NotCounts
-                        c = counts.get((bt, wt, ev))
-                        if c is None:
-                            counts[(bt, wt, ev)] = [n, 1]
-                        else:
-                            c[0] += n
-                            c[1] += 1
+                    sampled += _add_waits(counts, waits[k], 1)
         except _NotCounts:  # a count that is not an int (a crafted recording): summed afresh
             self._waits_window = None
             sums: dict[tuple[str, str, str], int] = {}
-            for k in range(i, j):
-                for bt, wt, ev, n in self.waits[k]:
+            for w in waits[i:j]:
+                for bt, wt, ev, n in w or ():
                     key = (bt, wt, ev)
                     sums[key] = sums.get(key, 0) + n
-            return sums
-        self._waits_window = (i + off, j + off, counts)
-        return {key: c[0] for key, c in counts.items()}
+            return sums, sum(w is not None for w in waits[i:j])
+        self._waits_window = (i + off, j + off, counts, sampled)
+        return {key: c[0] for key, c in counts.items()}, sampled
 
 
 def _part(rows: list, k: int, name: str) -> Any:
@@ -407,8 +425,11 @@ class _NotCounts(Exception):
     """A wait count that is not an int: sums of it might not come out exactly the same in another order."""
 
 
-def _add_waits(counts: dict[tuple[str, str, str], list[int]], waits: list, sign: int) -> None:
-    """Add (sign 1) or take away (-1) one tick's waits: key -> [sessions, ticks with the key]."""
+def _add_waits(counts: dict[tuple[str, str, str], list[int]], waits: list | None, sign: int) -> int:
+    """Add (sign 1) or take away (-1) one tick's waits: key -> [sessions, ticks with the key].
+    Returns 1 for a tick with a wait sample, 0 for one without (waits None)."""
+    if waits is None:
+        return 0
     for bt, wt, ev, n in waits:
         if n.__class__ is not int:
             raise _NotCounts
@@ -421,3 +442,4 @@ def _add_waits(counts: dict[tuple[str, str, str], list[int]], waits: list, sign:
             c[1] += sign
             if not c[1]:
                 del counts[key]
+    return 1

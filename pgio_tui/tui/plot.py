@@ -50,6 +50,7 @@ class Series:
     fmt: Callable[[float | None], str] = fmt.si
     # Drawn from this history instead of the chart's: the diff screen overlays run B on run A.
     history: FrameHistory | None = field(default=None, compare=False)
+    wait_sample: bool = False  # a figure of the wait sample: the legend shows the last sample's (latest_sampled)
 
     @property
     def key(self) -> object:
@@ -272,7 +273,8 @@ def _message(rows: list[list[Run]], text: str, width: int) -> list[list[Run]]:
 def _legend(series, hlines, history, t1, scale, hl_values, width) -> Line:
     runs: list[Run] = []
     for s in series:
-        v = finite(_own(s, history).latest(s.metric, t1))
+        h = _own(s, history)
+        v = finite(h.latest_sampled(s.metric, t1) if s.wait_sample else h.latest(s.metric, t1))
         runs += [("■", s.style), (f"{s.label} ", "muted"), (s.fmt(v), None)]
         if s.group != 0:
             runs.append((f"/{s.fmt(scale.get(s.group))}", "muted"))

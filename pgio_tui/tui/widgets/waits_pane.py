@@ -1,4 +1,5 @@
-"""Waits: what sessions wait on, sampled each tick from pg_stat_activity, as bars over the window."""
+"""Waits: what sessions wait on, sampled each tick from pg_stat_activity (every few ticks with many
+processes: sources/backends.backends_every), as bars over the window."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pgio_tui.tui.plot import ChartSpec, Line, Run
 from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
-CHART = ChartSpec(series=(
-    series_of(M.SESSIONS_ACTIVE, "chart-1"),
-    series_of(M.SESSIONS_IO_WAIT, "chart-2"),
-    series_of(M.SESSIONS_LOCK_WAIT, "chart-5"),
+CHART = ChartSpec(series=(  # the figures "now": the last wait sample's (taken every few ticks with many processes)
+    series_of(M.SESSIONS_ACTIVE, "chart-1", wait_sample=True),
+    series_of(M.SESSIONS_IO_WAIT, "chart-2", wait_sample=True),
+    series_of(M.SESSIONS_LOCK_WAIT, "chart-5", wait_sample=True),
 ))
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
@@ -33,11 +34,15 @@ class WaitsPane(ChartPane):
 
     @staticmethod
     def vital(view: View) -> list[Run]:
-        io = view.now(M.SESSIONS_IO_WAIT)
+        io = view.history.latest_sampled(M.SESSIONS_IO_WAIT, view.t1)
         return [] if io is None else [("IO wait ", "muted"), (str(io), "warn" if io else None)]
 
     def subtitle(self, view: View) -> str:
-        return "" if view.session.read_all_stats else "own sessions only: needs pg_monitor"
+        parts = [] if view.session.read_all_stats else ["own sessions only: needs pg_monitor"]
+        sampled, ticks = view.history.waits_sampled(view.t0, view.t1)
+        if sampled and ticks >= 1.5 * sampled:  # many processes: pg_stat_activity read every few ticks
+            parts.append(f"sampled every {fmt.duration(ticks / sampled * view.session.interval)}")
+        return "; ".join(parts)
 
     def text(self, view: View, width: int, height: int) -> list[Line]:
         return self.bar_lines(view, width, height)
@@ -46,8 +51,10 @@ class WaitsPane(ChartPane):
     def bar_lines(view: View, width: int, height: int) -> list[Line]:
         top = view.history.waits_summary(view.t0, view.t1, top=max(1, height - 1))
         if not top:
-            return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(view.session.why_no_waits(),
-                                                                                 max(10, width - 1)))]
+            why = view.session.why_no_waits()
+            if view.session.read_all_stats and not view.history.waits_sampled(view.t0, view.t1)[0]:
+                why = "no wait sample in this window"
+            return [(("", None),), *(((part, "muted"),) for part in textwrap.wrap(why, max(10, width - 1)))]
         # Names get the room they need; bars take what is left (at least MIN_BAR).
         labels = [f"{wait_name(wt, ev)} ({SHORT.get(bt, bt)})" for (bt, wt, ev), _, _ in top]
         label_w = max(14, min(max(map(len, labels)), width - 12 - MIN_BAR))
