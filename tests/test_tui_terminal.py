@@ -324,25 +324,30 @@ def test_cells_rendered_in_fewer_codes_look_as_each_run_rendered_whole(system):
     assert saved > 0
 
 
+def calls_to(monkeypatch, name: str) -> list:
+    """Every call of widgets/lines.py's `name(a, b)` from now on, as (a, b, what it returned)."""
+    from pgio_tui.tui.widgets import lines
+    calls, original = [], getattr(lines, name)
+
+    def recorded(a, b):
+        got = original(a, b)
+        calls.append((a, b, got))
+        return got
+
+    monkeypatch.setattr(lines, name, recorded)
+    return calls
+
+
+def cells(segments) -> list:
+    return [(ch, style) for text, style, _ in segments for ch in text]
+
+
 @pytest.mark.asyncio
 async def test_a_rows_changed_span_is_where_its_cells_differ(monkeypatch):
     """lines.changed_span on the rows of a live session: the cells outside the span are the same
     character in the same style, and an empty span means the rows are the same."""
-    from pgio_tui.tui.widgets import lines
-    pairs = []
-    span = lines.changed_span
-
-    def recorded(a, b):
-        got = span(a, b)
-        pairs.append((a, b, got))
-        return got
-
-    monkeypatch.setattr(lines, "changed_span", recorded)
+    pairs = calls_to(monkeypatch, "changed_span")
     await run((120, 40), ticks=12)
-
-    def cells(segments):
-        return [(ch, style) for text, style, _ in segments for ch in text]
-
     assert len(pairs) > 100
     for a, b, (start, end) in pairs:
         ca, cb = cells(a), cells(b)
@@ -357,21 +362,9 @@ async def test_a_rows_changed_spans_cover_every_changed_cell_and_only_split_at_g
     order and apart by SPAN_GAP equal cells or more; a span split off begins and ends on a changed
     cell. Then the screen is what a full repaint shows (the other tests here check that per tick)."""
     from pgio_tui.tui.widgets import lines
-    pairs = []
-    spans_of = lines.changed_spans
-
-    def recorded(a, b):
-        got = spans_of(a, b)
-        pairs.append((a, b, got))
-        return got
-
-    monkeypatch.setattr(lines, "changed_spans", recorded)
+    pairs = calls_to(monkeypatch, "changed_spans")
     screen, reference, _sent = await run((80, 24), ticks=12)
     assert screen.cells == reference.cells
-
-    def cells(segments):
-        return [(ch, style) for text, style, _ in segments for ch in text]
-
     split = 0
     assert len(pairs) > 50
     for a, b, spans in pairs:
