@@ -213,6 +213,7 @@ BUFFERS_EVICTIONS_S = "buffers.evictions_s"
 SESSIONS_ACTIVE = "sessions.active"
 SESSIONS_IO_WAIT = "sessions.io_wait"
 SESSIONS_LOCK_WAIT = "sessions.lock_wait"
+SESSION_COUNTS = (SESSIONS_ACTIVE, SESSIONS_IO_WAIT, SESSIONS_LOCK_WAIT)  # counted at a wait sample
 
 
 def waits_sampled(values: dict) -> bool:

@@ -117,9 +117,6 @@ def server_label(meta: dict) -> str:
     return printable(f"{host}:{port}" if port else str(host or "unknown"))
 
 
-_SESSIONS = (M.SESSIONS_ACTIVE, M.SESSIONS_IO_WAIT, M.SESSIONS_LOCK_WAIT)  # counted at a wait sample
-
-
 class Converter:
     """Frames in tick order -> the samples of each tick. Counters are totals since the first
     Frame this converter saw; a counter series appears at its first known rate and then stays
@@ -157,7 +154,7 @@ class Converter:
             self._count(self._io_row(key)[1], row, dt)
         self._latency.add(frame.latency_buckets)
         if M.waits_sampled(frame.values):
-            self._wait_sample = ({m: frame.values.get(m) for m in _SESSIONS}, frame.waits)
+            self._wait_sample = ({m: frame.values.get(m) for m in M.SESSION_COUNTS}, frame.waits)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []

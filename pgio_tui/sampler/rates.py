@@ -95,7 +95,7 @@ def sessions_and_waits(activity: list | None, frame: Frame) -> None:
     """Session counts and the wait sample. Idle main loops (Activity) and idle clients are not waits.
     `activity` None: not sampled this tick, the counts unknown (None), no waits (M.waits_sampled)."""
     if activity is None:
-        frame.values.update(dict.fromkeys((M.SESSIONS_ACTIVE, M.SESSIONS_IO_WAIT, M.SESSIONS_LOCK_WAIT)))
+        frame.values.update(dict.fromkeys(M.SESSION_COUNTS))
         frame.waits = []
         return
     active = io_wait = lock_wait = 0
