@@ -106,6 +106,8 @@ EVENT_KINDS = (
 
 @dataclass(slots=True)
 class Frame:
+    """One tick of everything: what the sampler derives, the TUI draws, the recorder stores and replay reads back."""
+
     tick: int  # 0, 1, 2 ... in schedule order; a gap skips numbers
     t: float  # wall clock, Unix epoch seconds, when the sample was taken
     elapsed: float  # seconds since the recording/session started (monotonic clock)

@@ -124,6 +124,8 @@ def gauge(name: str, help: str = "", note: str = "") -> Prom:
 
 @dataclass(frozen=True, slots=True)
 class Metric:
+    """One catalog entry: the single place a figure's name, unit, meaning, source and reference live."""
+
     name: str
     unit: Unit
     kind: str  # "gauge" (a level now), "rate" (per second over the tick), "state" (a label or 0/1)
@@ -233,6 +235,9 @@ STATEMENTS_STDDEV_MS = "statements.stddev_ms"
 STATEMENTS_WINDOW_S = "statements.window_s"
 OBSERVER_STATEMENTS_MS = "observer.statements_ms"
 AIO_IN_FLIGHT = "aio.in_flight"
+# Gauges read with the processes (pg_stat_activity): every few ticks with many processes
+# (sources/backends.backends_every), None on the ticks between (unknown, as waits_sampled says).
+WITH_THE_PROCESSES = (*SESSION_COUNTS, DB_BACKENDS, AIO_IN_FLIGHT)
 CHECKPOINT_TIMEOUT_S = "checkpoint.timeout_s"
 CHECKPOINT_COMPLETION_TARGET = "checkpoint.completion_target"
 LATENCY_CALLS_S = "latency.calls_s"  # recordings made before statements.*: their statement rate, not in the catalog
@@ -254,7 +259,13 @@ DISK_F_S, DISK_F_AWAIT_MS = "f_s", "f_await_ms"  # flushes (cache flush requests
 
 
 def _m(name, unit, kind, pane, help, source, label="", *, ref, read=None, published=None, prom=None):
+    if name in WITH_THE_PROCESSES:
+        help += _WITH_THE_PROCESSES_NOTE
     return Metric(name, UNITS[unit], kind, pane, help, source, label or _label(name), ref, read, published, prom)
+
+
+_WITH_THE_PROCESSES_NOTE = (" Read with the processes: every tick up to 300 connected backends, every few ticks "
+                            "above (null in between).")
 
 
 def _label(name: str) -> str:

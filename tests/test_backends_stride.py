@@ -59,7 +59,9 @@ def test_unsampled_ticks_are_unknown_and_rates_span_the_stride(pg_cluster, monke
                 span += frame.dt
                 read = server._prev_raw["backends"] is not None
                 assert read == (unread + 1 >= k), (tick, unread, k)
-                assert frame.values[M.AIO_IN_FLIGHT] is not None or major < 18  # pg_aios: every tick
+                # read with the processes: the process count, and on 18 the AIO in flight
+                assert (frame.values[M.DB_BACKENDS] is not None) == read
+                assert (frame.values[M.AIO_IN_FLIGHT] is not None) == (read and major >= 18)
                 if not read:
                     assert all(frame.values[m] is None for m in SESSIONS) and frame.waits == []
                     assert frame.backends == [] and server._prev_raw["activity"] is None
@@ -92,25 +94,30 @@ def test_an_unsampled_tick_leaves_the_backends_as_they_were():
 
     def tick(rows, t):
         frame = Frame(tick=int(t), t=t, elapsed=t, dt=1.0)
-        raw = {"backends": rows, "server_t": t, "aios": [["SUBMITTED", "readv", 2]]}
+        raw = {"backends": rows, "server_t": t, "aios": None if rows is None else [["SUBMITTED", "readv", 2]]}
         backends_tick(tracker, raw, 1.0 if rows is not None else None, frame, aios=True)
         return frame
 
     first = tick([worker], 1000.0)
     assert [e.text for e in first.events] == ["autovacuum: VACUUM public.t"]
     between = tick(None, 1001.0)
-    assert between.backends == [] and between.events == [] and between.values[M.AIO_IN_FLIGHT] == 2
+    assert first.values[M.AIO_IN_FLIGHT] == 2 and first.aio == [("SUBMITTED", "readv", 2)]
+    assert between.backends == [] and between.events == [] and between.aio == []
+    assert between.values[M.AIO_IN_FLIGHT] is None  # not read: unknown, not none in flight
     again = tick([worker], 1002.0)
     assert again.events == [] and [b["pid"] for b in again.backends] == [4242]
 
 
-def test_the_part_is_not_run_on_a_tick_that_does_not_read_it(pg_cluster):
-    """The tick statement on its generic plan (PLAN_CACHE_MODE), explained as run: with
-    backends false pg_stat_activity's function scan is never executed (the subquery is an InitPlan
-    run only when its CASE branch is taken); with true it runs."""
+def test_the_per_process_reads_are_not_run_on_a_tick_that_does_not_read_them(pg_cluster):
+    """The tick statement on its generic plan (PLAN_CACHE_MODE), explained as run: with backends
+    false nothing whose cost grows with the processes is executed (each subquery is an InitPlan run
+    only when its CASE branch is taken): pg_stat_activity's function scans (the rows and, 14+, the
+    statement's own query id), the process count's scan of pg_database (numbackends), 18's
+    pg_aios; with true they all run."""
     sampler = Sampler(pg_cluster.conninfo(), interval=1.0)
     sampler.open()
     try:
+        major = sampler.pg.features.major
         raw, order = sampler.pg._raw
         with pg_cluster.connect() as conn:
             conn.execute(f"SET plan_cache_mode = {PLAN_CACHE_MODE}")
@@ -120,17 +127,26 @@ def test_the_part_is_not_run_on_a_tick_that_does_not_read_it(pg_cluster):
             params = {"skip_queryids": [], "log_offset": 0, "pgss": 0, "texts": [], "bufcache": False,
                       "recent_s": 3.0, "conf_t": None, "pq": [], "pu": [], "pd": [], "pt": [], "pc": []}
 
-            def scans(backends: bool) -> list[str]:
+            def scans(backends: bool) -> dict[str, list[str]]:
                 values = {**params, "backends": backends}
                 args = S.SQL(", ").join(S.SQL("{}::{}").format(S.Literal(values[k]), S.SQL(t))
                                         for k, t in zip(order, types))
-                plan = conn.execute(S.SQL("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE tick({})").format(args))
-                return [r[0] for r in plan if "Function Scan on pg_stat_get_activity s" in r[0]]
+                plan = [r[0] for r in conn.execute(
+                    S.SQL("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE tick({})").format(args))]
+                return {name: [line for line in plan if f"Scan on {name}" in line]
+                        for name in ("pg_stat_get_activity", "pg_get_aios", "pg_database")}
 
             for _ in range(2):
                 skipped, read = scans(False), scans(True)
-                assert len(skipped) == 1 and "(never executed)" in skipped[0], skipped
-                assert len(read) == 1 and "never executed" not in read[0] and "rows=" in read[0], read
+                assert len(skipped["pg_stat_get_activity"]) == (2 if major >= 14 else 1)  # the rows, the query id
+                assert len(skipped["pg_get_aios"]) == (major >= 18)
+                for name in ("pg_stat_get_activity", "pg_get_aios"):
+                    assert all("(never executed)" in line for line in skipped[name]), skipped
+                    assert all("never executed" not in line and "rows=" in line for line in read[name]), read
+                # pg_database: the sums (every tick), the process count and the rows' join (not this one)
+                never = [line for line in skipped["pg_database"] if "never executed" in line]
+                assert len(never) == 2 and len(skipped["pg_database"]) > 2, skipped
+                assert not any("never executed" in line for line in read["pg_database"]), read
     finally:
         sampler.close()
 

@@ -108,3 +108,41 @@ async def test_the_style_sheet_is_parsed_once_with_the_themes_variables(fixture_
             app.theme = "textual-light" if theme is None else "pgio-dark"
             await pilot.pause()
             assert len(reparses) == 2 and styles_of(screen) != shown
+
+
+@pytest.mark.asyncio
+async def test_the_theme_variables_are_textuals_own_for_every_theme(fixture_file):
+    """get_css_variables generates a theme's colour system once (themes.ThemedApp), where Textual's
+    own makes it again for the chart defaults: the same variables for every theme, and a theme
+    registered again under the same name (another object) is generated anew, not served from the
+    last one's."""
+    from textual.app import App
+    from textual.theme import Theme
+
+    from pgio_tui.tui.app import recording_app
+    from pgio_tui.tui.screens.monitor import MonitorScreen
+
+    with Recording(fixture_file) as rec:
+        app = recording_app(rec, theme=None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.panes)
+            names = sorted(app.available_themes)  # bundled, Textual's (the ANSI ones too)
+            assert {"pgio-dark", "pgio-light", "nord"} <= set(names) and any("ansi" in n for n in names)
+            for name in names:
+                app.theme = name
+                await pilot.pause()
+                fast = app.get_css_variables()
+                app._generated = None  # the cache defeated: Textual's path, every colour made again
+                assert App.get_css_variables(app) == fast, name
+            dark = app.get_theme("pgio-dark")
+            app.theme = "pgio-dark"
+            before = app.get_css_variables()
+            app.register_theme(Theme(name="pgio-dark", primary="#FF0000", dark=True, variables=dark.variables))
+            app.theme = "textual-light"
+            app.theme = "pgio-dark"
+            await pilot.pause()
+            after = app.get_css_variables()
+            assert after["primary"] != before["primary"] and after["primary"].upper().startswith("#F")
+            assert app.stylesheet._variables == after  # what the sheet was last parsed with
+            app._generated = None
+            assert App.get_css_variables(app) == after

@@ -154,7 +154,7 @@ class Converter:
             self._count(self._io_row(key)[1], row, dt)
         self._latency.add(frame.latency_buckets)
         if M.waits_sampled(frame.values):
-            self._wait_sample = ({m: frame.values.get(m) for m in M.SESSION_COUNTS}, frame.waits)
+            self._wait_sample = ({m: frame.values.get(m) for m in M.WITH_THE_PROCESSES}, frame.waits)
 
     def samples(self, frame: Frame) -> list[Sample]:
         out: list[Sample] = []

@@ -217,7 +217,8 @@ class PostgresTick:
                 frame.values[M.STATEMENTS_LOG_OVER[ms]] = n
         frame.values[M.OBSERVER_SERVER_MS] = raw["server_ms"]
         self._prev_raw, self._prev_derived = raw, (counters, writes)
-        self._processes = (raw["db"] or {}).get("backends")
+        if (raw["db"] or {}).get("backends") is not None:  # read with the processes: kept till the next read
+            self._processes = raw["db"]["backends"]
 
     def _since_backends(self, raw: RawSample, dt: float | None) -> float | None:
         """Seconds since pg_stat_activity was last read, when it is read this tick (the per-process

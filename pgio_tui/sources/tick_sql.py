@@ -30,7 +30,7 @@ class RawSample(TypedDict):
     # pg_stat_io (16+) rows with any I/O: [backend_type, object, context, *IO_ROW_COLUMNS] (io_rows_sql)
     io_rows: list[list[Any]] | None
     wal: Row | None  # wal_sql(): pg_stat_wal (14+), WAL writes and syncs under 14-17's names (18: from pg_stat_io)
-    db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends
+    db: Row  # pg_stat_database summed: xact, blks_read, blks_hit, temp_bytes, blk_*_time, backends (None: not read, as below)
     # [backend_type, wait_event_type, wait_event, state, count] of the listed processes (long-idle
     # clients, which wait on nothing, left out): derived from `backends` by PostgresSource.sample(); None with it
     activity: list[list[Any]] | None
@@ -46,8 +46,8 @@ class RawSample(TypedDict):
     bufcache: Row | None  # pg_buffercache_summary() (16+): buffers_dirty, buffers_used; on ticks that ask for it
     # the server's processes: see backends_sql() and sources/backends.py; None on a tick that does not read them
     backends: list[list[Any]] | None
-    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable)
-    own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures)
+    aios: list[list[Any]] | None  # 18+ pg_aios: [state, operation, count] (None: not readable, or not read: as backends)
+    own_query_id: int | None  # 14+: the query id of this tick statement (left out of the statement figures); as backends
     settings_md5: str  # fingerprint of the I/O settings: a change is re-read (the last one taken, see tick_sql)
     server_ms: float  # the server's time for this statement
     log_lines: list[str]  # server log lines since the last tick (when readable)
@@ -81,16 +81,23 @@ def tick_sql(f: Features) -> str:
     # from these rows by the client (sources/pg_counters.relation_totals).
     cols.append(f"({io_rows_sql(f, io)}) AS io_rows" if f.io_cols else "NULL::json AS io_rows")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
+    # What costs more with more processes is read only on the ticks that ask (%(backends)s:
+    # sources/backends.backends_every): pg_stat_activity, once, per process (backends_sql; the wait
+    # sample (activity) and the checkpointer's pid are derived from its rows: sources/backends.activity_of),
+    # the process count (db.backends: numbackends copies every process's status), 18's pg_aios (visits every
+    # process's AIO handles) and this statement's query id (the status copy again). Each uncorrelated
+    # subquery is an InitPlan, run only when its CASE branch is taken (EXPLAIN ANALYZE of the generic
+    # plan on 18: "never executed" when false). On 18 with 1,000 processes they cost 0.18 ms of the
+    # 0.27 of a tick that reads none of them (docs/performance.md). NULL: not read; backends '[]':
+    # read, no process listed.
+    per_process = "CASE WHEN %(backends)s::bool THEN"
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
         "sum(blks_hit) AS blks_hit, sum(temp_bytes) AS temp_bytes, sum(blk_read_time) AS blk_read_time, "
-        "sum(blk_write_time) AS blk_write_time, sum(numbackends) AS backends FROM pg_stat_database") + " AS db")
-    # pg_stat_activity is read once, per process (backends_sql); the wait sample (activity) and the
-    # checkpointer's pid are derived from those rows (sources/backends.activity_of). Only on the ticks
-    # that ask (%(backends)s: sources/backends.backends_every): the uncorrelated subquery is an InitPlan,
-    # run only when its CASE branch is taken (EXPLAIN ANALYZE of the generic plan on 18: "never
-    # executed" when false). NULL: not read; '[]': read, no process listed.
-    cols.append(f"CASE WHEN %(backends)s::bool THEN coalesce(({backends_sql(f)}), '[]'::json) END AS backends")
+        "sum(blk_write_time) AS blk_write_time, "
+        f"{per_process} (SELECT sum(numbackends) FROM pg_stat_database) END AS backends FROM pg_stat_database")
+        + " AS db")
+    cols.append(f"{per_process} coalesce(({backends_sql(f)}), '[]'::json) END AS backends")
     cols.append(_json_row("SELECT checkpoint_lsn::text, redo_lsn::text, "
                           "extract(epoch FROM checkpoint_time)::float8 AS checkpoint_time "
                           "FROM pg_control_checkpoint()") + " AS control")
@@ -114,7 +121,7 @@ def tick_sql(f: Features) -> str:
     # pg_buffercache_summary() visits every buffer header (lock-free): only on ticks that ask (%(bufcache)s).
     cols.append(f"CASE WHEN %(bufcache)s::bool THEN {_json_row(bufcache_sql(f))} END AS bufcache"
                 if f.buffercache_summary else "NULL::json AS bufcache")
-    cols.append(f"({aios_sql()}) AS aios" if f.aios else "NULL::json AS aios")
+    cols.append(f"{per_process} coalesce(({aios_sql()}), '[]'::json) END AS aios" if f.aios else "NULL::json AS aios")
     if f.logfile:  # pg_current_logfile() reads a file: once (LOGFILE), for the name and the chunk
         cols.append(f"{LOGFILE}.name AS logfile")
         cols.append(f"pg_read_binary_file({LOGFILE}.name, %(log_offset)s, 1048576, true) AS logchunk")
@@ -133,7 +140,9 @@ def tick_sql(f: Features) -> str:
                 f"THEN md5({text}) END AS settings_md5")
     # 14+: this statement's own query id, as pg_stat_statements keys it: the observer's statements
     # are left out of the statement figures by what they are, not by a comment any role could write.
-    cols.append(f"({OWN_QUERY_ID_SQL}) AS own_query_id" if f.activity_query_id else "NULL::int8 AS own_query_id")
+    # (the same on every tick: read with the processes, above)
+    cols.append(f"{per_process} ({OWN_QUERY_ID_SQL}) END AS own_query_id" if f.activity_query_id
+                else "NULL::int8 AS own_query_id")
     # Last, so it covers the whole statement: the server's cost of this tick.
     cols.append("(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms")
     select = "SELECT " + ",\n  ".join(cols)

@@ -43,6 +43,8 @@ class FeedStatus:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
+    """A message for the user from the feed, shown as a Textual notification."""
+
     text: str
     severity: str = "information"  # information | warning | error (Textual's notify severities)
 

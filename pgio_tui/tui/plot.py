@@ -43,6 +43,8 @@ MARKS = {  # event kind -> (character on the time axis, style)
 
 @dataclass(frozen=True)
 class Series:
+    """One line of a chart: a metric, drawn in a theme colour on a y scale shared by its group."""
+
     metric: str
     label: str
     style: str  # theme variable, e.g. "chart-1"
@@ -50,7 +52,7 @@ class Series:
     fmt: Callable[[float | None], str] = fmt.si
     # Drawn from this history instead of the chart's: the diff screen overlays run B on run A.
     history: FrameHistory | None = field(default=None, compare=False)
-    wait_sample: bool = False  # a figure of the wait sample: the legend shows the last sample's (latest_sampled)
+    wait_sample: bool = False  # read with the processes (M.WITH_THE_PROCESSES): the legend shows the last sample's (latest_sampled)
 
     @property
     def key(self) -> object:
@@ -71,6 +73,8 @@ class HLine:
 
 @dataclass(frozen=True)
 class ChartSpec:
+    """A chart as data: its series, reference lines and fixed scales (a pane is data too)."""
+
     series: tuple[Series, ...]
     hlines: tuple[HLine, ...] = ()
     fixed_max: dict[int, float] = field(default_factory=dict)  # group -> fixed y maximum

@@ -26,6 +26,8 @@ NO_OS = "no OS figures: run pgio-tui on the database host"
 
 @dataclass
 class SessionInfo:
+    """What the header says about the session: live or replay, the server, the workload."""
+
     source: str = "live"  # live | replay
     host: str = ""
     port: str = ""

@@ -114,6 +114,8 @@ class ThemedApp(_AppBase):
     """
 
     _parsed_with: dict[str, str] | None = None  # the variables the style sheet was parsed with, once
+    _themes_ready = False  # init_themes has picked the theme
+    _generated: tuple[Theme, dict[str, str]] | None = None  # a theme and its generated colour system
 
     def init_themes(self, wanted: str | None) -> None:
         self._wanted_theme = wanted
@@ -122,18 +124,31 @@ class ThemedApp(_AppBase):
         themes, self._theme_errors = user_themes()
         for t in themes:
             self.register_theme(t)
-        before = self.theme
         if wanted and wanted in self.available_themes:
             self.theme = wanted
         elif not os.environ.get("TEXTUAL_THEME"):
             self.theme = DEFAULT_THEME
-        if self.theme != before:
-            # The style sheet is first parsed when the first screen is styled, with the variables it
-            # has then: Textual's default theme's, while the refresh that setting `theme` queued
-            # comes after and parses the whole sheet again. Give it this theme's variables now,
-            # and that refresh has nothing left to do (refresh_css).
-            self._parsed_with = self.get_css_variables()
-            self.stylesheet.set_variables(self._parsed_with)
+        # The style sheet is first parsed when the first screen is styled, with the variables it
+        # has then (none: App.__init__ asked before the theme was picked, get_css_variables), while
+        # the refresh that setting `theme` queued comes after and parses the whole sheet again.
+        # Give it this theme's variables now, and that refresh has nothing left to do (refresh_css).
+        self._themes_ready = True
+        self._parsed_with = self.get_css_variables()
+        self.stylesheet.set_variables(self._parsed_with)
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's (the theme's colour system, its variables over the chart colours' defaults),
+        with the colour system generated once per theme, not once for Textual and again for
+        the chart defaults; and nothing before init_themes has picked the theme (App.__init__ asks
+        for its default theme's, which would be made and thrown away)."""
+        if not self._themes_ready:
+            return {}
+        theme = self.current_theme
+        if self._generated is None or self._generated[0] is not theme:
+            self._generated = (theme, theme.to_color_system().generate())
+        variables = {**self._generated[1], **theme.variables}
+        self.theme_variables = {**self.get_theme_variable_defaults(), **variables}
+        return self.theme_variables
 
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's, but not the first one when the style sheet already has the theme's variables
@@ -150,8 +165,10 @@ class ThemedApp(_AppBase):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         from pgio_tui.tui.palette import chart_defaults
-        variables = self.current_theme.to_color_system().generate()
-        return chart_defaults({**variables, **self.current_theme.variables})
+        theme = self.current_theme
+        generated = self._generated[1] if self._generated and self._generated[0] is theme else \
+            theme.to_color_system().generate()
+        return chart_defaults({**generated, **theme.variables})
 
     def apply_wanted_theme(self) -> None:
         self._parsed_with = None  # the refresh init_themes queued has run: any later one is Textual's

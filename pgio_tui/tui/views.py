@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ExtraView:
+    """A view behind a key, as data: its binding and where its screen is imported from when first shown."""
+
     key: str  # the key that shows it
     id: str  # its binding's id (a keymap names it)
     name: str  # footer and palette

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pgio_tui import format as fmt
+from pgio_tui import metrics as M
 from pgio_tui.metrics import lookup
 from pgio_tui.tui.history import FrameHistory
 from pgio_tui.tui.plot import ChartCache, ChartSpec, HLine, Line, Series, chart_lines
@@ -26,6 +27,7 @@ def series_of(metric: str, style: str, *, label: str | None = None, unit: bool =
     pane's shorter one; `unit` appends the unit, as the last series of a legend does)."""
     m = lookup(metric)
     text = label or (m.label if m else metric)
+    kw.setdefault("wait_sample", metric in M.WITH_THE_PROCESSES)
     return Series(metric, f"{text} {m.unit}" if unit and m else text, style, fmt=m.fmt if m else fmt.si, **kw)
 
 

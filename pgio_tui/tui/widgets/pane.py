@@ -28,6 +28,8 @@ Section = tuple[str, list[Line]]
 
 @dataclass(frozen=True)
 class View:
+    """What a pane draws from: the history, the session and the time window."""
+
     history: FrameHistory
     session: SessionInfo
     t0: float

@@ -14,9 +14,9 @@ from pgio_tui.tui.widgets.chart import series_of
 from pgio_tui.tui.widgets.pane import ChartPane, PaneSpec, View
 
 CHART = ChartSpec(series=(  # the figures "now": the last wait sample's (taken every few ticks with many processes)
-    series_of(M.SESSIONS_ACTIVE, "chart-1", wait_sample=True),
-    series_of(M.SESSIONS_IO_WAIT, "chart-2", wait_sample=True),
-    series_of(M.SESSIONS_LOCK_WAIT, "chart-5", wait_sample=True),
+    series_of(M.SESSIONS_ACTIVE, "chart-1"),
+    series_of(M.SESSIONS_IO_WAIT, "chart-2"),
+    series_of(M.SESSIONS_LOCK_WAIT, "chart-5"),
 ))
 SHORT = {"client backend": "client", "checkpointer": "ckpt", "background writer": "bgw",
          "autovacuum worker": "autovac", "autovacuum launcher": "av-launch", "walwriter": "walwr",
