@@ -124,20 +124,24 @@ def test_waits_means_are_over_the_ticks_that_took_a_sample():
 
 
 def test_the_waits_pane_says_how_often_it_samples():
-    """Sampled every 4 ticks at 1 s: its border says so; every tick: nothing; a window without a
-    sample says that, not that no session waits."""
+    """Sampled every 4 ticks at 1 s: its border says so; every tick: nothing, also when the server
+    was down for half the window (its unanswered ticks took no sample, but not for the stride);
+    a window without a sample says that, not that no session waits."""
     from pgio_tui.tui.session import SessionInfo
     from pgio_tui.tui.widgets.pane import View
     from pgio_tui.tui.widgets.waits_pane import WaitsPane
     io = ("client backend", "IO", "DataFileRead")
-    for every, said in ((4, "sampled every 4s"), (1, "")):
+    for every, down, said in ((4, False, "sampled every 4s"), (1, True, ""), (4, True, "sampled every 4s"),
+                              (1, False, "")):
         h = FrameHistory()
         for tick in range(40):
-            sampled = tick % every == 0
+            up = not (down and 10 <= tick < 30)
+            sampled = up and tick % every == 0
             h.push(Frame(tick=tick, t=100.0 + tick, elapsed=tick, dt=1.0, waits=[(*io, 2)] if sampled else [],
                          values={M.SESSIONS_ACTIVE: 2 if sampled else None, M.SESSIONS_IO_WAIT: 2 if sampled else None,
-                                 M.OBSERVER_SERVER_MS: 1.0}))
+                                 M.OBSERVER_SERVER_MS: 1.0 if up else None}))
         session = SessionInfo(read_all_stats=True)
+        assert h.waits_sampled(100.0, 139.0) == (-(-(20 if down else 40) // every), 20 if down else 40)
         assert WaitsPane.subtitle(None, View(h, session, 100.0, 139.0)) == said  # type: ignore[arg-type]
         assert WaitsPane.vital(View(h, session, 100.0, 139.0)) == [("IO wait ", "muted"), ("2", "warn")]
     lines = WaitsPane.bar_lines(View(h, session, 137.5, 138.5), 60, 5)  # every 1: one tick, sampled

@@ -381,9 +381,13 @@ class FrameHistory:
         return [(key, total / sampled, now.get(key, 0)) for key, total in ranked]
 
     def waits_sampled(self, t0: float, t1: float) -> tuple[int, int]:
-        """(ticks with a wait sample, ticks) in the window."""
+        """(ticks with a wait sample, ticks the server answered) in the window: a tick it did not
+        answer took no sample because none could be taken, not because of the stride."""
         i, j = self.index_range(t0, t1)
-        return (self._waits_sums(i, j)[1], j - i) if j > i else (0, 0)
+        if j <= i:
+            return (0, 0)
+        answered = self.series.get(M.OBSERVER_SERVER_MS)
+        return self._waits_sums(i, j)[1], (j - i) - (answered[i:j].count(None) if answered else 0)
 
     def _waits_sums(self, i: int, j: int) -> tuple[dict[tuple[str, str, str], int], int]:
         """Sampled sessions per wait over ticks [i, j), and the ticks sampled. The window of the
