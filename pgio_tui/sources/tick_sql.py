@@ -81,15 +81,15 @@ def tick_sql(f: Features) -> str:
     # from these rows by the client (sources/pg_counters.relation_totals).
     cols.append(f"({io_rows_sql(f, io)}) AS io_rows" if f.io_cols else "NULL::json AS io_rows")
     cols.append(_json_row(wal_sql(f, io)) + " AS wal" if f.wal_cols else "NULL::json AS wal")
-    # What costs more with more processes is read only on the ticks that ask (%(backends)s:
-    # sources/backends.backends_every): pg_stat_activity, once, per process (backends_sql; the wait
-    # sample (activity) and the checkpointer's pid are derived from its rows: sources/backends.activity_of),
-    # the process count (db.backends: numbackends copies every process's status), 18's pg_aios (visits every
-    # process's AIO handles) and this statement's query id (the status copy again). Each uncorrelated
-    # subquery is an InitPlan, run only when its CASE branch is taken (EXPLAIN ANALYZE of the generic
-    # plan on 18: "never executed" when false). On 18 with 1,000 processes they cost 0.18 ms of the
-    # 0.27 of a tick that reads none of them (docs/performance.md). NULL: not read; backends '[]':
-    # read, no process listed.
+    # The processes are sampled only on the ticks that ask (%(backends)s: sources/backends.backends_every):
+    # pg_stat_activity, once, per process (backends_sql; the wait sample (activity) and the
+    # checkpointer's pid are derived from its rows: sources/backends.activity_of), the process count
+    # (db.backends: numbackends copies every process's status entry), 18's pg_aios (their I/O in
+    # flight: it visits every AIO handle) and this statement's query id (the status copy again,
+    # and the same every tick). Each uncorrelated subquery is an InitPlan, run only when its CASE
+    # branch is taken (EXPLAIN ANALYZE of the generic plan on 18: "never executed" when false). On 18
+    # with 1,000 processes all but pg_stat_activity cost 0.18 ms of the 0.27 of a tick that skipped
+    # it (docs/performance.md). NULL: not read; backends '[]': read, no process listed.
     per_process = "CASE WHEN %(backends)s::bool THEN"
     cols.append(_json_row(
         "SELECT sum(xact_commit + xact_rollback) AS xact, sum(blks_read) AS blks_read, "
@@ -140,7 +140,7 @@ def tick_sql(f: Features) -> str:
                 f"THEN md5({text}) END AS settings_md5")
     # 14+: this statement's own query id, as pg_stat_statements keys it: the observer's statements
     # are left out of the statement figures by what they are, not by a comment any role could write.
-    # (the same on every tick: read with the processes, above)
+    # (read with the processes, above)
     cols.append(f"{per_process} ({OWN_QUERY_ID_SQL}) END AS own_query_id" if f.activity_query_id
                 else "NULL::int8 AS own_query_id")
     # Last, so it covers the whole statement: the server's cost of this tick.
