@@ -32,13 +32,17 @@ TEXTS_MAX = 200  # query texts asked for at once
 
 NONE, SUMS, ROWS = 0, 1, 2  # bit flags of the query; a read of every entry (ROWS) gives the sums too
 # Mean server ms per tick of the whole tick statement (the target is 1 ms; a tenth kept for noise).
-# The pg_stat_statements reads earn what the rest of the tick (its median cost) leaves, split by
+# The pg_stat_statements reads earn what the rest of the tick (its mean cost) leaves, split by
 # READ_SHARE, and at least MIN_READS_MS when the rest takes it all (a thousand backends): rarer
 # reads, never none.
 TICK_BUDGET_MS = 0.9
 READ_SHARE = {SUMS: 0.4, ROWS: 0.6}
 MIN_READS_MS = 0.15
-BASE_TICKS = 15  # the rest of the tick is taken as the median of this many ticks
+# The rest of the tick is the mean of the last BASE_TICKS ticks (enough to hold several strides of
+# the processes' read: every k-th tick is dearer, and a median would not see it), each counted at
+# most BASE_CAP times their median: a tick the machine descheduled does not starve the reads.
+BASE_TICKS = 30
+BASE_CAP = 4.0
 
 # Sort keys of the top-N pick, in turn: time, then each I/O figure (a statement that only writes
 # WAL or only dirties buffers still shows).
@@ -53,12 +57,20 @@ _RATES = {"calls_s": "calls", "time_ms_s": "total_ms", "rows_s": "rows", "hit_s"
 assert set(_RATES) | {"mean_ms", "stddev_ms"} == set(STATEMENT_FIELDS)
 
 
+def rest_ms(ticks) -> float:
+    """What the rest of a tick costs on average: the mean of `ticks` (server ms), each counted at
+    most BASE_CAP times their median. A periodic dearer tick (pg_stat_activity every k-th) counts
+    in full; an odd one (the machine descheduled the backend) only up to the cap."""
+    cap = BASE_CAP * statistics.median(ticks)
+    return statistics.fmean(min(t, cap) for t in ticks)
+
+
 class StatementSchedule:
     """Which pg_stat_statements reads a tick makes, so that the tick costs the server at most
     TICK_BUDGET_MS on average.
 
     Each kind of read has an account that earns its share of the budget every tick (what the rest
-    of the tick, the median `base_ms` of the last ticks, leaves of TICK_BUDGET_MS) and pays what
+    of the tick, `base_ms` of the last ticks (rest_ms), leaves of TICK_BUDGET_MS) and pays what
     each read really cost (measured on the server); a read happens when the account covers its
     expected cost (a smoothed average of the last ones). The long-run mean stays within the budget even when the
     costs drift; the first read of every entry (the baseline) is not charged. A read of every
@@ -75,7 +87,7 @@ class StatementSchedule:
         self._last_text = -10**9
         self._earned_to: int | None = None
         self._base: deque[float] = deque(maxlen=BASE_TICKS)  # server ms of the rest of the last ticks
-        self.base_ms: float | None = None  # their median: a busy machine's odd slow tick does not starve the reads
+        self.base_ms: float | None = None  # their mean, each at most BASE_CAP x their median (rest_ms)
 
     def budget_ms(self, kind: int) -> float:
         """What a kind of read earns per tick: its share of what the rest of the tick leaves."""
@@ -123,7 +135,7 @@ class StatementSchedule:
         of this tick (None: unknown), which sets what the reads earn from the next tick on."""
         if base_ms is not None and base_ms >= 0:
             self._base.append(base_ms)
-            self.base_ms = statistics.median(self._base)
+            self.base_ms = rest_ms(self._base)
         if texts:
             self._last_text = tick
         for kind in (SUMS, ROWS):
