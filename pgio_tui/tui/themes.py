@@ -144,11 +144,15 @@ class ThemedApp(_AppBase):
         if not self._themes_ready:
             return {}
         theme = self.current_theme
-        if self._generated is None or self._generated[0] is not theme:
-            self._generated = (theme, theme.to_color_system().generate())
-        variables = {**self._generated[1], **theme.variables}
+        variables = {**self._colour_system(theme), **theme.variables}
         self.theme_variables = {**self.get_theme_variable_defaults(), **variables}
         return self.theme_variables
+
+    def _colour_system(self, theme: Theme) -> dict[str, str]:
+        """The theme's generated colour system, made once per theme object."""
+        if self._generated is None or self._generated[0] is not theme:
+            self._generated = (theme, theme.to_color_system().generate())
+        return self._generated[1]
 
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's, but not the first one when the style sheet already has the theme's variables
@@ -166,9 +170,7 @@ class ThemedApp(_AppBase):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         from pgio_tui.tui.palette import chart_defaults
         theme = self.current_theme
-        generated = self._generated[1] if self._generated and self._generated[0] is theme else \
-            theme.to_color_system().generate()
-        return chart_defaults({**generated, **theme.variables})
+        return chart_defaults({**self._colour_system(theme), **theme.variables})
 
     def apply_wanted_theme(self) -> None:
         self._parsed_with = None  # the refresh init_themes queued has run: any later one is Textual's
