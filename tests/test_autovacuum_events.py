@@ -69,3 +69,20 @@ def test_a_worker_is_told_once_while_it_runs_and_again_after_a_reset():
     assert t.vacuums([row]) == []
     t.reset()
     assert t.vacuums([row]) == ["autovacuum: VACUUM public.t (to prevent wraparound)"]
+
+
+def test_the_tables_vacuumed_are_named_before_the_ones_only_analyzed():
+    """A finding names three tables at most: the users' tables a worker VACUUMed (they write) come before
+    the ones it only ANALYZEd (a read of a sample) and the system catalogs, whatever order they began in
+    (the planted slow-device run began pgbench's ANALYZEs before its own table's VACUUM)."""
+    from pgio_tui.analysis.findings import _user_first
+    from pgio_tui.sources.backends import AUTOVACUUM_QUERY
+    told = ["autovacuum: ANALYZE public.pgbench_history", "autovacuum: VACUUM pg_catalog.pg_class",
+            "autovacuum: VACUUM ANALYZE public.av", "autovacuum: ANALYZE public.pgbench_tellers",
+            "autovacuum: BRIN summarize public.b", "autovacuum: VACUUM public.pgbench_history",
+            "autovacuum: VACUUM public.av (to prevent wraparound)"]
+    begun = [(m.group(2), m.group(1)) for t in told if (m := AUTOVACUUM_QUERY.match(t))]
+    assert _user_first(begun) == ["public.pgbench_history", "public.av", "public.pgbench_tellers", "public.b",
+                                  "pg_catalog.pg_class"]
+    assert _user_first(begun[:4]) == ["public.av", "public.pgbench_history", "public.pgbench_tellers",
+                                      "pg_catalog.pg_class"]

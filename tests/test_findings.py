@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from pgio_tui import cli
+from pgio_tui import metrics as M
 from pgio_tui.analysis.align import window
 from pgio_tui.analysis.findings import findings_of
 from pgio_tui.store.reader import Recording
@@ -246,3 +247,16 @@ def test_backend_writes_with_a_bgwriter_that_kept_up_is_weak(fixture_file, tmp_p
     f = found(_edited(fixture_file, tmp_path, 'UPDATE ticks SET "bgwriter.maxwritten_s" = 0'))[0]["backend_writes"]
     assert f.strength == "weak" and "never reached its page limit" in f.text and "bulk" in f.text
     assert found(fixture_file)[0]["backend_writes"].strength in ("strong", "moderate")  # it stopped there: as before
+
+
+def test_checkpoint_shares_count_only_the_seconds_a_checkpoint_ran():
+    """device_saturation's weights: a tick a checkpoint began 0.2 s before its end counts 0.2, the tick it
+    ended 0.3 s into counts 0.3, a tick where one ended and the next began counts both parts."""
+    from types import SimpleNamespace
+
+    from pgio_tui.analysis.findings import checkpoint_shares
+    cols = {M.CHECKPOINT_ACTIVE: [0, 1, 1, 1, 0, 1, 1],
+            M.CHECKPOINT_ELAPSED_S: [None, 0.2, 1.2, 2.2, None, 0.5, 0.1]}
+    s = SimpleNamespace(col=cols.get, t=[10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0], dt=[1.0] * 7,
+                        checkpoints=[{"start_t": 10.8, "end_t": 12.3}, {"start_t": 14.5, "end_t": 15.2}])
+    assert checkpoint_shares(s) == pytest.approx([0.0, 0.2, 1.0, 0.3, 0.0, 0.5, 0.2 + 0.1])

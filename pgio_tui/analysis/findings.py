@@ -134,7 +134,7 @@ class Scope:
         wanted = [M.writes(s) for s in M.WRITE_SOURCES] + [
             M.BGWRITER_MAXWRITTEN_S, M.CHECKPOINT_ACTIVE, M.MEM_DIRTY_KB, M.MEM_WRITEBACK_KB, M.MEM_DIRTY_THRESHOLD_KB,
             M.LATENCY_P99_MS, M.LATENCY_TXNS, M.DB_BLKS_READ_S, M.DB_BLKS_HIT_S, M.BUFFERS_EVICTIONS_S, M.WAL_BYTES_S,
-            M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S]
+            M.WRITES_AUTOVACUUM, M.BUFFERS_ALLOC_S, M.CHECKPOINT_ELAPSED_S]
         known = [m for m in dict.fromkeys(wanted + disk) if rec.knows(m)]
         c = aligned_columns(rec, win, known, compact=True)  # a week's columns in 8 bytes a value
         self.cols = c.values
@@ -403,25 +403,50 @@ def latency_writeback(s: Scope) -> list[Finding]:
                     "batches; keep the *_flush_after settings on")]
 
 
+def checkpoint_shares(s: Scope) -> list[float]:
+    """Each tick's share (0..1) of its interval (t - dt, t] during which a checkpoint ran: the tick a
+    checkpoint began in counts from its start (t - checkpoint.elapsed_s), the tick it ended in up to its
+    end (the checkpoints table's end_t); a tick wholly inside counts 1, a tick with none 0."""
+    active, elapsed = s.col(M.CHECKPOINT_ACTIVE), s.col(M.CHECKPOINT_ELAPSED_S)
+    ends = sorted(c["end_t"] for c in s.checkpoints if c.get("end_t") is not None)
+    out = []
+    for a, e, t, dt in zip(active, elapsed, s.t, s.dt):
+        if not a:
+            out.append(0.0)
+            continue
+        lo = t - dt
+        begin = max(lo, t - e) if e is not None and e >= 0 else lo
+        end = next((x for x in ends if lo < x <= t), t)
+        # one ended and the next began in this tick: both parts
+        inside = end - begin if end >= begin else (end - lo) + (t - begin)
+        out.append(min(1.0, max(0.0, inside) / dt) if dt > 0 else 1.0)
+    return out
+
+
+def _weighted_mean(values: list, weights: list[float]) -> float | None:
+    pairs = [(v, w) for v, w in zip(values, weights) if v is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total > 0 else None
+
+
 def device_saturation(s: Scope) -> list[Finding]:
-    active = s.col(M.CHECKPOINT_ACTIVE)
-    if not any(active):
+    """A device busy in checkpoints and not between: its figures are time-weighted by each tick's share
+    in a checkpoint (checkpoint_shares), so a tick a checkpoint began late in, or the last of a
+    recording cut short, does not dilute "in checkpoints" with the seconds before it."""
+    share = checkpoint_shares(s)
+    if not any(share):
         return []
     out = []
     for role, dev in device_labels(s.roles).items():  # a device holding PGDATA and WAL: once, "PGDATA+WAL"
         util, aw = s.col(M.disk(dev, M.DISK_UTIL_PCT)), s.col(M.disk(dev, M.DISK_W_AWAIT_MS))
         qu = s.col(M.disk(dev, M.DISK_AQU_SZ))
-        inside = [i for i, a in enumerate(active) if a and util[i] is not None]
-        between = [i for i, a in enumerate(active) if not a and util[i] is not None]
-        if len(inside) < th("device_min_ticks") or len(between) < th("device_min_ticks"):
+        outside = [1 - w for w in share]
+        t_in, t_out = (sum(w for w, u in zip(ws, util) if u is not None) for ws in (share, outside))
+        if t_in < th("device_min_ticks") or t_out < th("device_min_ticks"):
             continue
-
-        def mean(col, idx):
-            vals = [col[i] for i in idx if col[i] is not None]
-            return sum(vals) / len(vals) if vals else None
-        u_in, u_out = mean(util, inside), mean(util, between)
-        a_in, a_out = mean(aw, inside), mean(aw, between)
-        q_in, q_out = mean(qu, inside), mean(qu, between)
+        u_in, u_out = _weighted_mean(util, share), _weighted_mean(util, outside)
+        a_in, a_out = _weighted_mean(aw, share), _weighted_mean(aw, outside)
+        q_in, q_out = _weighted_mean(qu, share), _weighted_mean(qu, outside)
         rotational = str(s.settings.get(f"{dev}.rotational")) == "1"
         rise = a_in / a_out if a_in is not None and a_out else None
         if u_in is None or u_in < th("device_util_pct"):
@@ -438,7 +463,7 @@ def device_saturation(s: Scope) -> list[Finding]:
             {"util in checkpoints": fig(u_in, "%"), "util between": fig(u_out, "%"),
              "w_await in checkpoints": fig(a_in, "ms"), "w_await between": fig(a_out, "ms"),
              "queue in checkpoints": fig(q_in, "requests"), "queue between": fig(q_out, "requests"),
-             "ticks in checkpoints": fig(len(inside), "ticks"), "ticks between": fig(len(between), "ticks")},
+             "ticks in checkpoints": fig(t_in, "ticks"), "ticks between": fig(t_out, "ticks")},
             [(c["start_t"] - s.win.origin_t, c["end_t"] - s.win.origin_t) for c in s.checkpoints
              if c.get("start_t") is not None and c.get("end_t") is not None],
             "spread the checkpoint's writes (checkpoint_completion_target 0.9, a longer checkpoint_timeout)"
@@ -528,18 +553,23 @@ def vacuumed(s: Scope) -> str:
             if e.tick is not None and lo <= e.tick <= hi
             and (e.event.kind == "autovacuum" or "wraparound" in (e.event.text or ""))]
     wrap = [e.text for e in told if "wraparound" in (e.text or "")]
-    tables = _user_first(m.group(2) for e in told if (m := AUTOVACUUM_QUERY.match(e.text or "")))
+    tables = _user_first((m.group(2), m.group(1)) for e in told if (m := AUTOVACUUM_QUERY.match(e.text or "")))
     named = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if len(tables) > 3 else "")
     if wrap:
-        wrapped = _user_first(m.group(2) for t in wrap if (m := AUTOVACUUM_QUERY.match(t)))
+        wrapped = _user_first((m.group(2), m.group(1)) for t in wrap if (m := AUTOVACUUM_QUERY.match(t)))
         return f" (anti-wraparound: {', '.join(wrapped[:3]) or 'the recording says'})"
     return f" ({named})" if named else ""
 
 
-def _user_first(tables) -> list[str]:
-    """Distinct table names, the users' before the system catalogs' (pg_catalog, pg_toast)."""
-    seen = list(dict.fromkeys(tables))
-    return sorted(seen, key=lambda t: t.startswith(("pg_catalog.", "pg_toast.", "information_schema.")))
+def _user_first(begun: Iterable[tuple[str, str]]) -> list[str]:
+    """Distinct table names from (table, what the worker did) pairs: the users' before the system
+    catalogs' (pg_catalog, pg_toast), and within each the ones VACUUMed (which write) before the ones
+    only ANALYZEd (which read a sample); otherwise in the order they began."""
+    vacuumed: dict[str, bool] = {}
+    for table, verb in begun:
+        vacuumed[table] = vacuumed.get(table, False) or verb.startswith("VACUUM")
+    return sorted(vacuumed, key=lambda t: (t.startswith(("pg_catalog.", "pg_toast.", "information_schema.")),
+                                           not vacuumed[t]))
 
 
 def autovacuum_ticks(s: Scope) -> set[float]:

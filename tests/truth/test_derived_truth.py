@@ -51,6 +51,13 @@ def _reads(probe, counter_sql: str, bufcache: bool) -> tuple[float, float | None
     return written, dirty
 
 
+def _story(ticks, upto: int) -> list:
+    """The ticks up to `upto` as the sampler told them, for a failure's message: a written figure off
+    the view's range says on which tick the sampler took its base."""
+    return [(f.tick, f.values.get(M.CHECKPOINT_BUFFERS_WRITTEN), f.values.get(M.CHECKPOINT_ELAPSED_S),
+             [e.kind for e in f.events], b[0], a[0]) for f, b, a in ticks if f.tick <= upto]
+
+
 @pytest.mark.matrix
 def test_running_checkpoint_figures(make_cluster, capsys):
     cluster = make_cluster(autovacuum="off", shared_buffers="32MB", max_wal_size="48MB", min_wal_size="32MB",
@@ -105,7 +112,8 @@ def test_running_checkpoint_figures(make_cluster, capsys):
         _, base_before, base_after, eb, ea = running
         written = v[M.CHECKPOINT_BUFFERS_WRITTEN]
         assert before[0] - base_after[0] <= written <= after[0] - base_before[0], \
-            f"tick {frame.tick}: written {written}, the view {before[0]}..{after[0]} from {base_before[0]}..{base_after[0]}"
+            f"tick {frame.tick}: written {written}, the view {before[0]}..{after[0]} from {base_before[0]}..{base_after[0]}" \
+            f"; so far (tick, written, elapsed, events, view before..after): {_story(ticks, frame.tick)}"
         checked[M.CHECKPOINT_BUFFERS_WRITTEN] += 1
         est = v[M.CHECKPOINT_BUFFERS_ESTIMATE]
         if bufcache and est is None:  # the first tick it is shown: pg_buffercache is read at the next
