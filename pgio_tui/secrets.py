@@ -26,13 +26,29 @@ MASK = "********"
 MIN_KNOWN = 4  # shorter passwords are not replaced in free text: they would mangle every word
 _known: set[str] = set()
 
+
+class _Pattern:
+    """A regex compiled at its first use, not at import: every command imports this module, and its
+    patterns took ~1.2 ms to compile, which replay's first frame waited for."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args) -> None:
+        self._args, self._compiled = args, None
+
+    def __getattr__(self, name: str):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 # In free text: a conninfo `password=` value as libpq reads one (single-quoted with backslash
 # escapes, or up to the first unescaped blank); a URI's userinfo password; a URI `password=` param.
-_KV_PASSWORD = re.compile(r"(?<![\w])(?:pg)?(?:ssl)?password\s*=\s*(?:'(?:[^'\\]|\\.)*'?|(?:[^\s\\]|\\.?)*)\s*",
-                          re.I)
-_URI_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@", re.I)
-_SECRET_KEY = re.compile(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
-_QUERY_PASSWORD = re.compile(r"([?&])(?:ssl)?password=[^&#\s]*(?:&|(?=[#\s]|$))", re.I)
+_KV_PASSWORD = _Pattern(r"(?<![\w])(?:pg)?(?:ssl)?password\s*=\s*(?:'(?:[^'\\]|\\.)*'?|(?:[^\s\\]|\\.?)*)\s*",
+                        re.I)
+_URI_PASSWORD = _Pattern(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@", re.I)
+_SECRET_KEY = _Pattern(r"(?:pg)?(?:ssl)?pass(?:word)?", re.I)
+_QUERY_PASSWORD = _Pattern(r"([?&])(?:ssl)?password=[^&#\s]*(?:&|(?=[#\s]|$))", re.I)
 
 
 def remember(password: str | None) -> None:
@@ -81,7 +97,7 @@ def in_conninfo(conninfo: str) -> bool:
 
 
 # SQL as the server reads it: comments, quoted identifiers, words and the string literals.
-_SQL_TOKEN = re.compile(r"""
+_SQL_TOKEN = _Pattern(r"""
     (?P<comment>--[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|$))
   | (?P<ident>"(?:[^"]|"")*"?)
   | (?P<estr>[eE]'(?:[^'\\]|''|\\.?)*'?)
@@ -89,7 +105,7 @@ _SQL_TOKEN = re.compile(r"""
   | (?P<dollar>(?P<tag>\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$)(?s:.*?)(?:(?P=tag)|$))
   | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
 """, re.X | re.S)
-_PASSWORD_WORD = re.compile(r'"?(?:ssl)?password"?', re.I)
+_PASSWORD_WORD = _Pattern(r'"?(?:ssl)?password"?', re.I)
 _LITERAL_MASK = f"'{MASK}'"
 
 

@@ -63,12 +63,19 @@ def shown_keys(screen: Screen) -> list[Key]:
     return keys
 
 
-def fold(layers) -> tuple[RichStyle, VisualStyle]:
-    """The Rich style and the visual style of a node whose styles are `layers` (its ancestors'
-    first): Textual's DOMNode.rich_style and Widget.get_visual_style, over a list."""
-    background, color, opacity = Color(0, 0, 0, 0), Color(255, 255, 255, 0), 1.0
-    visual_color = color
-    text = RichStyle()
+class Folded(NamedTuple):
+    """Styles folded so far, from the outermost node in: more layers fold on from here."""
+    background: Color = Color(0, 0, 0, 0)
+    color: Color = Color(255, 255, 255, 0)
+    visual_color: Color = Color(255, 255, 255, 0)
+    opacity: float = 1.0
+    text: RichStyle = RichStyle()
+
+
+def fold_on(folded: Folded, layers) -> Folded:
+    """`folded` with `layers` (outermost first) folded on: Textual's DOMNode.rich_style and
+    Widget.get_visual_style, over a list."""
+    background, color, visual_color, opacity, text = folded
     for styles in layers:
         opacity *= styles.opacity
         text_background = background
@@ -82,6 +89,13 @@ def fold(layers) -> tuple[RichStyle, VisualStyle]:
         text += styles.text_style
         if styles.has_rule("auto_color") and styles.auto_color:
             color = visual_color = text_background.get_contrast_text(color.a)
+    return Folded(background, color, visual_color, opacity, text)
+
+
+def fold(layers, start: Folded = Folded()) -> tuple[RichStyle, VisualStyle]:
+    """The Rich style and the visual style of a node whose styles are `layers` (its ancestors'
+    first), folded on from `start`."""
+    background, color, visual_color, _opacity, text = fold_on(start, layers)
     rich = text + RichStyle.from_color((background + color).rich_color if (background.a or color.a) else None,
                                        background.rich_color if background.a else None)
     visual = VisualStyle(background, visual_color, bold=text.bold, dim=text.dim, italic=text.italic,
@@ -125,6 +139,8 @@ class FooterBar(Widget, can_focus=False):
         self.spans: list[tuple[int, int]] = []  # each key's cells [start, end) in the row, palette's included
         self._styles_key: object = None
         self._rendered: dict[tuple[int, bool], Strip] = {}  # (key, hovered) -> its cells
+        self._ancestors = Folded()  # the footer's ancestors' styles and its own, folded (for _styles_key)
+        self._widths: dict[int, int] = {}  # key -> its cells
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -143,6 +159,7 @@ class FooterBar(Widget, can_focus=False):
     def _update_keys(self, keys: list[Key]) -> None:
         self.keys = keys
         self._rendered.clear()
+        self._widths.clear()
         if self.hover is not None and self.hover >= len(keys):
             self.hover = None
         self.refresh()
@@ -162,28 +179,40 @@ class FooterBar(Widget, can_focus=False):
 
     # --- drawing --------------------------------------------------------------------------------
 
+    def _key_text(self, key: Key, key_style: RichStyle | str = "", description_style: RichStyle | str = "") -> Text:
+        """Key `key`'s text as Textual's FooterKey writes it; its cells are the strip's, less the
+        palette's border and padding."""
+        compact = key.palette  # Textual binds the keys to its footer's compact flag (off), not the palette's
+        if key.description:
+            return Text.assemble(
+                (key.display if compact else f" {key.display} ", key_style),
+                (f" {key.description}" if compact else f"{key.description} ", description_style))
+        return Text.assemble((key.display, key_style))
+
+    def _key_width(self, i: int) -> int:
+        """Key `i`'s cells, as its strip has them (kept till the keys change)."""
+        if i not in self._widths:
+            key = self.keys[i]
+            self._widths[i] = self._key_text(key).cell_len + (2 if key.palette else 0)
+        return self._widths[i]
+
     def _key_strip(self, i: int, hovered: bool) -> Strip:
         """Key `i` as Textual's FooterKey draws it: its text styled by the same rules, in order."""
         styles_key = self.rich_style  # what the footer's ancestors give it (restyling clears the rest)
         if styles_key != self._styles_key:
             self._styles_key = styles_key
             self._rendered.clear()
+            self._ancestors = fold_on(Folded(), [node.styles for node in reversed(self.ancestors_with_self)])
         if (i, hovered) in self._rendered:
             return self._rendered[(i, hovered)]
         key = self.keys[i]
         item = self.get_component_styles("footer-bar--item", *(["footer-bar--hover"] if hovered else []),
                                          *(["footer-bar--disabled"] if key.disabled else []))
-        ancestors = [node.styles for node in reversed(self.ancestors_with_self)]
-        item_rich, item_visual = fold([*ancestors, item])
-        key_rich, _ = fold([*ancestors, item, self.get_component_styles("footer-bar--key")])
-        description_rich, _ = fold([*ancestors, item, self.get_component_styles("footer-bar--description")])
-        compact = key.palette  # Textual binds the keys to its footer's compact flag (off), not the palette's
-        if key.description:
-            text = Text.assemble(
-                (key.display if compact else f" {key.display} ", key_rich),
-                (f" {key.description}" if compact else f"{key.description} ", description_rich))
-        else:
-            text = Text.assemble((key.display, key_rich))
+        in_item = fold_on(self._ancestors, [item])
+        item_rich, item_visual = fold([], in_item)
+        key_rich, _ = fold([self.get_component_styles("footer-bar--key")], in_item)
+        description_rich, _ = fold([self.get_component_styles("footer-bar--description")], in_item)
+        text = self._key_text(key, key_rich, description_rich)
         text.stylize_before(item_rich)
         width = text.cell_len
         strip = Visual.to_strips(self, Content.from_rich_text(text, console=self.app.console), width, 1,
@@ -198,19 +227,20 @@ class FooterBar(Widget, can_focus=False):
         self._rendered[(i, hovered)] = strip
         return strip
 
-    def _layout(self) -> tuple[list[Strip], int]:
-        """Each key's cells, their spans (the palette's key from the right edge, the others from the
-        left, scrolled), and the room the scrolled keys have: the width less the palette's key."""
+    def _layout(self) -> int:
+        """Each key's span (the palette's key from the right edge, the others from the left,
+        unscrolled), and the room the scrolled keys have: the width less the palette's key. From the
+        keys' widths: only the keys in view are drawn (render_line)."""
         width = self.size.width
-        strips = [self._key_strip(i, self.hover == i) for i in range(len(self.keys))]
         self.spans, x = [], 0
-        for strip, key in zip(strips, self.keys):
+        for i, key in enumerate(self.keys):
+            w = self._key_width(i)
             if key.palette:
-                self.spans.append((width - strip.cell_length, width))
+                self.spans.append((width - w, width))
             else:
-                self.spans.append((x, x + strip.cell_length))
-                x += strip.cell_length
-        return strips, width - sum(s.cell_length for s, k in zip(strips, self.keys) if k.palette)
+                self.spans.append((x, x + w))
+                x += w
+        return self._room()
 
     def _scrolled(self, room: int, scroll: int | None = None) -> int:
         """How far the keys are scrolled (`scroll`, by default the widget's) within what is past `room`."""
@@ -222,10 +252,13 @@ class FooterBar(Widget, can_focus=False):
         base = RichStyle.from_color(bgcolor=self.rich_style.bgcolor)
         if y != 0 or not self.keys:
             return Strip.blank(width, base)
-        strips, room = self._layout()
+        room = self._layout()
         scroll = self._scrolled(room)
-        keys = Strip.join([s for s, key in zip(strips, self.keys) if not key.palette])
-        palette = [s for s, key in zip(strips, self.keys) if key.palette]
+        # the keys scrolled out of view are blanks of their width, cropped away below
+        keys = Strip.join([
+            self._key_strip(i, self.hover == i) if start < scroll + room and end > scroll else Strip.blank(end - start)
+            for i, (key, (start, end)) in enumerate(zip(self.keys, self.spans)) if not key.palette])
+        palette = [self._key_strip(i, self.hover == i) for i, key in enumerate(self.keys) if key.palette]
         return Strip.join([keys.crop_extend(scroll, scroll + max(0, room), base), *palette]).crop_extend(0, width, base)
 
     # --- the pointer ------------------------------------------------------------------------------
