@@ -34,7 +34,8 @@ class _Pattern:
     __slots__ = ("_args", "_compiled")
 
     def __init__(self, *args) -> None:
-        self._args, self._compiled = args, None
+        self._args = args
+        self._compiled: re.Pattern | None = None
 
     def __getattr__(self, name: str):
         if self._compiled is None:

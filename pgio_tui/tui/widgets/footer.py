@@ -92,10 +92,9 @@ def fold_on(folded: Folded, layers) -> Folded:
     return Folded(background, color, visual_color, opacity, text)
 
 
-def fold(layers, start: Folded = Folded()) -> tuple[RichStyle, VisualStyle]:
-    """The Rich style and the visual style of a node whose styles are `layers` (its ancestors'
-    first), folded on from `start`."""
-    background, color, visual_color, _opacity, text = fold_on(start, layers)
+def styles_of(folded: Folded) -> tuple[RichStyle, VisualStyle]:
+    """The Rich style and the visual style of the node whose styles (its ancestors' first) were folded."""
+    background, color, visual_color, _opacity, text = folded
     rich = text + RichStyle.from_color((background + color).rich_color if (background.a or color.a) else None,
                                        background.rich_color if background.a else None)
     visual = VisualStyle(background, visual_color, bold=text.bold, dim=text.dim, italic=text.italic,
@@ -209,9 +208,9 @@ class FooterBar(Widget, can_focus=False):
         item = self.get_component_styles("footer-bar--item", *(["footer-bar--hover"] if hovered else []),
                                          *(["footer-bar--disabled"] if key.disabled else []))
         in_item = fold_on(self._ancestors, [item])
-        item_rich, item_visual = fold([], in_item)
-        key_rich, _ = fold([self.get_component_styles("footer-bar--key")], in_item)
-        description_rich, _ = fold([self.get_component_styles("footer-bar--description")], in_item)
+        item_rich, item_visual = styles_of(in_item)
+        key_rich, _ = styles_of(fold_on(in_item, [self.get_component_styles("footer-bar--key")]))
+        description_rich, _ = styles_of(fold_on(in_item, [self.get_component_styles("footer-bar--description")]))
         text = self._key_text(key, key_rich, description_rich)
         text.stylize_before(item_rich)
         width = text.cell_len
