@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -416,17 +417,25 @@ def checkpoint_shares(s: Scope) -> list[float]:
             continue
         lo = t - dt
         begin = max(lo, t - e) if e is not None and e >= 0 else lo
-        end = next((x for x in ends if lo < x <= t), t)
+        k = bisect_right(ends, lo)  # the first end after lo: one in (lo, t] ended in this tick
+        end = ends[k] if k < len(ends) and ends[k] <= t else t
         # one ended and the next began in this tick: both parts
         inside = end - begin if end >= begin else (end - lo) + (t - begin)
         out.append(min(1.0, max(0.0, inside) / dt) if dt > 0 else 1.0)
     return out
 
 
-def _weighted_mean(values: list, weights: list[float]) -> float | None:
-    pairs = [(v, w) for v, w in zip(values, weights) if v is not None and w > 0]
-    total = sum(w for _, w in pairs)
-    return sum(v * w for v, w in pairs) / total if total > 0 else None
+def _in_and_out(values: list, share: list[float]) -> tuple[float | None, float | None, float, float]:
+    """The means of `values` weighted by each tick's share in a checkpoint and by the rest, and the sums
+    of those weights where a value is known: in one pass over a week's ticks."""
+    num_in = den_in = num_out = den_out = 0.0
+    for v, w in zip(values, share):
+        if v is not None:
+            num_in += v * w
+            den_in += w
+            num_out += v * (1 - w)
+            den_out += 1 - w
+    return num_in / den_in if den_in else None, num_out / den_out if den_out else None, den_in, den_out
 
 
 def device_saturation(s: Scope) -> list[Finding]:
@@ -438,15 +447,11 @@ def device_saturation(s: Scope) -> list[Finding]:
         return []
     out = []
     for role, dev in device_labels(s.roles).items():  # a device holding PGDATA and WAL: once, "PGDATA+WAL"
-        util, aw = s.col(M.disk(dev, M.DISK_UTIL_PCT)), s.col(M.disk(dev, M.DISK_W_AWAIT_MS))
-        qu = s.col(M.disk(dev, M.DISK_AQU_SZ))
-        outside = [1 - w for w in share]
-        t_in, t_out = (sum(w for w, u in zip(ws, util) if u is not None) for ws in (share, outside))
+        u_in, u_out, t_in, t_out = _in_and_out(s.col(M.disk(dev, M.DISK_UTIL_PCT)), share)
         if t_in < th("device_min_ticks") or t_out < th("device_min_ticks"):
             continue
-        u_in, u_out = _weighted_mean(util, share), _weighted_mean(util, outside)
-        a_in, a_out = _weighted_mean(aw, share), _weighted_mean(aw, outside)
-        q_in, q_out = _weighted_mean(qu, share), _weighted_mean(qu, outside)
+        a_in, a_out, _, _ = _in_and_out(s.col(M.disk(dev, M.DISK_W_AWAIT_MS)), share)
+        q_in, q_out, _, _ = _in_and_out(s.col(M.disk(dev, M.DISK_AQU_SZ)), share)
         rotational = str(s.settings.get(f"{dev}.rotational")) == "1"
         rise = a_in / a_out if a_in is not None and a_out else None
         if u_in is None or u_in < th("device_util_pct"):
