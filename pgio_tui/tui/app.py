@@ -114,6 +114,10 @@ class MonitorApp(QuietInput, LiveActions, ThemedApp, App[int]):
         if not gc.isenabled():  # paused by the CLI until the first frame: never for longer than this
             self.set_timer(GC_PAUSE_MAX_S, gc.enable)
 
+    def on_ready(self) -> None:
+        """Textual's start-up batch is over: its first frame goes out now, not a frame later."""
+        textual_private.paint_pending(self.screen)
+
     def _painted(self) -> None:
         """The first paint is composed: once it is on the terminal, the source may start (the live
         command's connection, whose CPU would hold up Textual's writer thread)."""

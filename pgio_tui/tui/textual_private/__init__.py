@@ -1,7 +1,8 @@
 """pgio-tui's reach into Textual's private internals, all of it, behind one guard.
 
 - terminal.py: partial updates cropped to the changed cells, only the widgets sent rendered, a
-  tick's changed widgets painted at once in one write;
+  tick's changed widgets painted at once in one write, the start-up frame sent when Textual's
+  start-up batch is over (not a frame later);
 - direct.py: a view's changed rows straight to terminal bytes, without the compositor;
 - framed.py: a content row framed from kept border segments, one Strip a row;
 - driver.py: an input thread that sleeps until there is input; a callback once a frame is written.
@@ -102,6 +103,13 @@ def paint_now(screen, widgets: set) -> None:
     """Send these widgets' changed cells now (terminal.paint_now with direct.render)."""
     from pgio_tui.tui.textual_private import direct, terminal
     terminal.paint_now(screen, widgets, direct.render)
+
+
+def paint_pending(screen) -> None:
+    """The whole screen painted now, not at its update timer a frame later (terminal.paint_pending)."""
+    if on():
+        from pgio_tui.tui.textual_private import terminal
+        terminal.paint_pending(screen)
 
 
 def after_written(app, callback: Callable[[], object]) -> None:

@@ -26,6 +26,13 @@ screen on top) is left to Textual's own way, which then paints these widgets too
 (textual_private/direct.py), the widgets it can send straight from their rows skip the compositor: their
 cells go out as a DirectUpdate, after the compositor's update of the others, in one update.
 
+`paint_pending()` sends the start-up frame when Textual's start-up batch is over, not a frame later.
+Textual lays the first screen out inside that batch and sends nothing then; its screen's update timer
+sends the whole frame 1/60 s after the batch, and until then the terminal shows only the widgets
+repainted since (the panes, not the footer, drawn once). The app calls it on its Ready (tui/app.py):
+the whole screen, through the timer's own steps, at once. tests/test_tui_first_frame.py runs it on a
+pseudo-terminal at Textual's frame rate of 1 a second, both ways.
+
 `install()` also makes an update one write to the driver: Textual writes the start of a
 synchronized update, the update and its end as three writes, and each wakes its writer thread
 (which may then write and flush each on its own). Joined, the terminal gets the same bytes in one
@@ -230,6 +237,15 @@ def paint_now(screen, widgets: set, direct: Direct | None = None) -> None:
     update = compositor.render_update(screen_stack=app._background_screens) if compositor._dirty_regions else None
     app._display(screen, DirectUpdate(text, update))  # as Screen._compositor_refresh does for the top screen
     dirty.clear()
+
+
+def paint_pending(screen) -> None:
+    """Paint the whole screen now, as its update timer would a frame later (the start-up frame: see
+    the module's docstring); Textual's way where anything holds the screen back (a batch, another
+    screen on top)."""
+    if _direct and screen.is_current and not screen.app._batch_count:
+        screen.refresh()  # the whole screen: what the batch's frame held
+        screen._on_timer_update()
 
 
 def one_write(display):
