@@ -1,9 +1,5 @@
-"""The first frame goes out whole when Textual's start-up is over, not at the screen's update timer.
-
-Textual lays the first screen out inside its start-up batch and sends nothing then; the screen's
-update timer sends the whole frame a frame period after the batch (1/60 s). Until then the terminal
-holds only what was repainted since: panes, not the footer, drawn once. MonitorApp paints the
-pending frame when the batch is over (its Ready: textual_private.paint_pending).
+"""The first frame goes out whole when Textual's start-up is over, not at the screen's update timer
+(why: textual_private/terminal.py, `paint_pending`).
 
 Run for real: `pgio-tui replay` on a pseudo-terminal of 80x24, with Textual's frame rate at 1 a
 second (TEXTUAL_FPS), so a frame left to the timer comes a second after the panes. With the fast
